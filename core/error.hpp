@@ -1,0 +1,63 @@
+// Error vocabulary shared by every module: ErrorCode, Error, Result<T> and the bug assert.
+// Plain C++ plus tl::expected; expected failures travel as values, bugs abort.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <tl/expected.hpp>
+
+namespace kernelwatch::core {
+
+// Documented in docs/ERRORS.md. Codes are stable: the CLI and the HTTP API map them to exit
+// codes and status codes.
+enum class ErrorCode {
+  InvalidArgument,  // a caller passed a value outside the documented domain
+  ParseError,       // input text (JSON, CSV, duration, timestamp) is malformed
+  NotFound,         // a named file, row or key does not exist
+  IoError,          // the operating system refused a read or write
+  NotADatabase,     // a file that should be a kernelindex SQLite database is not one
+  VersionTooNew,    // a database written by a newer kernelwatch
+  Conflict,         // a write collides with existing state
+  Unavailable,      // a resource (GPU, peer, lock) is not there right now
+  OutOfMemory,      // an allocation (host or device) failed
+  DeviceError,      // the GPU runtime reported an error
+  Internal,         // an invariant of a third-party library broke
+};
+
+[[nodiscard]] std::string_view to_string(ErrorCode code) noexcept;
+
+struct Error {
+  ErrorCode code = ErrorCode::Internal;
+  std::string message;
+
+  // Prefixes the message with where it happened ("file.csv:12: " + message).
+  [[nodiscard]] Error with_context(std::string_view context) const {
+    return Error{code, std::string(context) + ": " + message};
+  }
+};
+
+template <class T>
+using Result = tl::expected<T, Error>;
+
+using Status = tl::expected<void, Error>;
+
+[[nodiscard]] inline tl::unexpected<Error> fail(ErrorCode code, std::string message) {
+  return tl::unexpected<Error>(Error{code, std::move(message)});
+}
+
+[[noreturn]] void assertion_failed(const char* expression, const char* file, int line,
+                                   const char* message) noexcept;
+
+}  // namespace kernelwatch::core
+
+// Bugs, not bad input: abort with the expression and where it failed.
+#define KW_ASSERT(condition, message)                                                     \
+  do {                                                                                    \
+    if (!(condition)) {                                                                   \
+      ::kernelwatch::core::assertion_failed(#condition, __FILE__, __LINE__, (message));   \
+    }                                                                                     \
+  } while (false)

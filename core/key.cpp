@@ -1,0 +1,330 @@
+#include "core/key.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "core/digest.hpp"
+
+namespace kernelwatch::core {
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const auto pos = text.find(separator, start);
+    parts.push_back(text.substr(start, pos == std::string_view::npos ? pos : pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return parts;
+}
+
+// "hidden16384" with prefix "hidden" -> 16384; nullopt when the shape is wrong.
+std::optional<std::int64_t> prefixed_int(std::string_view part, std::string_view prefix) {
+  if (part.substr(0, prefix.size()) != prefix) return std::nullopt;
+  const auto digits = part.substr(prefix.size());
+  std::int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size() || value <= 0) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+bool label_char_ok(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+}
+
+std::string format_eps(double eps) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", eps);
+  return buffer;
+}
+
+json named(std::string_view field, std::string_view value) {
+  return json{{std::string(field), std::string(value)}};
+}
+
+}  // namespace
+
+std::string_view to_string(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::Fp32: return "fp32";
+    case DType::Bf16: return "bf16";
+    case DType::Fp16: return "fp16";
+  }
+  return "unknown";
+}
+
+Result<DType> parse_dtype(std::string_view text) {
+  if (text == "fp32" || text == "float32" || text == "torch.float32" || text == "torch.float") {
+    return DType::Fp32;
+  }
+  if (text == "bf16" || text == "bfloat16" || text == "torch.bfloat16") return DType::Bf16;
+  if (text == "fp16" || text == "float16" || text == "torch.float16" || text == "torch.half") {
+    return DType::Fp16;
+  }
+  return fail(ErrorCode::ParseError,
+              "unknown dtype \"" + std::string(text) + "\" (expected fp32, bf16 or fp16)");
+}
+
+Workload Workload::layer_norm(std::int64_t rows, std::int64_t hidden, DType dtype, double eps) {
+  Workload w;
+  w.kernel = KernelKind::LayerNorm;
+  w.rows = rows;
+  w.hidden = hidden;
+  w.dtype = dtype;
+  w.eps = eps;
+  return w;
+}
+
+Workload Workload::tvd(std::int64_t tokens, std::int64_t vocab, DType dtype) {
+  Workload w;
+  w.kernel = KernelKind::Tvd;
+  w.tokens = tokens;
+  w.vocab = vocab;
+  w.dtype = dtype;
+  return w;
+}
+
+Result<Workload> Workload::from_label(std::string_view label) {
+  const auto bad = [&](std::string_view why) {
+    return fail(ErrorCode::ParseError, "workload \"" + std::string(label) + "\": " + std::string(why));
+  };
+  if (label.empty()) return bad("empty");
+  for (char c : label) {
+    if (!label_char_ok(c)) return bad("only a-z, 0-9, '-', '_' and '.' are allowed");
+  }
+  const auto parts = split(label, '-');
+  const bool layer_norm = label.substr(0, 6) == "hidden";
+  const bool tvd = label.substr(0, 6) == "tokens";
+  if (!layer_norm && !tvd) {
+    Workload w;
+    w.opaque_label = std::string(label);
+    return w;
+  }
+  if (parts.size() < 3) return bad(layer_norm ? "expected hidden<N>-rows<M>-<dtype>" : "expected tokens<N>-vocab<V>-<dtype>");
+  const auto first = prefixed_int(parts[0], layer_norm ? "hidden" : "tokens");
+  const auto second = prefixed_int(parts[1], layer_norm ? "rows" : "vocab");
+  if (!first || !second) {
+    return bad(layer_norm ? "expected hidden<N>-rows<M>-<dtype> with positive integers"
+                          : "expected tokens<N>-vocab<V>-<dtype> with positive integers");
+  }
+  auto dtype = parse_dtype(parts[2]);
+  if (!dtype) return bad(dtype.error().message);
+  if (tvd) {
+    if (parts.size() != 3) return bad("unexpected text after the dtype");
+    return Workload::tvd(*first, *second, *dtype);
+  }
+  double eps = 1e-6;
+  if (parts.size() > 3) {
+    // "-eps1e-05" splits into "eps1e" and "05".
+    std::string rest;
+    for (std::size_t i = 3; i < parts.size(); ++i) {
+      if (!rest.empty()) rest += '-';
+      rest += parts[i];
+    }
+    if (rest.substr(0, 3) != "eps") return bad("unexpected text after the dtype");
+    const std::string number = rest.substr(3);
+    char* end = nullptr;
+    eps = std::strtod(number.c_str(), &end);
+    if (number.empty() || end != number.c_str() + number.size() || !(eps > 0) || !std::isfinite(eps)) {
+      return bad("eps must be a positive number");
+    }
+  }
+  return Workload::layer_norm(*second, *first, *dtype, eps);
+}
+
+std::string Workload::label() const {
+  switch (kernel) {
+    case KernelKind::LayerNorm: {
+      std::string out = "hidden" + std::to_string(hidden) + "-rows" + std::to_string(rows) + "-" +
+                        std::string(to_string(dtype));
+      if (eps != 1e-6) out += "-eps" + format_eps(eps);
+      return out;
+    }
+    case KernelKind::Tvd:
+      return "tokens" + std::to_string(tokens) + "-vocab" + std::to_string(vocab) + "-" +
+             std::string(to_string(dtype));
+    case KernelKind::Other:
+      return opaque_label;
+  }
+  return opaque_label;
+}
+
+json Workload::canonical() const {
+  json spec;
+  switch (kernel) {
+    case KernelKind::LayerNorm:
+      spec = {{"kernel", "layer_norm"}, {"rows", rows}, {"hidden", hidden},
+              {"dtype", to_string(dtype)}, {"eps", eps}};
+      break;
+    case KernelKind::Tvd:
+      spec = {{"kernel", "tvd"}, {"tokens", tokens}, {"vocab", vocab}, {"dtype", to_string(dtype)}};
+      break;
+    case KernelKind::Other:
+      spec = {{"label", opaque_label}};
+      break;
+  }
+  return json{{"apiVersion", kApiVersion}, {"kind", "Workload"}, {"spec", std::move(spec)}};
+}
+
+std::string Workload::digest() const { return digest_of(canonical()); }
+
+std::string slug(std::string_view text) {
+  std::string out;
+  bool dash = false;
+  for (char c : text) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+      if (dash && !out.empty()) out += '-';
+      out += c;
+      dash = false;
+    } else {
+      dash = true;
+    }
+  }
+  return out;
+}
+
+Hardware hardware_from_gpu_name(std::string_view gpu_name) {
+  Hardware hw;
+  std::vector<std::string> words;
+  for (auto word : split(gpu_name, ' ')) {
+    if (!word.empty()) words.emplace_back(word);
+  }
+  if (words.empty()) return hw;
+  hw.vendor = slug(words[0]);
+  std::size_t model_index = 1;
+  if (words.size() == 1) {
+    hw.product = words[0];
+    return hw;
+  }
+  // "A100-SXM4-80GB": the model is before the first '-', the rest is the form factor.
+  std::string model = words[model_index];
+  std::string form;
+  if (const auto dash = model.find('-'); dash != std::string::npos) {
+    form = model.substr(dash + 1);
+    model = model.substr(0, dash);
+  }
+  for (std::size_t i = model_index + 1; i < words.size(); ++i) {
+    if (!form.empty()) form += ' ';
+    form += words[i];
+  }
+  hw.product = words[0] + " " + model;
+  hw.form_factor = form;
+  if (hw.vendor == "nvidia") {
+    struct Arch {
+      std::string_view prefix;
+      std::string_view arch;
+    };
+    static constexpr Arch kTable[] = {
+        {"GB200", "sm_100"}, {"B200", "sm_100"}, {"B100", "sm_100"}, {"GH200", "sm_90"},
+        {"H100", "sm_90"},   {"H200", "sm_90"},  {"H800", "sm_90"},  {"H20", "sm_90"},
+        {"L40", "sm_89"},    {"L4", "sm_89"},    {"A100", "sm_80"},  {"A800", "sm_80"},
+        {"A30", "sm_80"},    {"A40", "sm_86"},   {"A10", "sm_86"},   {"V100", "sm_70"},
+        {"T4", "sm_75"},
+    };
+    for (const auto& entry : kTable) {
+      if (model.substr(0, entry.prefix.size()) == entry.prefix) {
+        hw.architecture = std::string(entry.arch);
+        break;
+      }
+    }
+  }
+  return hw;
+}
+
+std::string environment_label(const Hardware& hardware) {
+  return slug(hardware.form_factor.empty() ? hardware.product
+                                           : hardware.product + " " + hardware.form_factor);
+}
+
+json environment_identity(const Hardware& hardware) {
+  json hw = {{"vendor", hardware.vendor}, {"product", hardware.product}};
+  if (!hardware.form_factor.empty()) hw["formFactor"] = hardware.form_factor;
+  if (!hardware.architecture.empty()) hw["architecture"] = hardware.architecture;
+  return json{{"apiVersion", kApiVersion},
+              {"kind", "ExecutionEnvironment"},
+              {"spec", {{"hardware", std::move(hw)}, {"software", json::object()}}}};
+}
+
+std::string ComparabilityKey::digest() const {
+  return digest_of(json{{"benchmark", benchmark.digest},
+                        {"provider", provider.digest},
+                        {"workload", workload.digest},
+                        {"environment", environment.digest},
+                        {"protocol", protocol.digest}});
+}
+
+std::string ComparabilityKey::display() const {
+  return benchmark.label + " " + provider.label + " " + workload.label + " " + environment.label;
+}
+
+std::optional<ExternalId> parse_external_id(std::string_view id) {
+  const auto parts = split(id, '/');
+  if (parts.size() != 6) return std::nullopt;
+  for (auto part : parts) {
+    if (part.empty()) return std::nullopt;
+  }
+  return ExternalId{std::string(parts[0]) + "/" + std::string(parts[1]), std::string(parts[2]),
+                    std::string(parts[3]), std::string(parts[4]), std::string(parts[5])};
+}
+
+Result<ComparabilityKey> key_of(const Record& record) {
+  const auto& run = record.run;
+  const auto external = parse_external_id(run.source_native.external_id);
+  const auto label = [&](const char* name) -> std::string {
+    const auto it = run.metadata.labels.find(name);
+    return it == run.metadata.labels.end() ? std::string() : it->second;
+  };
+
+  ComparabilityKey key;
+  const std::string& benchmark = run.source_native.benchmark;
+  const auto slash = benchmark.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == benchmark.size() ||
+      benchmark.find('/', slash + 1) != std::string::npos) {
+    return fail(ErrorCode::ParseError, "run.spec.sourceNative.benchmark: \"" + benchmark +
+                                           "\" is not <kernel>/<pass> (like tvd/backward)");
+  }
+  key.benchmark = {benchmark, digest_of(named("benchmark", benchmark))};
+
+  std::string provider = label("provider");
+  if (provider.empty() && external) provider = external->provider;
+  if (provider.empty()) {
+    return fail(ErrorCode::ParseError,
+                "run: no provider (set metadata.labels.provider or an externalId of the form "
+                "<kernel>/<pass>/<provider>/<environment>/<workload>/<time>)");
+  }
+  key.provider = {provider, digest_of(named("provider", provider))};
+
+  std::string workload_label = label("workload");
+  if (workload_label.empty() && external) workload_label = external->workload;
+  if (workload_label.empty()) {
+    return fail(ErrorCode::ParseError,
+                "run: no workload (set metadata.labels.workload or an externalId of the form "
+                "<kernel>/<pass>/<provider>/<environment>/<workload>/<time>)");
+  }
+  auto workload = Workload::from_label(workload_label);
+  if (!workload) return tl::unexpected(workload.error().with_context("run"));
+  key.workload = {workload->label(), workload->digest()};
+
+  const Hardware& hw = record.environment.hardware;
+  key.environment = {environment_label(hw), document_digest(environment_identity(hw))};
+
+  std::string protocol_label = record.protocol.metadata.name;
+  if (protocol_label.empty()) protocol_label = "unnamed";
+  const json protocol_identity = {{"apiVersion", kApiVersion},
+                                  {"kind", "BenchmarkProtocol"},
+                                  {"spec", record.protocol.spec}};
+  key.protocol = {protocol_label, document_digest(protocol_identity)};
+  return key;
+}
+
+}  // namespace kernelwatch::core

@@ -1,0 +1,126 @@
+#include "core/time.hpp"
+
+#include <charconv>
+#include <cstdio>
+
+namespace kernelwatch::core {
+namespace {
+
+using std::chrono::days;
+using std::chrono::hours;
+using std::chrono::minutes;
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
+
+bool read_int(std::string_view text, std::size_t pos, std::size_t width, int& out) {
+  if (pos + width > text.size()) return false;
+  for (std::size_t i = pos; i < pos + width; ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+  }
+  auto [ptr, ec] = std::from_chars(text.data() + pos, text.data() + pos + width, out);
+  return ec == std::errc() && ptr == text.data() + pos + width;
+}
+
+// Parses "YYYY-MM-DD?HH:MM:SS" where ? is `separator`; returns the time and the position after.
+bool parse_date_time(std::string_view text, char separator, Timestamp& out, std::size_t& end) {
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (!read_int(text, 0, 4, year) || text.size() < 19 || text[4] != '-' ||
+      !read_int(text, 5, 2, month) || text[7] != '-' || !read_int(text, 8, 2, day) ||
+      (text[10] != separator && !(separator == 'T' && text[10] == 't')) ||
+      !read_int(text, 11, 2, hour) || text[13] != ':' || !read_int(text, 14, 2, minute) ||
+      text[16] != ':' || !read_int(text, 17, 2, second)) {
+    return false;
+  }
+  const std::chrono::year_month_day date{std::chrono::year{year},
+                                         std::chrono::month{static_cast<unsigned>(month)},
+                                         std::chrono::day{static_cast<unsigned>(day)}};
+  if (!date.ok() || hour > 23 || minute > 59 || second > 60) return false;
+  out = Timestamp{std::chrono::sys_days{date}} + hours{hour} + minutes{minute} + seconds{second};
+  end = 19;
+  return true;
+}
+
+}  // namespace
+
+Result<Timestamp> parse_timestamp(std::string_view text) {
+  Timestamp t;
+  std::size_t pos = 0;
+  if (!parse_date_time(text, 'T', t, pos)) {
+    return fail(ErrorCode::ParseError, "timestamp \"" + std::string(text) +
+                                           "\" is not RFC 3339 (like 2025-07-17T18:18:16.000Z)");
+  }
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    std::int64_t fraction = 0;
+    int digits = 0;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      if (digits < 9) {
+        fraction = fraction * 10 + (text[pos] - '0');
+        ++digits;
+      }
+      ++pos;
+    }
+    if (digits == 0) return fail(ErrorCode::ParseError, "timestamp \"" + std::string(text) + "\": empty fraction");
+    for (int i = digits; i < 9; ++i) fraction *= 10;
+    t += nanoseconds{fraction};
+  }
+  if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z') && pos + 1 == text.size()) {
+    return t;
+  }
+  int oh = 0, om = 0;
+  if (pos + 6 == text.size() && (text[pos] == '+' || text[pos] == '-') &&
+      read_int(text, pos + 1, 2, oh) && text[pos + 3] == ':' && read_int(text, pos + 4, 2, om) &&
+      oh < 24 && om < 60) {
+    const auto offset = hours{oh} + minutes{om};
+    return text[pos] == '+' ? t - offset : t + offset;
+  }
+  return fail(ErrorCode::ParseError, "timestamp \"" + std::string(text) +
+                                         "\" needs a zone: Z or +HH:MM");
+}
+
+Result<Timestamp> parse_naive_timestamp(std::string_view text) {
+  Timestamp t;
+  std::size_t pos = 0;
+  if (text.size() != 19 || !parse_date_time(text, ' ', t, pos)) {
+    return fail(ErrorCode::ParseError, "timestamp \"" + std::string(text) +
+                                           "\" is not of the form 2025-07-17 18:18:16");
+  }
+  return t;
+}
+
+std::string format_timestamp(Timestamp t) {
+  const auto day = std::chrono::floor<days>(t);
+  const std::chrono::year_month_day date{day};
+  const std::chrono::hh_mm_ss<nanoseconds> clock{t - day};
+  const auto ns = clock.subseconds().count();
+  char buffer[64];
+  if (ns % 1'000'000 == 0) {
+    std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02d.%03lldZ",
+                  static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
+                  static_cast<unsigned>(date.day()), static_cast<int>(clock.hours().count()),
+                  static_cast<int>(clock.minutes().count()),
+                  static_cast<int>(clock.seconds().count()), static_cast<long long>(ns / 1'000'000));
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02d.%09lldZ",
+                  static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
+                  static_cast<unsigned>(date.day()), static_cast<int>(clock.hours().count()),
+                  static_cast<int>(clock.minutes().count()),
+                  static_cast<int>(clock.seconds().count()), static_cast<long long>(ns));
+  }
+  return buffer;
+}
+
+std::string format_id_timestamp(Timestamp t) {
+  const auto day = std::chrono::floor<days>(t);
+  const std::chrono::year_month_day date{day};
+  const std::chrono::hh_mm_ss<nanoseconds> clock{t - day};
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02u-%02d-%02d-%02d",
+                static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
+                static_cast<unsigned>(date.day()), static_cast<int>(clock.hours().count()),
+                static_cast<int>(clock.minutes().count()),
+                static_cast<int>(clock.seconds().count()));
+  return buffer;
+}
+
+}  // namespace kernelwatch::core

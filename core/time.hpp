@@ -1,0 +1,27 @@
+// Timestamps as UTC nanoseconds since the epoch, with RFC 3339 parsing and formatting.
+// Plain C++ (std::chrono), no I/O, no clock reads.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+
+namespace kernelwatch::core {
+
+using Timestamp = std::chrono::sys_time<std::chrono::nanoseconds>;
+
+// Accepts "2025-07-17T18:18:16Z", fractional seconds up to 9 digits, and "+HH:MM" offsets.
+[[nodiscard]] Result<Timestamp> parse_timestamp(std::string_view text);
+
+// "YYYY-MM-DD HH:MM:SS" as Liger's CSV writes it; taken as UTC (the CSV carries no zone).
+[[nodiscard]] Result<Timestamp> parse_naive_timestamp(std::string_view text);
+
+// "2025-07-17T18:18:16.000Z": milliseconds, or nanoseconds when finer digits are set.
+[[nodiscard]] std::string format_timestamp(Timestamp t);
+
+// "2025-07-17-18-18-16", the form kernelindex externalIds end with.
+[[nodiscard]] std::string format_id_timestamp(Timestamp t);
+
+}  // namespace kernelwatch::core

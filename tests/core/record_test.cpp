@@ -1,0 +1,134 @@
+#include "core/record.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/test_support.hpp"
+
+namespace kernelwatch::core {
+namespace {
+
+using nlohmann::json;
+using testing::fixture;
+using testing::read_file;
+
+const char* const kFixtures[] = {
+    "layer-norm-backward-liger-h100-hidden16384-rows4096-fp32.json",
+    "tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json",
+};
+
+TEST(RecordTest, FixturesRoundTripWithoutLoss) {
+  for (const char* name : kFixtures) {
+    SCOPED_TRACE(name);
+    const json original = json::parse(read_file(fixture(name)));
+    auto record = parse_record(original);
+    ASSERT_TRUE(record) << record.error().message;
+    const json emitted = to_json(*record);
+    EXPECT_EQ(emitted, original) << "diff: " << json::diff(original, emitted).dump();
+    auto again = parse_record(json::parse(emitted.dump()));
+    ASSERT_TRUE(again);
+    EXPECT_EQ(to_json(*again), original);
+  }
+}
+
+TEST(RecordTest, TypedFieldsOfTheTvdFixture) {
+  auto record = parse_record(json::parse(read_file(fixture(kFixtures[1]))));
+  ASSERT_TRUE(record);
+  const BenchmarkRun& run = record->run;
+  EXPECT_EQ(run.status, RunStatus::Passed);
+  ASSERT_TRUE(run.median);
+  EXPECT_EQ(run.median->count(), 23379841);
+  EXPECT_EQ(run.latency("p20")->count(), 23379386);
+  EXPECT_EQ(run.latency("p80")->count(), 23381268);
+  EXPECT_FALSE(run.latency("p99"));
+  EXPECT_EQ(format_timestamp(run.observed_at), "2026-03-03T23:02:57.000Z");
+  EXPECT_EQ(run.source_native.benchmark, "tvd/backward");
+  EXPECT_EQ(run.metadata.labels.at("liger_version"), "0.7.0");
+  EXPECT_EQ(record->environment.hardware.product, "NVIDIA H100");
+  EXPECT_EQ(record->environment.hardware.form_factor, "80GB HBM3");
+  EXPECT_EQ(record->protocol.metadata.name, "liger-bench-do-bench-backward");
+}
+
+TEST(RecordTest, UnknownFieldsAtEveryLevelArePreserved) {
+  json doc = json::parse(read_file(fixture(kFixtures[0])));
+  doc["extraTop"] = {{"a", 1}};
+  doc["run"]["spec"]["futureField"] = "kept";
+  doc["run"]["spec"]["measurements"][0]["confidence"] = 0.95;
+  doc["run"]["spec"]["sourceNative"]["note"] = "x";
+  doc["environment"]["spec"]["hardware"]["memoryBytes"] = 85899345920LL;
+  doc["environment"]["spec"]["software"] = {{"driver", "550.54"}};
+  doc["protocol"]["metadata"]["annotations"] = {{"k", "v"}};
+  auto record = parse_record(doc);
+  ASSERT_TRUE(record) << record.error().message;
+  EXPECT_EQ(to_json(*record), doc);
+}
+
+TEST(RecordTest, EditedTypedFieldsAreEmitted) {
+  auto record = parse_record(json::parse(read_file(fixture(kFixtures[0]))));
+  ASSERT_TRUE(record);
+  record->run.median = std::chrono::nanoseconds{600000};
+  record->run.status = RunStatus::Inconclusive;
+  const json out = to_json(*record);
+  EXPECT_EQ(out["run"]["spec"]["timing"]["latencyNs"]["median"], 600000);
+  EXPECT_EQ(out["run"]["spec"]["status"], "inconclusive");
+}
+
+struct BadCase {
+  const char* pointer;
+  json value;
+  const char* expected;
+};
+
+TEST(RecordTest, MalformedFieldsNameTheirPath) {
+  const json base = json::parse(read_file(fixture(kFixtures[1])));
+  const BadCase cases[] = {
+      {"/run/spec/timing/latencyNs/median", "fast", "run.spec.timing.latencyNs.median: expected a number"},
+      {"/run/spec/timing/latencyNs/median", -5, "run.spec.timing.latencyNs.median: expected a non-negative integer"},
+      {"/run/spec/timing/latencyNs/median", 1.5, "run.spec.timing.latencyNs.median: expected a non-negative integer"},
+      {"/run/spec/status", "great", "run.spec.status: \"great\" is not a run status"},
+      {"/run/spec/observedAt", "yesterday", "run.spec.observedAt: timestamp \"yesterday\""},
+      {"/run/kind", "Other", "run.kind: expected \"BenchmarkRun\""},
+      {"/run/apiVersion", "v2", "run.apiVersion: \"v2\" is not kernelindex.dev/v1alpha1"},
+      {"/run/spec/measurements", json::object(), "run.spec.measurements: expected an array"},
+      {"/run/spec/measurements/0/value", "x", "run.spec.measurements[0].value: expected a number"},
+      {"/environment/spec/hardware", 7, "environment.spec.hardware: expected an object"},
+      {"/run/metadata/labels/liger_version", 7, "run.metadata.labels.liger_version: expected a string"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.pointer);
+    json doc = base;
+    doc[json::json_pointer(c.pointer)] = c.value;
+    auto record = parse_record(doc);
+    ASSERT_FALSE(record);
+    EXPECT_EQ(record.error().code, ErrorCode::ParseError);
+    EXPECT_NE(record.error().message.find(c.expected), std::string::npos) << record.error().message;
+  }
+}
+
+TEST(RecordTest, MissingPartsAreNamed) {
+  const json base = json::parse(read_file(fixture(kFixtures[1])));
+  for (const char* part : {"run", "protocol", "environment"}) {
+    json doc = base;
+    doc.erase(part);
+    auto record = parse_record(doc);
+    ASSERT_FALSE(record);
+    EXPECT_EQ(record.error().message, std::string(part) + ": missing");
+  }
+  json doc = base;
+  doc["run"]["spec"]["timing"].erase("latencyNs");
+  auto record = parse_record(doc);
+  ASSERT_FALSE(record);
+  EXPECT_EQ(record.error().message, "run.spec.timing.latencyNs: missing");
+}
+
+TEST(RecordTest, FailedRunMayHaveNoMedian) {
+  json doc = json::parse(read_file(fixture(kFixtures[1])));
+  doc["run"]["spec"]["status"] = "failed";
+  doc["run"]["spec"].erase("timing");
+  auto record = parse_record(doc);
+  ASSERT_TRUE(record) << record.error().message;
+  EXPECT_FALSE(record->run.median);
+  EXPECT_EQ(to_json(*record), doc);
+}
+
+}  // namespace
+}  // namespace kernelwatch::core

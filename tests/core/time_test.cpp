@@ -1,0 +1,40 @@
+#include "core/time.hpp"
+
+#include <gtest/gtest.h>
+
+namespace kernelwatch::core {
+namespace {
+
+TEST(TimeTest, ParsesAndFormatsRfc3339) {
+  auto t = parse_timestamp("2025-07-17T18:18:16.000Z");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->time_since_epoch().count(), 1752776296LL * 1'000'000'000LL);
+  EXPECT_EQ(format_timestamp(*t), "2025-07-17T18:18:16.000Z");
+  EXPECT_EQ(format_id_timestamp(*t), "2025-07-17-18-18-16");
+
+  auto fine = parse_timestamp("2025-07-17T18:18:16.123456789Z");
+  ASSERT_TRUE(fine);
+  EXPECT_EQ(format_timestamp(*fine), "2025-07-17T18:18:16.123456789Z");
+  EXPECT_EQ(*parse_timestamp("2025-07-17T18:18:16Z"), *t);
+  EXPECT_EQ(*parse_timestamp("2025-07-17T20:18:16+02:00"), *t);
+  EXPECT_EQ(*parse_timestamp("2025-07-17T17:18:16-01:00"), *t);
+}
+
+TEST(TimeTest, NaiveCsvTimestampIsUtc) {
+  auto t = parse_naive_timestamp("2025-07-17 18:18:16");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(format_timestamp(*t), "2025-07-17T18:18:16.000Z");
+}
+
+TEST(TimeTest, RejectsMalformed) {
+  for (const char* text : {"", "2025-07-17", "2025-13-01T00:00:00Z", "2025-02-30T00:00:00Z",
+                           "2025-07-17T18:18:16", "2025-07-17T18:18:16.Z", "2025-07-17T25:00:00Z",
+                           "2025-07-17T18:18:16Zjunk"}) {
+    EXPECT_FALSE(parse_timestamp(text)) << text;
+  }
+  EXPECT_FALSE(parse_naive_timestamp("2025-07-17T18:18:16"));
+  EXPECT_FALSE(parse_naive_timestamp("2025-07-17 18:18"));
+}
+
+}  // namespace
+}  // namespace kernelwatch::core
