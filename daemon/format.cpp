@@ -1,0 +1,44 @@
+#include "daemon/format.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace kernelwatch::daemon {
+
+std::string format_duration(std::chrono::nanoseconds value) {
+  const double ns = static_cast<double>(value.count());
+  char buffer[64];
+  if (ns < 1e3) {
+    std::snprintf(buffer, sizeof buffer, "%lld ns", static_cast<long long>(value.count()));
+  } else if (ns < 1e6) {
+    std::snprintf(buffer, sizeof buffer, "%.1f us", ns / 1e3);
+  } else if (ns < 1e9) {
+    std::snprintf(buffer, sizeof buffer, "%.3f ms", ns / 1e6);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.3f s", ns / 1e9);
+  }
+  return buffer;
+}
+
+void print_table(std::ostream& out, const std::vector<std::string>& header,
+                 const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths(header.size());
+  for (std::size_t i = 0; i < header.size(); ++i) widths[i] = header[i].size();
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  const auto print_row = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    out << line << '\n';
+  };
+  print_row(header);
+  for (const auto& row : rows) print_row(row);
+}
+
+}  // namespace kernelwatch::daemon

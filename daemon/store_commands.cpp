@@ -1,0 +1,115 @@
+#include "daemon/store_commands.hpp"
+
+#include <ostream>
+
+#include "core/time.hpp"
+#include "daemon/format.hpp"
+#include "storage/importer.hpp"
+
+namespace kernelwatch::daemon {
+namespace {
+
+using nlohmann::json;
+
+std::string optional_duration(std::optional<std::chrono::nanoseconds> value) {
+  return value ? format_duration(*value) : "-";
+}
+
+}  // namespace
+
+int run_import(const ImportOptions& options, std::ostream& out, std::ostream& err) {
+  auto store = storage::SqliteStore::open(options.db, storage::OpenMode::Create);
+  if (!store) {
+    err << "kernelwatch import: " << store.error().message << '\n';
+    return 1;
+  }
+  auto report = storage::import_files(
+      *store, options.inputs,
+      options.skip_invalid ? storage::InvalidPolicy::Skip : storage::InvalidPolicy::Abort);
+  if (!report) {
+    err << "kernelwatch import: " << report.error().message << '\n'
+        << "kernelwatch import: nothing was imported (use --skip-invalid to import the rest)\n";
+    return 1;
+  }
+  for (const auto& line : report->invalid) err << "skipped " << line << '\n';
+  out << "imported " << options.inputs.size() << (options.inputs.size() == 1 ? " file" : " files")
+      << " into " << options.db.string() << ": read " << report->read << ", new " << report->inserted
+      << ", duplicate " << report->duplicates << ", skipped " << report->skipped << " ("
+      << report->memory_rows << " memory rows, " << report->invalid.size() << " invalid)\n";
+  return 0;
+}
+
+int run_keys(const std::filesystem::path& db, OutputFormat format, std::ostream& out,
+             std::ostream& err) {
+  auto store = storage::SqliteStore::open(db, storage::OpenMode::ReadOnly);
+  if (!store) {
+    err << "kernelwatch keys: " << store.error().message << '\n';
+    return 1;
+  }
+  auto keys = store->keys();
+  if (!keys) {
+    err << "kernelwatch keys: " << keys.error().message << '\n';
+    return 1;
+  }
+  if (format == OutputFormat::Json) {
+    json array = json::array();
+    for (const auto& k : *keys) {
+      array.push_back({{"benchmark", k.key.benchmark.label},
+                       {"provider", k.key.provider.label},
+                       {"workload", k.key.workload.label},
+                       {"environment", k.key.environment.label},
+                       {"protocol", k.key.protocol.label},
+                       {"digest", k.key.digest()},
+                       {"runs", k.run_count},
+                       {"firstObservedAt", core::format_timestamp(k.first_observed)},
+                       {"lastObservedAt", core::format_timestamp(k.last_observed)}});
+    }
+    out << array.dump(2) << '\n';
+    return 0;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& k : *keys) {
+    rows.push_back({k.key.benchmark.label, k.key.provider.label, k.key.workload.label,
+                    k.key.environment.label, k.key.protocol.label, std::to_string(k.run_count),
+                    core::format_timestamp(k.first_observed), core::format_timestamp(k.last_observed)});
+  }
+  print_table(out, {"BENCHMARK", "PROVIDER", "WORKLOAD", "ENVIRONMENT", "PROTOCOL", "RUNS", "FIRST", "LAST"},
+              rows);
+  out << keys->size() << (keys->size() == 1 ? " key\n" : " keys\n");
+  return 0;
+}
+
+int run_history(const HistoryOptions& options, std::ostream& out, std::ostream& err) {
+  auto store = storage::SqliteStore::open(options.db, storage::OpenMode::ReadOnly);
+  if (!store) {
+    err << "kernelwatch history: " << store.error().message << '\n';
+    return 1;
+  }
+  auto runs = store->runs(options.filter);
+  if (!runs) {
+    err << "kernelwatch history: " << runs.error().message << '\n';
+    return 1;
+  }
+  if (options.format == OutputFormat::Json) {
+    json array = json::array();
+    for (const auto& run : *runs) array.push_back(core::to_json(run.record));
+    out << array.dump(2) << '\n';
+    return 0;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& run : *runs) {
+    const auto& r = run.record.run;
+    rows.push_back({core::format_timestamp(r.observed_at), run.key.benchmark.label,
+                    run.key.provider.label, run.key.workload.label, run.key.environment.label,
+                    std::string(core::to_string(r.status)), optional_duration(r.latency("p20")),
+                    optional_duration(r.median), optional_duration(r.latency("p80")),
+                    run.implementation_version.empty() ? "-" : run.implementation_version});
+  }
+  print_table(out, {"OBSERVED_AT", "BENCHMARK", "PROVIDER", "WORKLOAD", "ENVIRONMENT", "STATUS", "P20",
+                    "MEDIAN", "P80", "VERSION"},
+              rows);
+  out << runs->size() << (runs->size() == 1 ? " run\n" : " runs\n");
+  return 0;
+}
+
+}  // namespace kernelwatch::daemon

@@ -1,0 +1,19 @@
+# Shared by scripts/run and scripts/test: find nvcc, configure and build with a preset.
+# shellcheck shell=bash
+
+repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd; }
+
+# nvcc is optional; the CUDA toolkit's usual place is not always on PATH.
+find_cuda() {
+  if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+    export PATH="/usr/local/cuda/bin:$PATH"
+  fi
+}
+
+# build_preset PRESET: configure (once) and build everything for that preset.
+build_preset() {
+  local preset=$1
+  find_cuda
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset" -j "${KERNELWATCH_JOBS:-$(nproc)}"
+}

@@ -1,0 +1,38 @@
+// Imports kernelindex JSON and Liger CSV files into the store as one transaction: all of it or,
+// on the first invalid record, none of it (unless invalid records are skipped by request).
+// Plain C++ over core and storage types.
+#pragma once
+
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "storage/sqlite_store.hpp"
+
+namespace kernelwatch::storage {
+
+enum class InvalidPolicy { Abort, Skip };
+
+enum class SourceFormat { Auto, Kernelindex, LigerCsv };
+
+struct ImportReport {
+  std::size_t read = 0;        // records and data rows read
+  std::size_t inserted = 0;    // new runs stored
+  std::size_t duplicates = 0;  // runs already stored (or twice in this import)
+  std::size_t skipped = 0;     // skipped_by_design + invalid skipped
+  std::size_t memory_rows = 0;              // Liger memory rows: not latency, skipped by design
+  std::vector<std::string> invalid;         // "FILE:LINE: why" for each skipped invalid record
+};
+
+// Detects the format from the extension (.csv; .json, .jsonl, .ndjson), else from the content.
+[[nodiscard]] SourceFormat detect_format(const std::filesystem::path& path, std::string_view text);
+
+// On Abort, the first invalid record fails the whole import with "FILE:LINE: why" and the
+// database is unchanged.
+[[nodiscard]] Result<ImportReport> import_files(SqliteStore& store,
+                                                std::span<const std::filesystem::path> paths,
+                                                InvalidPolicy policy,
+                                                SourceFormat format = SourceFormat::Auto);
+
+}  // namespace kernelwatch::storage

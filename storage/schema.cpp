@@ -1,0 +1,76 @@
+#include "storage/schema.hpp"
+
+#include "storage/sqlite_store.hpp"
+
+namespace kernelwatch::storage {
+namespace {
+
+// Version 1: the comparability-key parts, aliases of source digests, and runs.
+// The UNIQUE (key_id, observed_at_ns) index both deduplicates runs and serves a key's newest N
+// runs by a backward index walk, with no scan and no sort.
+constexpr const char* kV1 = R"sql(
+CREATE TABLE workloads (
+  id INTEGER PRIMARY KEY,
+  digest TEXT NOT NULL UNIQUE,
+  label TEXT NOT NULL,
+  document TEXT NOT NULL
+);
+CREATE TABLE environments (
+  id INTEGER PRIMARY KEY,
+  digest TEXT NOT NULL UNIQUE,
+  label TEXT NOT NULL,
+  document TEXT NOT NULL
+);
+CREATE TABLE protocols (
+  id INTEGER PRIMARY KEY,
+  digest TEXT NOT NULL UNIQUE,
+  label TEXT NOT NULL,
+  document TEXT NOT NULL
+);
+CREATE TABLE implementations (
+  id INTEGER PRIMARY KEY,
+  digest TEXT NOT NULL UNIQUE,
+  provider TEXT NOT NULL,
+  version TEXT NOT NULL
+);
+CREATE TABLE keys (
+  id INTEGER PRIMARY KEY,
+  digest TEXT NOT NULL UNIQUE,
+  benchmark TEXT NOT NULL,
+  benchmark_digest TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  provider_digest TEXT NOT NULL,
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  environment_id INTEGER NOT NULL REFERENCES environments(id),
+  protocol_id INTEGER NOT NULL REFERENCES protocols(id)
+);
+CREATE INDEX keys_by_labels ON keys (benchmark, provider);
+CREATE TABLE key_aliases (
+  alias TEXT PRIMARY KEY,
+  part TEXT NOT NULL CHECK (part IN ('workload', 'environment', 'protocol')),
+  canonical TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  key_id INTEGER NOT NULL REFERENCES keys(id),
+  observed_at_ns INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'inconclusive')),
+  median_ns INTEGER,
+  p20_ns INTEGER,
+  p80_ns INTEGER,
+  implementation_id INTEGER REFERENCES implementations(id),
+  external_id TEXT NOT NULL,
+  record TEXT NOT NULL,
+  raw_source TEXT,
+  UNIQUE (key_id, observed_at_ns)
+);
+)sql";
+
+constexpr const char* kMigrations[] = {kV1};
+static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
+
+}  // namespace
+
+std::span<const char* const> migrations() { return kMigrations; }
+
+}  // namespace kernelwatch::storage

@@ -1,0 +1,174 @@
+#include "storage/importer.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/storage/storage_test_support.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace kernelwatch::storage {
+namespace {
+
+using kernelwatch::testing::fixture;
+using kernelwatch::testing::liger_csv;
+using kernelwatch::testing::read_file;
+using kernelwatch::testing::TempDir;
+using kernelwatch::testing::write_file;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const fs::path kTvd = fixture("tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json");
+const fs::path kLayerNorm = fixture("layer-norm-backward-liger-h100-hidden16384-rows4096-fp32.json");
+const fs::path kAll = liger_csv("all_benchmark_data.tvd_layer_norm.csv");
+const fs::path kWeekly = liger_csv("weekly_ci.tvd_layer_norm.csv");
+
+// Counts data rows whose metric_name column is `metric`, by a scan independent of the importer.
+std::size_t count_rows(const fs::path& csv, const std::string& metric) {
+  const std::string text = read_file(csv);
+  std::size_t count = 0;
+  for (std::size_t pos = text.find('\n'); pos != std::string::npos; pos = text.find('\n', pos + 1)) {
+    const std::size_t end = text.find('\n', pos + 1);
+    const std::string line = text.substr(pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
+    if (line.find("," + metric + ",") != std::string::npos) ++count;
+  }
+  return count;
+}
+
+TEST(ImporterTest, SharedDataImportsWithFixturesStoredOnce) {
+  TempDir dir;
+  auto store = SqliteStore::open(dir / "kw.db", OpenMode::Create);
+  ASSERT_TRUE(store);
+  const std::vector<fs::path> paths = {kTvd, kLayerNorm, kAll, kWeekly};
+  auto report = import_files(*store, paths, InvalidPolicy::Abort);
+  ASSERT_TRUE(report) << report.error().message;
+  const std::size_t speed = count_rows(kAll, "speed") + count_rows(kWeekly, "speed");
+  const std::size_t memory = count_rows(kAll, "memory") + count_rows(kWeekly, "memory");
+  EXPECT_EQ(report->read, 2 + 118 + 2904u);
+  EXPECT_EQ(report->memory_rows, memory);
+  EXPECT_EQ(report->skipped, memory);
+  EXPECT_EQ(report->duplicates, 2u);  // both fixtures are also CSV rows
+  EXPECT_EQ(report->inserted, 2 + speed - 2);
+  EXPECT_TRUE(report->invalid.empty());
+  EXPECT_EQ(*store->run_count(), static_cast<std::int64_t>(report->inserted));
+
+  RunFilter filter{"tvd/backward", "torch", "tokens16384-vocab65536-fp32", "nvidia-h100-80gb-hbm3", 0};
+  auto runs = store->runs(filter);
+  ASSERT_TRUE(runs);
+  int matches = 0;
+  for (const auto& run : *runs) {
+    if (run.record.run.source_native.external_id ==
+        "tvd/backward/torch/nvidia-h100-80gb-hbm3/tokens16384-vocab65536-fp32/2026-03-03-23-02-57") {
+      ++matches;
+      EXPECT_EQ(run.record.run.median->count(), 23379841);
+      EXPECT_EQ(run.record.run.latency("p20")->count(), 23379386);
+      EXPECT_EQ(run.record.run.latency("p80")->count(), 23381268);
+    }
+  }
+  EXPECT_EQ(matches, 1);
+
+  // Importing it all again adds nothing.
+  auto again = import_files(*store, paths, InvalidPolicy::Abort);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->inserted, 0u);
+  EXPECT_EQ(again->duplicates, report->inserted + 2);
+}
+
+TEST(ImporterTest, CsvFirstThenFixtureIsADuplicate) {
+  TempDir dir;
+  auto store = SqliteStore::open(dir / "kw.db", OpenMode::Create);
+  ASSERT_TRUE(store);
+  const std::vector<fs::path> csv = {kAll};
+  ASSERT_TRUE(import_files(*store, csv, InvalidPolicy::Abort));
+  const std::vector<fs::path> fixtures = {kTvd, kLayerNorm};
+  auto report = import_files(*store, fixtures, InvalidPolicy::Abort);
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->inserted, 0u);
+  EXPECT_EQ(report->duplicates, 2u);
+}
+
+struct BadFile {
+  const char* name;
+  std::string content;
+  std::string expected;  // the error must contain "<file>:<expected>"
+};
+
+TEST(ImporterTest, EveryBadInputAbortsWithFileLineAndChangesNothing) {
+  TempDir dir;
+  const auto db = dir / "kw.db";
+  {
+    auto store = SqliteStore::open(db, OpenMode::Create);
+    ASSERT_TRUE(store);
+    const std::vector<fs::path> seed = {kLayerNorm};
+    ASSERT_TRUE(import_files(*store, seed, InvalidPolicy::Abort));
+  }
+  const std::string before = testing::dump_database(db);
+
+  const std::string fixture_text = read_file(kTvd);
+  const std::string csv = read_file(kAll);
+  const std::string header = csv.substr(0, csv.find('\n') + 1);
+  const std::string first_row = csv.substr(header.size(), csv.find('\n', header.size()) - header.size() + 1);
+  json bad_median = json::parse(fixture_text);
+  bad_median["run"]["spec"]["timing"]["latencyNs"]["median"] = "n/a";
+  std::string unknown_dtype = first_row;
+  unknown_dtype.replace(unknown_dtype.find("torch.float32"), 13, "torch.float8");
+  std::string non_numeric = first_row;
+  non_numeric.replace(non_numeric.find("0.030271999537944794"), 20, "abc");
+
+  const BadFile cases[] = {
+      {"truncated.json", fixture_text.substr(0, 700), "truncated.json:"},
+      {"bad-median.json", "[\n" + bad_median.dump() + "\n]\n",
+       "bad-median.json:2: run.spec.timing.latencyNs.median: expected a number"},
+      {"columns.csv", header + first_row + "layer_norm,liger,forward\n", "columns.csv:3: expected 15 columns, got 3"},
+      {"median.csv", header + first_row + non_numeric, "median.csv:3: y_value_50 \"abc\" is not a positive number of ms"},
+      {"dtype.csv", header + unknown_dtype, "dtype.csv:2: extra_benchmark_config_str: unknown dtype \"torch.float8\""},
+      {"header.csv", "kernel_name,x\n", "header.csv: 1: missing column \"kernel_provider\""},
+      {"quote.csv", header + "layer_norm,\"open\n", "quote.csv: 2: unterminated quoted field"},
+      {"lines.jsonl", json::parse(fixture_text).dump() + "\n{\"run\": 1}\n", "lines.jsonl:2: run: expected an object"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto path = dir / c.name;
+    write_file(path, c.content);
+    auto store = SqliteStore::open(db, OpenMode::Existing);
+    ASSERT_TRUE(store);
+    // A good file before the bad one: its runs must not be stored either.
+    const std::vector<fs::path> paths = {kTvd, path};
+    auto report = import_files(*store, paths, InvalidPolicy::Abort);
+    ASSERT_FALSE(report);
+    const std::string expected = (dir / "").string() + c.expected;
+    EXPECT_NE(report.error().message.find(expected), std::string::npos)
+        << report.error().message << "\nexpected: " << expected;
+    EXPECT_EQ(testing::dump_database(db), before);
+  }
+}
+
+TEST(ImporterTest, SkipInvalidImportsTheRestAndListsWhatItSkipped) {
+  TempDir dir;
+  auto store = SqliteStore::open(dir / "kw.db", OpenMode::Create);
+  ASSERT_TRUE(store);
+  const std::string csv = read_file(kAll);
+  const std::string header = csv.substr(0, csv.find('\n') + 1);
+  const std::string first_row = csv.substr(header.size(), csv.find('\n', header.size()) - header.size() + 1);
+  write_file(dir / "mixed.csv", header + "broken,row\n" + first_row);
+  const std::vector<fs::path> paths = {dir / "mixed.csv", kTvd};
+  auto report = import_files(*store, paths, InvalidPolicy::Skip);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->inserted, 2u);
+  EXPECT_EQ(report->skipped, 1u);
+  ASSERT_EQ(report->invalid.size(), 1u);
+  EXPECT_EQ(report->invalid[0], (dir / "mixed.csv").string() + ":2: expected 15 columns, got 2");
+}
+
+TEST(ImporterTest, UnreadableInputIsAnError) {
+  TempDir dir;
+  auto store = SqliteStore::open(dir / "kw.db", OpenMode::Create);
+  ASSERT_TRUE(store);
+  const std::vector<fs::path> missing = {dir / "nope.json"};
+  auto report = import_files(*store, missing, InvalidPolicy::Skip);
+  ASSERT_FALSE(report);
+  EXPECT_NE(report.error().message.find("nope.json: cannot open for reading"), std::string::npos);
+  const std::vector<fs::path> directory = {dir.path()};
+  EXPECT_FALSE(import_files(*store, directory, InvalidPolicy::Abort));
+}
+
+}  // namespace
+}  // namespace kernelwatch::storage
