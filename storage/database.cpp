@@ -1,4 +1,4 @@
-#include "storage/database.hpp"
+#include "storage/detail/database.hpp"
 
 namespace kernelwatch::storage {
 namespace {

@@ -1,4 +1,4 @@
-#include "storage/schema.hpp"
+#include "storage/detail/schema.hpp"
 
 #include "storage/sqlite_store.hpp"
 

@@ -5,9 +5,9 @@
 #include <system_error>
 
 #include "core/digest.hpp"
-#include "storage/database.hpp"
-#include "storage/queries.hpp"
-#include "storage/schema.hpp"
+#include "storage/detail/database.hpp"
+#include "storage/detail/queries.hpp"
+#include "storage/detail/schema.hpp"
 
 namespace kernelwatch::storage {
 namespace {
@@ -382,7 +382,7 @@ Result<std::vector<StoredRun>> SqliteStore::runs(const RunFilter& filter) const 
       std::string("SELECT ") + kRunColumns +
       "WHERE (?1 = '' OR k.benchmark = ?1) AND (?2 = '' OR k.provider = ?2) "
       "AND (?3 = '' OR w.label = ?3) AND (?4 = '' OR e.label = ?4) "
-      "ORDER BY r.observed_at_ns DESC, r.id DESC LIMIT ?5";
+      "ORDER BY r.observed_at_ns DESC, k.digest LIMIT ?5";
   auto stmt = db_->prepare_cached(sql.c_str());
   if (!stmt) return tl::unexpected(stmt.error());
   (*stmt)

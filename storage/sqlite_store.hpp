@@ -55,7 +55,7 @@ struct RunFilter {
 
 enum class InsertOutcome { Inserted, Duplicate };
 
-class Database;  // RAII over sqlite3*, defined in storage/database.hpp (storage-private)
+class Database;  // RAII over sqlite3*, defined in storage/detail/database.hpp (storage-private)
 
 class SqliteStore {
  public:

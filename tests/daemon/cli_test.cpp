@@ -1,0 +1,150 @@
+// The real kernelwatch binary as a user runs it: exit codes, messages, files.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.hpp"
+
+namespace kernelwatch {
+namespace {
+
+using nlohmann::json;
+using testing::fixture;
+using testing::liger_csv;
+using testing::read_file;
+using testing::run_kernelwatch;
+using testing::TempDir;
+using testing::write_file;
+
+const std::string kTvd = fixture("tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json").string();
+const std::string kLayerNorm = fixture("layer-norm-backward-liger-h100-hidden16384-rows4096-fp32.json").string();
+const std::string kAll = liger_csv("all_benchmark_data.tvd_layer_norm.csv").string();
+const std::string kWeekly = liger_csv("weekly_ci.tvd_layer_norm.csv").string();
+
+TEST(CliTest, UsageErrorsExitTwoAndHelpExitsZero) {
+  EXPECT_EQ(run_kernelwatch({}).exit_code, 2);
+  EXPECT_EQ(run_kernelwatch({"frobnicate"}).exit_code, 2);
+  auto no_db = run_kernelwatch({"import", kTvd});
+  EXPECT_EQ(no_db.exit_code, 2);
+  EXPECT_NE(no_db.err.find("--db is required"), std::string::npos) << no_db.err;
+  EXPECT_EQ(run_kernelwatch({"history", "--db", "x.db", "--limit", "many"}).exit_code, 2);
+  for (const char* sub : {"import", "keys", "history"}) {
+    auto help = run_kernelwatch({sub, "--help"});
+    EXPECT_EQ(help.exit_code, 0) << sub;
+    EXPECT_NE(help.out.find("--db"), std::string::npos) << sub;
+  }
+  auto top = run_kernelwatch({"--help"});
+  EXPECT_EQ(top.exit_code, 0);
+  EXPECT_NE(top.out.find("import"), std::string::npos);
+  auto version = run_kernelwatch({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_FALSE(version.out.empty());
+}
+
+TEST(CliTest, ImportKeysAndHistoryOfTheSharedData) {
+  TempDir dir;
+  const std::string db = (dir / "kw.db").string();
+  auto import = run_kernelwatch({"import", "--db", db, kTvd, kLayerNorm, kAll, kWeekly});
+  ASSERT_EQ(import.exit_code, 0) << import.err;
+  EXPECT_NE(import.out.find("read 3024, new 2264, duplicate 2, skipped 758 (758 memory rows, 0 invalid)"),
+            std::string::npos)
+      << import.out;
+
+  auto keys = run_kernelwatch({"keys", "--db", db, "--json"});
+  ASSERT_EQ(keys.exit_code, 0) << keys.err;
+  const json key_list = json::parse(keys.out);
+  std::int64_t total = 0;
+  const json* tvd_key = nullptr;
+  for (const auto& k : key_list) {
+    total += k["runs"].get<std::int64_t>();
+    if (k["benchmark"] == "tvd/backward" && k["provider"] == "torch" &&
+        k["workload"] == "tokens16384-vocab65536-fp32" && k["environment"] == "nvidia-h100-80gb-hbm3") {
+      tvd_key = &k;
+    }
+  }
+  EXPECT_EQ(total, 2264);
+  ASSERT_NE(tvd_key, nullptr);
+  EXPECT_EQ((*tvd_key)["protocol"], "liger-bench-do-bench-backward");
+
+  auto history = run_kernelwatch({"history", "--db", db, "--json", "--benchmark", "tvd/backward", "--provider",
+                                  "torch", "--workload", "tokens16384-vocab65536-fp32", "--environment",
+                                  "nvidia-h100-80gb-hbm3", "--limit", "0"});
+  ASSERT_EQ(history.exit_code, 0) << history.err;
+  const json runs = json::parse(history.out);
+  EXPECT_EQ(static_cast<std::int64_t>(runs.size()), (*tvd_key)["runs"].get<std::int64_t>());
+  int found = 0;
+  for (const auto& r : runs) {
+    if (r["run"]["spec"]["observedAt"] == "2026-03-03T23:02:57.000Z") {
+      ++found;
+      EXPECT_EQ(r["run"]["spec"]["timing"]["latencyNs"]["median"], 23379841);
+      EXPECT_EQ(r["run"]["spec"]["measurements"][0]["value"], 23379386);
+      EXPECT_EQ(r["run"]["spec"]["measurements"][1]["value"], 23381268);
+    }
+  }
+  EXPECT_EQ(found, 1);
+
+  auto table = run_kernelwatch({"history", "--db", db, "--benchmark", "layer_norm/backward", "--limit", "3"});
+  ASSERT_EQ(table.exit_code, 0);
+  EXPECT_NE(table.out.find("OBSERVED_AT"), std::string::npos);
+  EXPECT_NE(table.out.find("3 runs"), std::string::npos);
+}
+
+TEST(CliTest, HistoryJsonImportsBackIntoAnEqualDatabase) {
+  TempDir dir;
+  const std::string first = (dir / "first.db").string();
+  ASSERT_EQ(run_kernelwatch({"import", "--db", first, kTvd, kLayerNorm, kAll}).exit_code, 0);
+  auto exported = run_kernelwatch({"history", "--db", first, "--json", "--limit", "0"});
+  ASSERT_EQ(exported.exit_code, 0);
+  write_file(dir / "export.json", exported.out);
+
+  const std::string second = (dir / "second.db").string();
+  auto import = run_kernelwatch({"import", "--db", second, (dir / "export.json").string()});
+  ASSERT_EQ(import.exit_code, 0) << import.err;
+  EXPECT_EQ(run_kernelwatch({"keys", "--db", second, "--json"}).out,
+            run_kernelwatch({"keys", "--db", first, "--json"}).out);
+  EXPECT_EQ(run_kernelwatch({"history", "--db", second, "--json", "--limit", "0"}).out, exported.out);
+
+  auto again = run_kernelwatch({"import", "--db", first, (dir / "export.json").string()});
+  ASSERT_EQ(again.exit_code, 0);
+  EXPECT_NE(again.out.find(", new 0, "), std::string::npos) << again.out;
+}
+
+TEST(CliTest, BadInputExitsOneWithFileLineAndStoresNothing) {
+  TempDir dir;
+  const std::string db = (dir / "kw.db").string();
+  ASSERT_EQ(run_kernelwatch({"import", "--db", db, kLayerNorm}).exit_code, 0);
+  const std::string csv = read_file(kAll);
+  const std::string header = csv.substr(0, csv.find('\n') + 1);
+  write_file(dir / "bad.csv", header + "layer_norm,liger,forward,speed\n");
+  auto bad = run_kernelwatch({"import", "--db", db, kTvd, (dir / "bad.csv").string()});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find((dir / "bad.csv").string() + ":2: expected 15 columns, got 4"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("nothing was imported"), std::string::npos);
+  auto keys = run_kernelwatch({"keys", "--db", db, "--json"});
+  ASSERT_EQ(keys.exit_code, 0);
+  EXPECT_EQ(json::parse(keys.out).size(), 1u);  // only the LayerNorm fixture's key
+
+  auto skipping = run_kernelwatch({"import", "--db", db, "--skip-invalid", kTvd, (dir / "bad.csv").string()});
+  EXPECT_EQ(skipping.exit_code, 0) << skipping.err;
+  EXPECT_NE(skipping.err.find("skipped " + (dir / "bad.csv").string() + ":2:"), std::string::npos);
+  EXPECT_NE(skipping.out.find("new 1, duplicate 0, skipped 1 (0 memory rows, 1 invalid)"), std::string::npos)
+      << skipping.out;
+}
+
+TEST(CliTest, ReadingCommandsNeverCreateOrDamageFiles) {
+  TempDir dir;
+  auto missing = run_kernelwatch({"keys", "--db", (dir / "absent.db").string()});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("absent.db: no such database"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir / "absent.db"));
+
+  write_file(dir / "text.db", "plain text");
+  auto not_db = run_kernelwatch({"history", "--db", (dir / "text.db").string()});
+  EXPECT_EQ(not_db.exit_code, 1);
+  EXPECT_NE(not_db.err.find("not a SQLite database"), std::string::npos);
+  auto import = run_kernelwatch({"import", "--db", (dir / "text.db").string(), kTvd});
+  EXPECT_EQ(import.exit_code, 1);
+  EXPECT_EQ(read_file(dir / "text.db"), "plain text");
+}
+
+}  // namespace
+}  // namespace kernelwatch

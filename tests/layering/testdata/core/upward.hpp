@@ -1,0 +1,2 @@
+#include "storage/sqlite_store.hpp"
+#include "core/error.hpp"

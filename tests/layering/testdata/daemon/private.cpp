@@ -1,0 +1,3 @@
+#include "storage/detail/database.hpp"
+#include "storage/sqlite_store.hpp"
+#include <boost/asio.hpp>

@@ -1,0 +1,2 @@
+#include <sqlite3.h>
+#include <cuda_runtime.h>

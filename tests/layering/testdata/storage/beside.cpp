@@ -1,0 +1,2 @@
+#include "detectors/band.hpp"
+#include <sqlite3.h>
