@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "storage/queries.hpp"
+#include "storage/detail/queries.hpp"
 #include "tests/storage/storage_test_support.hpp"
 #include "tests/support/test_support.hpp"
 
