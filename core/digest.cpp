@@ -15,7 +15,8 @@ std::string canonical_json(const nlohmann::json& value) {
 std::string sha256_hex(std::string_view bytes) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> hash{};
   unsigned int length = 0;
-  const int ok = EVP_Digest(bytes.data(), bytes.size(), hash.data(), &length, EVP_sha256(), nullptr);
+  const int ok =
+      EVP_Digest(bytes.data(), bytes.size(), hash.data(), &length, EVP_sha256(), nullptr);
   KW_ASSERT(ok == 1 && length == 32, "EVP_Digest(sha256) cannot fail on in-memory input");
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out(2 * length, '0');

@@ -55,9 +55,9 @@ using Status = tl::expected<void, Error>;
 }  // namespace kernelwatch::core
 
 // Bugs, not bad input: abort with the expression and where it failed.
-#define KW_ASSERT(condition, message)                                                     \
-  do {                                                                                    \
-    if (!(condition)) {                                                                   \
-      ::kernelwatch::core::assertion_failed(#condition, __FILE__, __LINE__, (message));   \
-    }                                                                                     \
+#define KW_ASSERT(condition, message)                                                   \
+  do {                                                                                  \
+    if (!(condition)) {                                                                 \
+      ::kernelwatch::core::assertion_failed(#condition, __FILE__, __LINE__, (message)); \
+    }                                                                                   \
   } while (false)

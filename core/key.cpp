@@ -55,9 +55,12 @@ json named(std::string_view field, std::string_view value) {
 
 std::string_view to_string(DType dtype) noexcept {
   switch (dtype) {
-    case DType::Fp32: return "fp32";
-    case DType::Bf16: return "bf16";
-    case DType::Fp16: return "fp16";
+    case DType::Fp32:
+      return "fp32";
+    case DType::Bf16:
+      return "bf16";
+    case DType::Fp16:
+      return "fp16";
   }
   return "unknown";
 }
@@ -95,7 +98,8 @@ Workload Workload::tvd(std::int64_t tokens, std::int64_t vocab, DType dtype) {
 
 Result<Workload> Workload::from_label(std::string_view label) {
   const auto bad = [&](std::string_view why) {
-    return fail(ErrorCode::ParseError, "workload \"" + std::string(label) + "\": " + std::string(why));
+    return fail(ErrorCode::ParseError,
+                "workload \"" + std::string(label) + "\": " + std::string(why));
   };
   if (label.empty()) return bad("empty");
   for (char c : label) {
@@ -109,7 +113,9 @@ Result<Workload> Workload::from_label(std::string_view label) {
     w.opaque_label = std::string(label);
     return w;
   }
-  if (parts.size() < 3) return bad(layer_norm ? "expected hidden<N>-rows<M>-<dtype>" : "expected tokens<N>-vocab<V>-<dtype>");
+  if (parts.size() < 3)
+    return bad(layer_norm ? "expected hidden<N>-rows<M>-<dtype>"
+                          : "expected tokens<N>-vocab<V>-<dtype>");
   const auto first = prefixed_int(parts[0], layer_norm ? "hidden" : "tokens");
   const auto second = prefixed_int(parts[1], layer_norm ? "rows" : "vocab");
   if (!first || !second) {
@@ -134,7 +140,8 @@ Result<Workload> Workload::from_label(std::string_view label) {
     const std::string number = rest.substr(3);
     char* end = nullptr;
     eps = std::strtod(number.c_str(), &end);
-    if (number.empty() || end != number.c_str() + number.size() || !(eps > 0) || !std::isfinite(eps)) {
+    if (number.empty() || end != number.c_str() + number.size() || !(eps > 0) ||
+        !std::isfinite(eps)) {
       return bad("eps must be a positive number");
     }
   }
@@ -162,8 +169,11 @@ json Workload::canonical() const {
   json spec;
   switch (kernel) {
     case KernelKind::LayerNorm:
-      spec = {{"kernel", "layer_norm"}, {"rows", rows}, {"hidden", hidden},
-              {"dtype", to_string(dtype)}, {"eps", eps}};
+      spec = {{"kernel", "layer_norm"},
+              {"rows", rows},
+              {"hidden", hidden},
+              {"dtype", to_string(dtype)},
+              {"eps", eps}};
       break;
     case KernelKind::Tvd:
       spec = {{"kernel", "tvd"}, {"tokens", tokens}, {"vocab", vocab}, {"dtype", to_string(dtype)}};
@@ -175,7 +185,9 @@ json Workload::canonical() const {
   return json{{"apiVersion", kApiVersion}, {"kind", "Workload"}, {"spec", std::move(spec)}};
 }
 
-std::string Workload::digest() const { return digest_of(canonical()); }
+std::string Workload::digest() const {
+  return digest_of(canonical());
+}
 
 std::string slug(std::string_view text) {
   std::string out;
@@ -320,9 +332,8 @@ Result<ComparabilityKey> key_of(const Record& record) {
 
   std::string protocol_label = record.protocol.metadata.name;
   if (protocol_label.empty()) protocol_label = "unnamed";
-  const json protocol_identity = {{"apiVersion", kApiVersion},
-                                  {"kind", "BenchmarkProtocol"},
-                                  {"spec", record.protocol.spec}};
+  const json protocol_identity = {
+      {"apiVersion", kApiVersion}, {"kind", "BenchmarkProtocol"}, {"spec", record.protocol.spec}};
   key.protocol = {protocol_label, document_digest(protocol_identity)};
   return key;
 }

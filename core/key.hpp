@@ -33,7 +33,7 @@ struct Workload {
   std::int64_t tokens = 0;  // TVD: B*T
   std::int64_t vocab = 0;   // TVD: V
   DType dtype = DType::Fp32;
-  double eps = 1e-6;        // LayerNorm only; in the label only when not the default
+  double eps = 1e-6;         // LayerNorm only; in the label only when not the default
   std::string opaque_label;  // KernelKind::Other
 
   [[nodiscard]] static Workload layer_norm(std::int64_t rows, std::int64_t hidden, DType dtype,

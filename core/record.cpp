@@ -37,7 +37,8 @@ class Reader {
 
   Result<double> number(const json& parent, std::string_view key) const {
     const auto it = parent.find(key);
-    if (it == parent.end() || it->is_null()) return fail(ErrorCode::ParseError, field(key) + ": missing");
+    if (it == parent.end() || it->is_null())
+      return fail(ErrorCode::ParseError, field(key) + ": missing");
     if (!it->is_number()) return fail(ErrorCode::ParseError, field(key) + ": expected a number");
     const double v = it->get<double>();
     if (!std::isfinite(v)) return fail(ErrorCode::ParseError, field(key) + ": not finite");
@@ -60,14 +61,14 @@ Status check_kind(const Reader& reader, const json& doc, std::string_view kind) 
   auto api = reader.string(doc, "apiVersion", true);
   if (!api) return tl::unexpected(api.error());
   if (*api != kApiVersion) {
-    return fail(ErrorCode::ParseError, reader.field("apiVersion") + ": \"" + *api +
-                                           "\" is not " + std::string(kApiVersion));
+    return fail(ErrorCode::ParseError, reader.field("apiVersion") + ": \"" + *api + "\" is not " +
+                                           std::string(kApiVersion));
   }
   auto actual = reader.string(doc, "kind", true);
   if (!actual) return tl::unexpected(actual.error());
   if (*actual != kind) {
-    return fail(ErrorCode::ParseError, reader.field("kind") + ": expected \"" +
-                                           std::string(kind) + "\", got \"" + *actual + "\"");
+    return fail(ErrorCode::ParseError, reader.field("kind") + ": expected \"" + std::string(kind) +
+                                           "\", got \"" + *actual + "\"");
   }
   return {};
 }
@@ -89,7 +90,8 @@ Result<Metadata> parse_metadata(const Reader& parent, const json& doc) {
   if (*labels != nullptr) {
     for (const auto& [key, value] : (*labels)->items()) {
       if (!value.is_string()) {
-        return fail(ErrorCode::ParseError, reader.field("labels") + "." + key + ": expected a string");
+        return fail(ErrorCode::ParseError,
+                    reader.field("labels") + "." + key + ": expected a string");
       }
       metadata.labels.emplace(key, value.get<std::string>());
     }
@@ -100,8 +102,14 @@ Result<Metadata> parse_metadata(const Reader& parent, const json& doc) {
 void write_metadata(json& doc, const Metadata& metadata) {
   json& out = doc["metadata"];
   if (!out.is_object()) out = json::object();
-  if (!metadata.name.empty()) out["name"] = metadata.name; else out.erase("name");
-  if (!metadata.title.empty()) out["title"] = metadata.title; else out.erase("title");
+  if (!metadata.name.empty())
+    out["name"] = metadata.name;
+  else
+    out.erase("name");
+  if (!metadata.title.empty())
+    out["title"] = metadata.title;
+  else
+    out.erase("title");
   if (!metadata.labels.empty()) {
     out["labels"] = metadata.labels;
   } else {
@@ -140,13 +148,15 @@ Result<BenchmarkRun> parse_run(const json& doc) {
   auto status = reader.string(spec, "status", true);
   if (!status) return tl::unexpected(status.error());
   auto parsed_status = parse_run_status(*status);
-  if (!parsed_status) return tl::unexpected(parsed_status.error().with_context(reader.field("status")));
+  if (!parsed_status)
+    return tl::unexpected(parsed_status.error().with_context(reader.field("status")));
   run.status = *parsed_status;
 
   auto observed = reader.string(spec, "observedAt", true);
   if (!observed) return tl::unexpected(observed.error());
   auto observed_at = parse_timestamp(*observed);
-  if (!observed_at) return tl::unexpected(observed_at.error().with_context(reader.field("observedAt")));
+  if (!observed_at)
+    return tl::unexpected(observed_at.error().with_context(reader.field("observedAt")));
   run.observed_at = *observed_at;
 
   auto timing = reader.object(spec, "timing", run.status == RunStatus::Passed);
@@ -171,7 +181,8 @@ Result<BenchmarkRun> parse_run(const json& doc) {
   }
 
   if (const auto it = spec.find("measurements"); it != spec.end() && !it->is_null()) {
-    if (!it->is_array()) return fail(ErrorCode::ParseError, reader.field("measurements") + ": expected an array");
+    if (!it->is_array())
+      return fail(ErrorCode::ParseError, reader.field("measurements") + ": expected an array");
     for (std::size_t i = 0; i < it->size(); ++i) {
       const json& item = (*it)[i];
       const Reader m(reader.field("measurements") + "[" + std::to_string(i) + "]");
@@ -208,8 +219,10 @@ Result<BenchmarkRun> parse_run(const json& doc) {
   run.source_native.source = *source;
   run.source_native.benchmark = *benchmark;
   run.source_native.external_id = *external_id;
-  if (const auto it = (*source_node)->find("metrics"); it != (*source_node)->end() && !it->is_null()) {
-    if (!it->is_object()) return fail(ErrorCode::ParseError, source_reader.field("metrics") + ": expected an object");
+  if (const auto it = (*source_node)->find("metrics");
+      it != (*source_node)->end() && !it->is_null()) {
+    if (!it->is_object())
+      return fail(ErrorCode::ParseError, source_reader.field("metrics") + ": expected an object");
     run.source_native.metrics = *it;
   }
 
@@ -246,7 +259,8 @@ Result<BenchmarkProtocol> parse_protocol(const json& doc) {
 Result<ExecutionEnvironment> parse_environment(const json& doc) {
   const Reader top("environment");
   if (!doc.is_object()) return fail(ErrorCode::ParseError, "environment: expected an object");
-  if (auto ok = check_kind(top, doc, "ExecutionEnvironment"); !ok) return tl::unexpected(ok.error());
+  if (auto ok = check_kind(top, doc, "ExecutionEnvironment"); !ok)
+    return tl::unexpected(ok.error());
   ExecutionEnvironment environment;
   environment.document = doc;
   auto spec = top.object(doc, "spec", true);
@@ -259,8 +273,8 @@ Result<ExecutionEnvironment> parse_environment(const json& doc) {
                              std::pair{"product", &environment.hardware.product},
                              std::pair{"formFactor", &environment.hardware.form_factor},
                              std::pair{"architecture", &environment.hardware.architecture}}) {
-    auto value = hw.string(**hardware, key, std::string_view(key) == "vendor" ||
-                                                std::string_view(key) == "product");
+    auto value = hw.string(**hardware, key,
+                           std::string_view(key) == "vendor" || std::string_view(key) == "product");
     if (!value) return tl::unexpected(value.error());
     *target = *value;
   }
@@ -285,9 +299,12 @@ void set_or_erase(json& object, const char* key, const std::string& value) {
 
 std::string_view to_string(RunStatus status) noexcept {
   switch (status) {
-    case RunStatus::Passed: return "passed";
-    case RunStatus::Failed: return "failed";
-    case RunStatus::Inconclusive: return "inconclusive";
+    case RunStatus::Passed:
+      return "passed";
+    case RunStatus::Failed:
+      return "failed";
+    case RunStatus::Inconclusive:
+      return "inconclusive";
   }
   return "unknown";
 }
@@ -296,8 +313,8 @@ Result<RunStatus> parse_run_status(std::string_view text) {
   if (text == "passed") return RunStatus::Passed;
   if (text == "failed") return RunStatus::Failed;
   if (text == "inconclusive") return RunStatus::Inconclusive;
-  return fail(ErrorCode::ParseError, "\"" + std::string(text) +
-                                         "\" is not a run status (passed, failed, inconclusive)");
+  return fail(ErrorCode::ParseError,
+              "\"" + std::string(text) + "\" is not a run status (passed, failed, inconclusive)");
 }
 
 std::optional<std::chrono::nanoseconds> BenchmarkRun::latency(std::string_view statistic) const {
@@ -311,7 +328,9 @@ std::optional<std::chrono::nanoseconds> BenchmarkRun::latency(std::string_view s
 }
 
 Result<Record> parse_record(const json& value) {
-  if (!value.is_object()) return fail(ErrorCode::ParseError, "record: expected an object with run, protocol and environment");
+  if (!value.is_object())
+    return fail(ErrorCode::ParseError,
+                "record: expected an object with run, protocol and environment");
   Record record;
   record.document = value;
   const auto run_it = value.find("run");
@@ -351,10 +370,13 @@ json to_json(const Record& record) {
   }
   if (!run.measurements.empty() || spec.contains("measurements")) {
     json measurements = json::array();
-    const json* old = spec.contains("measurements") && spec["measurements"].is_array() ? &spec["measurements"] : nullptr;
+    const json* old = spec.contains("measurements") && spec["measurements"].is_array()
+                          ? &spec["measurements"]
+                          : nullptr;
     for (std::size_t i = 0; i < run.measurements.size(); ++i) {
       const Measurement& m = run.measurements[i];
-      json item = (old != nullptr && i < old->size() && (*old)[i].is_object()) ? (*old)[i] : json::object();
+      json item =
+          (old != nullptr && i < old->size() && (*old)[i].is_object()) ? (*old)[i] : json::object();
       item["metric"] = m.metric;
       item["statistic"] = m.statistic;
       item["unit"] = m.unit;
@@ -377,7 +399,8 @@ json to_json(const Record& record) {
   set_or_erase(spec, "implementationDigest", run.implementation_digest);
   write_metadata(run_doc, run.metadata);
 
-  json protocol_doc = record.protocol.document.is_object() ? record.protocol.document : json::object();
+  json protocol_doc =
+      record.protocol.document.is_object() ? record.protocol.document : json::object();
   protocol_doc["apiVersion"] = kApiVersion;
   protocol_doc["kind"] = "BenchmarkProtocol";
   protocol_doc["spec"] = record.protocol.spec;

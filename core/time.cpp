@@ -60,7 +60,8 @@ Result<Timestamp> parse_timestamp(std::string_view text) {
       }
       ++pos;
     }
-    if (digits == 0) return fail(ErrorCode::ParseError, "timestamp \"" + std::string(text) + "\": empty fraction");
+    if (digits == 0)
+      return fail(ErrorCode::ParseError, "timestamp \"" + std::string(text) + "\": empty fraction");
     for (int i = digits; i < 9; ++i) fraction *= 10;
     t += nanoseconds{fraction};
   }
@@ -74,16 +75,16 @@ Result<Timestamp> parse_timestamp(std::string_view text) {
     const auto offset = hours{oh} + minutes{om};
     return text[pos] == '+' ? t - offset : t + offset;
   }
-  return fail(ErrorCode::ParseError, "timestamp \"" + std::string(text) +
-                                         "\" needs a zone: Z or +HH:MM");
+  return fail(ErrorCode::ParseError,
+              "timestamp \"" + std::string(text) + "\" needs a zone: Z or +HH:MM");
 }
 
 Result<Timestamp> parse_naive_timestamp(std::string_view text) {
   Timestamp t;
   std::size_t pos = 0;
   if (text.size() != 19 || !parse_date_time(text, ' ', t, pos)) {
-    return fail(ErrorCode::ParseError, "timestamp \"" + std::string(text) +
-                                           "\" is not of the form 2025-07-17 18:18:16");
+    return fail(ErrorCode::ParseError,
+                "timestamp \"" + std::string(text) + "\" is not of the form 2025-07-17 18:18:16");
   }
   return t;
 }
@@ -99,7 +100,8 @@ std::string format_timestamp(Timestamp t) {
                   static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
                   static_cast<unsigned>(date.day()), static_cast<int>(clock.hours().count()),
                   static_cast<int>(clock.minutes().count()),
-                  static_cast<int>(clock.seconds().count()), static_cast<long long>(ns / 1'000'000));
+                  static_cast<int>(clock.seconds().count()),
+                  static_cast<long long>(ns / 1'000'000));
   } else {
     std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02d.%09lldZ",
                   static_cast<int>(date.year()), static_cast<unsigned>(date.month()),

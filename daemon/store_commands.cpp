@@ -33,9 +33,9 @@ int run_import(const ImportOptions& options, std::ostream& out, std::ostream& er
   }
   for (const auto& line : report->invalid) err << "skipped " << line << '\n';
   out << "imported " << options.inputs.size() << (options.inputs.size() == 1 ? " file" : " files")
-      << " into " << options.db.string() << ": read " << report->read << ", new " << report->inserted
-      << ", duplicate " << report->duplicates << ", skipped " << report->skipped << " ("
-      << report->memory_rows << " memory rows, " << report->invalid.size() << " invalid)\n";
+      << " into " << options.db.string() << ": read " << report->read << ", new "
+      << report->inserted << ", duplicate " << report->duplicates << ", skipped " << report->skipped
+      << " (" << report->memory_rows << " memory rows, " << report->invalid.size() << " invalid)\n";
   return 0;
 }
 
@@ -71,10 +71,13 @@ int run_keys(const std::filesystem::path& db, OutputFormat format, std::ostream&
   for (const auto& k : *keys) {
     rows.push_back({k.key.benchmark.label, k.key.provider.label, k.key.workload.label,
                     k.key.environment.label, k.key.protocol.label, std::to_string(k.run_count),
-                    core::format_timestamp(k.first_observed), core::format_timestamp(k.last_observed)});
+                    core::format_timestamp(k.first_observed),
+                    core::format_timestamp(k.last_observed)});
   }
-  print_table(out, {"BENCHMARK", "PROVIDER", "WORKLOAD", "ENVIRONMENT", "PROTOCOL", "RUNS", "FIRST", "LAST"},
-              rows);
+  print_table(
+      out,
+      {"BENCHMARK", "PROVIDER", "WORKLOAD", "ENVIRONMENT", "PROTOCOL", "RUNS", "FIRST", "LAST"},
+      rows);
   out << keys->size() << (keys->size() == 1 ? " key\n" : " keys\n");
   return 0;
 }
@@ -105,8 +108,9 @@ int run_history(const HistoryOptions& options, std::ostream& out, std::ostream& 
                     optional_duration(r.median), optional_duration(r.latency("p80")),
                     run.implementation_version.empty() ? "-" : run.implementation_version});
   }
-  print_table(out, {"OBSERVED_AT", "BENCHMARK", "PROVIDER", "WORKLOAD", "ENVIRONMENT", "STATUS", "P20",
-                    "MEDIAN", "P80", "VERSION"},
+  print_table(out,
+              {"OBSERVED_AT", "BENCHMARK", "PROVIDER", "WORKLOAD", "ENVIRONMENT", "STATUS", "P20",
+               "MEDIAN", "P80", "VERSION"},
               rows);
   out << runs->size() << (runs->size() == 1 ? " run\n" : " runs\n");
   return 0;

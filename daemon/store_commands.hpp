@@ -27,7 +27,8 @@ struct HistoryOptions {
 
 // Each returns the process exit code (0 success, 1 failure) after printing.
 int run_import(const ImportOptions& options, std::ostream& out, std::ostream& err);
-int run_keys(const std::filesystem::path& db, OutputFormat format, std::ostream& out, std::ostream& err);
+int run_keys(const std::filesystem::path& db, OutputFormat format, std::ostream& out,
+             std::ostream& err);
 int run_history(const HistoryOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace kernelwatch::daemon

@@ -6,13 +6,19 @@ namespace {
 core::ErrorCode code_for(int rc) {
   switch (rc & 0xff) {
     case SQLITE_NOTADB:
-    case SQLITE_CORRUPT: return core::ErrorCode::NotADatabase;
+    case SQLITE_CORRUPT:
+      return core::ErrorCode::NotADatabase;
     case SQLITE_BUSY:
-    case SQLITE_LOCKED: return core::ErrorCode::Unavailable;
-    case SQLITE_CONSTRAINT: return core::ErrorCode::Conflict;
-    case SQLITE_NOMEM: return core::ErrorCode::OutOfMemory;
-    case SQLITE_CANTOPEN: return core::ErrorCode::NotFound;
-    default: return core::ErrorCode::IoError;
+    case SQLITE_LOCKED:
+      return core::ErrorCode::Unavailable;
+    case SQLITE_CONSTRAINT:
+      return core::ErrorCode::Conflict;
+    case SQLITE_NOMEM:
+      return core::ErrorCode::OutOfMemory;
+    case SQLITE_CANTOPEN:
+      return core::ErrorCode::NotFound;
+    default:
+      return core::ErrorCode::IoError;
   }
 }
 
@@ -55,7 +61,9 @@ Status Statement::run() {
   }
 }
 
-std::int64_t Statement::column_int(int index) const { return sqlite3_column_int64(stmt_, index); }
+std::int64_t Statement::column_int(int index) const {
+  return sqlite3_column_int64(stmt_, index);
+}
 
 std::optional<std::int64_t> Statement::column_optional_int(int index) const {
   if (column_is_null(index)) return std::nullopt;
@@ -86,8 +94,9 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
   const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
   std::unique_ptr<Database> db(new Database(path, raw));
   if (rc != SQLITE_OK) {
-    return tl::unexpected(core::Error{code_for(rc), path.string() + ": cannot open: " +
-                                                        (raw ? sqlite3_errmsg(raw) : "out of memory")});
+    return tl::unexpected(core::Error{
+        code_for(rc),
+        path.string() + ": cannot open: " + (raw ? sqlite3_errmsg(raw) : "out of memory")});
   }
   sqlite3_extended_result_codes(raw, 1);
   return db;
@@ -100,8 +109,8 @@ Status Database::exec(std::string_view sql) {
   if (rc == SQLITE_OK) return {};
   std::string why = message != nullptr ? message : sqlite3_errstr(rc);
   sqlite3_free(message);
-  return tl::unexpected(core::Error{code_for(sqlite3_extended_errcode(db_.get())),
-                                    path_.string() + ": " + why});
+  return tl::unexpected(
+      core::Error{code_for(sqlite3_extended_errcode(db_.get())), path_.string() + ": " + why});
 }
 
 Result<Statement*> Database::prepare_cached(const char* sql) {
@@ -132,9 +141,9 @@ void Database::rollback() noexcept {
 }
 
 core::Error Database::error(std::string_view what) const {
-  return core::Error{code_for(sqlite3_extended_errcode(db_.get())),
-                     path_.string() + ": " + std::string(what) + " failed: " +
-                         sqlite3_errmsg(db_.get())};
+  return core::Error{
+      code_for(sqlite3_extended_errcode(db_.get())),
+      path_.string() + ": " + std::string(what) + " failed: " + sqlite3_errmsg(db_.get())};
 }
 
 }  // namespace kernelwatch::storage

@@ -84,7 +84,8 @@ Result<ImportReport> import_files(SqliteStore& store, std::span<const std::files
           ++report.skipped;
           report.invalid.push_back(where + ": " + item.reason);
           continue;
-        case ItemKind::Run: break;
+        case ItemKind::Run:
+          break;
       }
       auto outcome = store.insert_run(*tx, item.record, item.raw);
       if (!outcome) {

@@ -17,12 +17,12 @@ enum class InvalidPolicy { Abort, Skip };
 enum class SourceFormat { Auto, Kernelindex, LigerCsv };
 
 struct ImportReport {
-  std::size_t read = 0;        // records and data rows read
-  std::size_t inserted = 0;    // new runs stored
-  std::size_t duplicates = 0;  // runs already stored (or twice in this import)
-  std::size_t skipped = 0;     // skipped_by_design + invalid skipped
-  std::size_t memory_rows = 0;              // Liger memory rows: not latency, skipped by design
-  std::vector<std::string> invalid;         // "FILE:LINE: why" for each skipped invalid record
+  std::size_t read = 0;              // records and data rows read
+  std::size_t inserted = 0;          // new runs stored
+  std::size_t duplicates = 0;        // runs already stored (or twice in this import)
+  std::size_t skipped = 0;           // skipped_by_design + invalid skipped
+  std::size_t memory_rows = 0;       // Liger memory rows: not latency, skipped by design
+  std::vector<std::string> invalid;  // "FILE:LINE: why" for each skipped invalid record
 };
 
 // Detects the format from the extension (.csv; .json, .jsonl, .ndjson), else from the content.

@@ -12,7 +12,8 @@ using nlohmann::json;
 
 std::size_t line_at(std::string_view text, std::size_t offset) {
   offset = std::min(offset, text.size());
-  return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+  return 1 + static_cast<std::size_t>(std::count(
+                 text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
 }
 
 // Byte offsets where each element of the top-level array starts. The text must be valid JSON
@@ -38,18 +39,23 @@ std::vector<std::size_t> array_element_offsets(std::string_view text) {
       expect_value = false;
     }
     switch (c) {
-      case '"': in_string = true; break;
+      case '"':
+        in_string = true;
+        break;
       case '[':
       case '{':
         ++depth;
         if (depth == 1) expect_value = true;
         break;
       case ']':
-      case '}': --depth; break;
+      case '}':
+        --depth;
+        break;
       case ',':
         if (depth == 1) expect_value = true;
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return offsets;

@@ -17,9 +17,20 @@ using core::ErrorCode;
 using nlohmann::json;
 
 constexpr const char* kRequired[] = {
-    "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit",
-    "x_name",      "x_value",         "y_value_50",            "y_value_20",  "y_value_80",
-    "extra_benchmark_config_str",     "gpu_name",              "timestamp",   "liger_version",
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "metric_unit",
+    "x_name",
+    "x_value",
+    "y_value_50",
+    "y_value_20",
+    "y_value_80",
+    "extra_benchmark_config_str",
+    "gpu_name",
+    "timestamp",
+    "liger_version",
 };
 
 // The protocol text of Liger's benchmark scripts per timed pass. The backward text is the
@@ -34,7 +45,8 @@ std::string protocol_notes(std::string_view pass) {
   }
   if (pass == "forward") return "Timed: the forward pass of the module," + tail;
   return "Timed: the forward pass and the backward pass of its output given a random upstream "
-         "gradient, together," + tail;
+         "gradient, together," +
+         tail;
 }
 
 json liger_protocol(std::string_view pass) {
@@ -61,7 +73,8 @@ std::string kernel_title(std::string_view kernel) {
 std::optional<double> parse_double(std::string_view text) {
   double value = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value)) {
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() ||
+      !std::isfinite(value)) {
     return std::nullopt;
   }
   return value;
@@ -77,7 +90,8 @@ std::optional<std::int64_t> parse_int(std::string_view text) {
 // A JSON number that must be a positive integer (M, B, T).
 std::optional<std::int64_t> config_int(const json& config, const char* name) {
   const auto it = config.find(name);
-  if (it == config.end() || !it->is_number_integer() || it->get<std::int64_t>() <= 0) return std::nullopt;
+  if (it == config.end() || !it->is_number_integer() || it->get<std::int64_t>() <= 0)
+    return std::nullopt;
   return it->get<std::int64_t>();
 }
 
@@ -99,7 +113,9 @@ core::Result<core::Record> speed_row_to_record(const RowReader& row) {
   const std::string& kernel = row["kernel_name"];
   const std::string& provider = row["kernel_provider"];
   const std::string& pass = row["kernel_operation_mode"];
-  const auto bad = [](std::string why) { return core::fail(ErrorCode::ParseError, std::move(why)); };
+  const auto bad = [](std::string why) {
+    return core::fail(ErrorCode::ParseError, std::move(why));
+  };
 
   if (kernel != "tvd" && kernel != "layer_norm") {
     return bad("kernel_name \"" + kernel + "\" is not one kernelwatch knows (tvd, layer_norm)");
@@ -114,11 +130,13 @@ core::Result<core::Record> speed_row_to_record(const RowReader& row) {
     return bad("metric_unit \"" + row["metric_unit"] + "\" for a speed row (expected ms)");
   }
   const auto x_value = parse_int(row["x_value"]);
-  if (!x_value || *x_value <= 0) return bad("x_value \"" + row["x_value"] + "\" is not a positive integer");
+  if (!x_value || *x_value <= 0)
+    return bad("x_value \"" + row["x_value"] + "\" is not a positive integer");
 
   const json config = json::parse(row["extra_benchmark_config_str"], nullptr, false);
   if (config.is_discarded() || !config.is_object()) {
-    return bad("extra_benchmark_config_str is not a JSON object: " + row["extra_benchmark_config_str"]);
+    return bad("extra_benchmark_config_str is not a JSON object: " +
+               row["extra_benchmark_config_str"]);
   }
   core::DType dtype = core::DType::Fp32;
   if (const auto it = config.find("dtype"); it != config.end()) {
@@ -129,20 +147,24 @@ core::Result<core::Record> speed_row_to_record(const RowReader& row) {
   }
   core::Workload workload;
   if (kernel == "layer_norm") {
-    if (row["x_name"] != "N") return bad("x_name \"" + row["x_name"] + "\" for layer_norm (expected N, the hidden size)");
+    if (row["x_name"] != "N")
+      return bad("x_name \"" + row["x_name"] + "\" for layer_norm (expected N, the hidden size)");
     const auto rows = config_int(config, "M");
     if (!rows) return bad("extra_benchmark_config_str: M (rows) must be a positive integer");
     double eps = 1e-6;
     if (const auto it = config.find("eps"); it != config.end()) {
-      if (!it->is_number() || !(it->get<double>() > 0)) return bad("extra_benchmark_config_str: eps must be a positive number");
+      if (!it->is_number() || !(it->get<double>() > 0))
+        return bad("extra_benchmark_config_str: eps must be a positive number");
       eps = it->get<double>();
     }
     workload = core::Workload::layer_norm(*rows, *x_value, dtype, eps);
   } else {
-    if (row["x_name"] != "V") return bad("x_name \"" + row["x_name"] + "\" for tvd (expected V, the vocabulary)");
+    if (row["x_name"] != "V")
+      return bad("x_name \"" + row["x_name"] + "\" for tvd (expected V, the vocabulary)");
     const auto batch = config_int(config, "B");
     const auto time = config_int(config, "T");
-    if (!batch || !time) return bad("extra_benchmark_config_str: B and T must be positive integers");
+    if (!batch || !time)
+      return bad("extra_benchmark_config_str: B and T must be positive integers");
     workload = core::Workload::tvd(*batch * *time, *x_value, dtype);
   }
 
@@ -151,7 +173,8 @@ core::Result<core::Record> speed_row_to_record(const RowReader& row) {
   for (int i = 0; i < 3; ++i) {
     ms[i] = parse_double(row[value_columns[i]]);
     if (!ms[i] || *ms[i] <= 0) {
-      return bad(std::string(value_columns[i]) + " \"" + row[value_columns[i]] + "\" is not a positive number of ms");
+      return bad(std::string(value_columns[i]) + " \"" + row[value_columns[i]] +
+                 "\" is not a positive number of ms");
     }
   }
   auto observed = core::parse_naive_timestamp(row["timestamp"]);
@@ -164,7 +187,9 @@ core::Result<core::Record> speed_row_to_record(const RowReader& row) {
   const std::string id_time = core::format_id_timestamp(*observed);
   const std::string version = row["liger_version"];
 
-  const auto to_ns = [](double value) { return static_cast<std::int64_t>(std::llround(value * 1e6)); };
+  const auto to_ns = [](double value) {
+    return static_cast<std::int64_t>(std::llround(value * 1e6));
+  };
   const json protocol = liger_protocol(pass);
   const json environment_doc = {
       {"apiVersion", core::kApiVersion},
@@ -185,25 +210,33 @@ core::Result<core::Record> speed_row_to_record(const RowReader& row) {
        {{"status", "passed"},
         {"timing", {{"latencyNs", {{"median", to_ns(*ms[1])}}}, {"primaryStatistic", "median"}}},
         {"observedAt", core::format_timestamp(*observed)},
-        {"measurements",
-         json::array({{{"unit", "ns"}, {"value", to_ns(*ms[0])}, {"metric", "latency"}, {"statistic", "p20"}},
-                      {{"unit", "ns"}, {"value", to_ns(*ms[2])}, {"metric", "latency"}, {"statistic", "p80"}}})},
+        {"measurements", json::array({{{"unit", "ns"},
+                                       {"value", to_ns(*ms[0])},
+                                       {"metric", "latency"},
+                                       {"statistic", "p20"}},
+                                      {{"unit", "ns"},
+                                       {"value", to_ns(*ms[2])},
+                                       {"metric", "latency"},
+                                       {"statistic", "p80"}}})},
         {"sourceNative",
          {{"source", "liger-kernel-bench"},
           {"metrics", {{"ms_20", *ms[0]}, {"ms_50", *ms[1]}, {"ms_80", *ms[2]}}},
           {"benchmark", benchmark},
-          {"externalId", benchmark + "/" + provider + "/" + environment + "/" + workload.label() + "/" + id_time}}},
+          {"externalId", benchmark + "/" + provider + "/" + environment + "/" + workload.label() +
+                             "/" + id_time}}},
         {"protocolDigest", core::document_digest(protocol)},
         {"workloadDigest", workload.digest()},
         {"environmentDigest", core::document_digest(environment_doc)},
         {"implementationDigest",
-         core::digest_of(json{{"provider", provider}, {"version", version}, {"source", "liger-kernel-bench"}})}}},
+         core::digest_of(json{
+             {"provider", provider}, {"version", version}, {"source", "liger-kernel-bench"}})}}},
       {"metadata",
        {{"name", "liger-" + kernel_slug + "-" + pass + "-" + provider + "-" + environment + "-" +
                      workload.label() + "-" + id_time},
         {"title", kernel_title(kernel) + " \u00b7 " + provider + " \u00b7 " + pass},
         {"labels", std::move(labels)}}}};
-  return core::parse_record(json{{"run", run}, {"protocol", protocol}, {"environment", environment_doc}});
+  return core::parse_record(
+      json{{"run", run}, {"protocol", protocol}, {"environment", environment_doc}});
 }
 
 }  // namespace
@@ -244,7 +277,8 @@ core::Result<std::vector<CsvRow>> parse_csv(std::string_view text) {
         field.clear();
         row_started = true;
         break;
-      case '\r': break;
+      case '\r':
+        break;
       case '\n':
         if (row_started || !field.empty()) {
           row.fields.push_back(std::move(field));
@@ -273,17 +307,19 @@ core::Result<std::vector<CsvRow>> parse_csv(std::string_view text) {
   return rows;
 }
 
-core::Result<std::vector<SourceItem>> read_liger_csv(std::string_view text, std::string_view file_name) {
+core::Result<std::vector<SourceItem>> read_liger_csv(std::string_view text,
+                                                     std::string_view file_name) {
   auto rows = parse_csv(text);
   if (!rows) return tl::unexpected(rows.error());
-  if (rows->empty()) return core::fail(ErrorCode::ParseError, "1: empty file, expected a header row");
+  if (rows->empty())
+    return core::fail(ErrorCode::ParseError, "1: empty file, expected a header row");
   const CsvRow& header = rows->front();
   std::map<std::string, std::size_t> columns;
   for (std::size_t i = 0; i < header.fields.size(); ++i) columns.emplace(header.fields[i], i);
   for (const char* name : kRequired) {
     if (!columns.contains(name)) {
-      return core::fail(ErrorCode::ParseError,
-                        std::to_string(header.line) + ": missing column \"" + name + "\" in the header");
+      return core::fail(ErrorCode::ParseError, std::to_string(header.line) + ": missing column \"" +
+                                                   name + "\" in the header");
     }
   }
   std::vector<SourceItem> items;
@@ -322,7 +358,8 @@ core::Result<std::vector<SourceItem>> read_liger_csv(std::string_view text, std:
     }
     item.record = std::move(*record);
     json source_row = json::object();
-    for (std::size_t i = 0; i < header.fields.size(); ++i) source_row[header.fields[i]] = row.fields[i];
+    for (std::size_t i = 0; i < header.fields.size(); ++i)
+      source_row[header.fields[i]] = row.fields[i];
     item.raw = core::canonical_json(json{{"format", "liger-csv"},
                                          {"file", std::string(file_name)},
                                          {"line", row.line},

@@ -66,11 +66,34 @@ CREATE TABLE runs (
 );
 )sql";
 
-constexpr const char* kMigrations[] = {kV1};
+// Version 2: the notification outbox. One row per (notification, destination), written in the
+// same transaction as the alert state that caused it; the partial index keeps the worker's
+// "due rows of one destination" query off delivered and dead rows.
+constexpr const char* kV2 = R"sql(
+CREATE TABLE outbox (
+  id INTEGER PRIMARY KEY,
+  destination TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  created_at_ns INTEGER NOT NULL,
+  state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'dead')),
+  next_attempt_at_ns INTEGER NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT NOT NULL DEFAULT '',
+  finished_at_ns INTEGER,
+  UNIQUE (destination, idempotency_key)
+);
+CREATE INDEX outbox_due ON outbox (destination, next_attempt_at_ns, id) WHERE state = 'pending';
+CREATE INDEX outbox_dead ON outbox (finished_at_ns) WHERE state = 'dead';
+)sql";
+
+constexpr const char* kMigrations[] = {kV1, kV2};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
 }  // namespace
 
-std::span<const char* const> migrations() { return kMigrations; }
+std::span<const char* const> migrations() {
+  return kMigrations;
+}
 
 }  // namespace kernelwatch::storage

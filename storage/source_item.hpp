@@ -14,9 +14,9 @@ enum class ItemKind { Run, Skipped, Invalid };
 struct SourceItem {
   std::size_t line = 0;  // 1-based line where the record or row starts
   ItemKind kind = ItemKind::Run;
-  core::Record record;   // ItemKind::Run
-  std::string raw;       // raw source kept with the run; "" when the record is the source
-  std::string reason;    // ItemKind::Skipped and ItemKind::Invalid
+  core::Record record;  // ItemKind::Run
+  std::string raw;      // raw source kept with the run; "" when the record is the source
+  std::string reason;   // ItemKind::Skipped and ItemKind::Invalid
 };
 
 }  // namespace kernelwatch::storage

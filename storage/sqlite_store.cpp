@@ -30,8 +30,9 @@ Status check_header(const std::filesystem::path& path) {
   if (!in.read(header.data(), header.size()) ||
       std::string_view(header.data(), header.size()) != kSqliteHeader) {
     return core::fail(ErrorCode::NotADatabase,
-                      path.string() + ": not a SQLite database (the file does not start with the "
-                                      "SQLite header); refusing to touch it");
+                      path.string() +
+                          ": not a SQLite database (the file does not start with the "
+                          "SQLite header); refusing to touch it");
   }
   return {};
 }
@@ -65,7 +66,8 @@ Status migrate(Database& db) {
   for (auto v = static_cast<std::size_t>(*version); v < steps.size(); ++v) {
     if (auto ok = db.exec(steps[v]); !ok) {
       db.rollback();
-      return tl::unexpected(ok.error().with_context("migration to schema version " + std::to_string(v + 1)));
+      return tl::unexpected(
+          ok.error().with_context("migration to schema version " + std::to_string(v + 1)));
     }
   }
   if (auto ok = db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion)); !ok) {
@@ -79,7 +81,8 @@ Status migrate(Database& db) {
   return {};
 }
 
-std::string label_or_empty(const core::Metadata& metadata, std::initializer_list<const char*> names) {
+std::string label_or_empty(const core::Metadata& metadata,
+                           std::initializer_list<const char*> names) {
   for (const char* name : names) {
     if (auto it = metadata.labels.find(name); it != metadata.labels.end()) return it->second;
   }
@@ -93,7 +96,8 @@ Result<std::int64_t> upsert_part(Database& db, const char* insert_sql, const cha
   auto insert = db.prepare_cached(insert_sql);
   if (!insert) return tl::unexpected(insert.error());
   (*insert)->bind(1, digest).bind(2, label).bind(3, document);
-  if (auto ok = (*insert)->run(); !ok) return tl::unexpected(ok.error().with_context(db.path().string()));
+  if (auto ok = (*insert)->run(); !ok)
+    return tl::unexpected(ok.error().with_context(db.path().string()));
   auto select = db.prepare_cached(select_sql);
   if (!select) return tl::unexpected(select.error());
   (*select)->bind(1, digest);
@@ -103,14 +107,16 @@ Result<std::int64_t> upsert_part(Database& db, const char* insert_sql, const cha
   return (*select)->column_int(0);
 }
 
-Status add_alias(Database& db, const std::string& alias, const char* part, const std::string& canonical) {
+Status add_alias(Database& db, const std::string& alias, const char* part,
+                 const std::string& canonical) {
   if (alias.empty() || alias == canonical) return {};
   auto stmt = db.prepare_cached(
       "INSERT INTO key_aliases (alias, part, canonical) VALUES (?1, ?2, ?3) "
       "ON CONFLICT (alias) DO NOTHING");
   if (!stmt) return tl::unexpected(stmt.error());
   (*stmt)->bind(1, alias).bind(2, std::string_view(part)).bind(3, canonical);
-  if (auto ok = (*stmt)->run(); !ok) return tl::unexpected(ok.error().with_context(db.path().string()));
+  if (auto ok = (*stmt)->run(); !ok)
+    return tl::unexpected(ok.error().with_context(db.path().string()));
   return {};
 }
 
@@ -131,12 +137,13 @@ Result<StoredRun> read_run(const Statement& stmt, const std::filesystem::path& p
   const std::string text = stmt.column_text(2);
   const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
-    return core::fail(ErrorCode::NotADatabase,
-                      path.string() + ": run " + std::to_string(run.id) + ": stored record is not JSON");
+    return core::fail(ErrorCode::NotADatabase, path.string() + ": run " + std::to_string(run.id) +
+                                                   ": stored record is not JSON");
   }
   auto record = core::parse_record(doc);
   if (!record) {
-    return tl::unexpected(record.error().with_context(path.string() + ": run " + std::to_string(run.id)));
+    return tl::unexpected(
+        record.error().with_context(path.string() + ": run " + std::to_string(run.id)));
   }
   run.record = std::move(*record);
   run.key.benchmark = {stmt.column_text(3), stmt.column_text(4)};
@@ -191,16 +198,18 @@ Result<SqliteStore> SqliteStore::open(const std::filesystem::path& path, OpenMod
                               std::to_string(kSchemaVersion) + "); upgrade kernelwatch to open it");
       }
       if (mode == OpenMode::ReadOnly && *version < kSchemaVersion) {
-        return core::fail(ErrorCode::VersionTooNew,
-                          path.string() + ": schema version " + std::to_string(*version) +
-                              " needs a migration; open it read-write once (e.g. kernelwatch import)");
+        return core::fail(
+            ErrorCode::VersionTooNew,
+            path.string() + ": schema version " + std::to_string(*version) +
+                " needs a migration; open it read-write once (e.g. kernelwatch import)");
       }
     } else if (mode == OpenMode::ReadOnly) {
-      return core::fail(ErrorCode::NotFound, path.string() + ": empty file, no kernelwatch database");
+      return core::fail(ErrorCode::NotFound,
+                        path.string() + ": empty file, no kernelwatch database");
     }
   } else if (path.has_parent_path() && !std::filesystem::exists(path.parent_path(), ec)) {
-    return core::fail(ErrorCode::NotFound,
-                      path.string() + ": directory " + path.parent_path().string() + " does not exist");
+    return core::fail(ErrorCode::NotFound, path.string() + ": directory " +
+                                               path.parent_path().string() + " does not exist");
   }
 
   const bool read_only = mode == OpenMode::ReadOnly;
@@ -209,8 +218,8 @@ Result<SqliteStore> SqliteStore::open(const std::filesystem::path& path, OpenMod
   Database& conn = **db;
   if (auto ok = conn.exec("PRAGMA busy_timeout = 5000"); !ok) return tl::unexpected(ok.error());
   if (!read_only) {
-    for (const char* pragma : {"PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL",
-                               "PRAGMA foreign_keys = ON"}) {
+    for (const char* pragma :
+         {"PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL", "PRAGMA foreign_keys = ON"}) {
       if (auto ok = conn.exec(pragma); !ok) return tl::unexpected(ok.error());
     }
     if (auto ok = migrate(conn); !ok) return tl::unexpected(ok.error());
@@ -250,21 +259,25 @@ Result<InsertOutcome> SqliteStore::insert_run(Transaction& tx, const core::Recor
   auto workload = core::Workload::from_label(key->workload.label);
   KW_ASSERT(workload.has_value(), "key_of validated the workload label");
   auto workload_id = upsert_part(
-      db, "INSERT INTO workloads (digest, label, document) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+      db,
+      "INSERT INTO workloads (digest, label, document) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
       "SELECT id FROM workloads WHERE digest = ?1", key->workload.digest, key->workload.label,
       core::canonical_json(workload->canonical()));
   if (!workload_id) return tl::unexpected(workload_id.error());
-  auto environment_id = upsert_part(
-      db, "INSERT INTO environments (digest, label, document) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
-      "SELECT id FROM environments WHERE digest = ?1", key->environment.digest,
-      key->environment.label,
-      core::canonical_json(core::environment_identity(record.environment.hardware)));
+  auto environment_id =
+      upsert_part(db,
+                  "INSERT INTO environments (digest, label, document) VALUES (?1, ?2, ?3) ON "
+                  "CONFLICT DO NOTHING",
+                  "SELECT id FROM environments WHERE digest = ?1", key->environment.digest,
+                  key->environment.label,
+                  core::canonical_json(core::environment_identity(record.environment.hardware)));
   if (!environment_id) return tl::unexpected(environment_id.error());
   const json protocol_identity = {{"apiVersion", core::kApiVersion},
                                   {"kind", "BenchmarkProtocol"},
                                   {"spec", record.protocol.spec}};
   auto protocol_id = upsert_part(
-      db, "INSERT INTO protocols (digest, label, document) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+      db,
+      "INSERT INTO protocols (digest, label, document) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
       "SELECT id FROM protocols WHERE digest = ?1", key->protocol.digest, key->protocol.label,
       core::canonical_json(protocol_identity));
   if (!protocol_id) return tl::unexpected(protocol_id.error());
@@ -292,7 +305,8 @@ Result<InsertOutcome> SqliteStore::insert_run(Transaction& tx, const core::Recor
       .bind(6, *workload_id)
       .bind(7, *environment_id)
       .bind(8, *protocol_id);
-  if (auto ok = (*key_insert)->run(); !ok) return tl::unexpected(ok.error().with_context(path_.string()));
+  if (auto ok = (*key_insert)->run(); !ok)
+    return tl::unexpected(ok.error().with_context(path_.string()));
   auto key_select = db.prepare_cached("SELECT id FROM keys WHERE digest = ?1");
   if (!key_select) return tl::unexpected(key_select.error());
   (*key_select)->bind(1, key_digest);
@@ -306,22 +320,29 @@ Result<InsertOutcome> SqliteStore::insert_run(Transaction& tx, const core::Recor
       run.metadata, {"implementation_version", "kernelwatch_version", "version", "liger_version"});
   std::string implementation_digest = run.implementation_digest;
   if (implementation_digest.empty()) {
-    implementation_digest = core::digest_of(json{{"provider", key->provider.label}, {"version", version}});
+    implementation_digest =
+        core::digest_of(json{{"provider", key->provider.label}, {"version", version}});
   }
   auto implementation_insert = db.prepare_cached(
       "INSERT INTO implementations (digest, provider, version) VALUES (?1, ?2, ?3) "
       "ON CONFLICT (digest) DO NOTHING");
   if (!implementation_insert) return tl::unexpected(implementation_insert.error());
-  (*implementation_insert)->bind(1, implementation_digest).bind(2, key->provider.label).bind(3, version);
-  if (auto ok = (*implementation_insert)->run(); !ok) return tl::unexpected(ok.error().with_context(path_.string()));
+  (*implementation_insert)
+      ->bind(1, implementation_digest)
+      .bind(2, key->provider.label)
+      .bind(3, version);
+  if (auto ok = (*implementation_insert)->run(); !ok)
+    return tl::unexpected(ok.error().with_context(path_.string()));
 
   auto run_insert = db.prepare_cached(
       "INSERT INTO runs (key_id, observed_at_ns, status, median_ns, p20_ns, p80_ns, "
       "implementation_id, external_id, record, raw_source) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT id FROM implementations WHERE digest = ?7), ?8, ?9, ?10) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT id FROM implementations WHERE digest = ?7), ?8, ?9, "
+      "?10) "
       "ON CONFLICT (key_id, observed_at_ns) DO NOTHING");
   if (!run_insert) return tl::unexpected(run_insert.error());
-  const auto to_count = [](std::optional<std::chrono::nanoseconds> ns) -> std::optional<std::int64_t> {
+  const auto to_count =
+      [](std::optional<std::chrono::nanoseconds> ns) -> std::optional<std::int64_t> {
     if (!ns) return std::nullopt;
     return ns->count();
   };
@@ -340,7 +361,8 @@ Result<InsertOutcome> SqliteStore::insert_run(Transaction& tx, const core::Recor
   } else {
     (*run_insert)->bind(10, raw_source);
   }
-  if (auto ok = (*run_insert)->run(); !ok) return tl::unexpected(ok.error().with_context(path_.string()));
+  if (auto ok = (*run_insert)->run(); !ok)
+    return tl::unexpected(ok.error().with_context(path_.string()));
   return db.changes() > 0 ? InsertOutcome::Inserted : InsertOutcome::Duplicate;
 }
 
@@ -394,19 +416,21 @@ Result<std::vector<StoredRun>> SqliteStore::runs(const RunFilter& filter) const 
   return collect(**stmt, path_);
 }
 
-Result<std::vector<StoredRun>> SqliteStore::newest_runs(std::int64_t key_id, std::size_t limit) const {
+Result<std::vector<StoredRun>> SqliteStore::newest_runs(std::int64_t key_id,
+                                                        std::size_t limit) const {
   // The id subquery is the indexed part (its plan is tested); the joins then touch N rows.
   static const std::string sql = std::string("SELECT ") + kRunColumns + "WHERE r.id IN (" +
                                  queries::kNewestRunIds + ") ORDER BY r.observed_at_ns DESC";
   auto stmt = db_->prepare_cached(sql.c_str());
   if (!stmt) return tl::unexpected(stmt.error());
-  (*stmt)->bind(1, key_id).bind(2, limit == 0 ? std::int64_t{-1} : static_cast<std::int64_t>(limit));
+  (*stmt)->bind(1, key_id).bind(2,
+                                limit == 0 ? std::int64_t{-1} : static_cast<std::int64_t>(limit));
   return collect(**stmt, path_);
 }
 
 Result<std::vector<StoredRun>> SqliteStore::key_history(std::int64_t key_id) const {
-  static const std::string sql = std::string("SELECT ") + kRunColumns +
-                                 "WHERE r.key_id = ?1 ORDER BY r.observed_at_ns ASC";
+  static const std::string sql =
+      std::string("SELECT ") + kRunColumns + "WHERE r.key_id = ?1 ORDER BY r.observed_at_ns ASC";
   auto stmt = db_->prepare_cached(sql.c_str());
   if (!stmt) return tl::unexpected(stmt.error());
   (*stmt)->bind(1, key_id);

@@ -26,7 +26,7 @@ enum class OpenMode {
 };
 
 // Schema version written to PRAGMA user_version by this build.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 struct StoredRun {
   std::int64_t id = 0;
@@ -77,6 +77,7 @@ class SqliteStore {
 
    private:
     friend class SqliteStore;
+    friend class Outbox;
     explicit Transaction(Database* db) : db_(db) {}
     Database* db_;
   };
@@ -101,6 +102,7 @@ class SqliteStore {
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
 
  private:
+  friend class Outbox;  // storage/outbox.cpp shares this connection
   SqliteStore(std::filesystem::path path, std::unique_ptr<Database> db);
   std::filesystem::path path_;
   std::unique_ptr<Database> db_;

@@ -21,7 +21,8 @@ using nlohmann::json;
 core::Record synthetic_record(int key, std::int64_t run) {
   const core::Workload workload = core::Workload::layer_norm(4096, 256 + key, core::DType::Fp32);
   const core::Hardware hardware = core::hardware_from_gpu_name("NVIDIA H100 80GB HBM3");
-  const core::Timestamp at = core::Timestamp{std::chrono::hours{24 * 365 * 55}} + std::chrono::minutes{15 * run};
+  const core::Timestamp at =
+      core::Timestamp{std::chrono::hours{24 * 365 * 55}} + std::chrono::minutes{15 * run};
   const std::int64_t median = 500000 + (run * 7919) % 5000;
   const json doc = {
       {"run",
@@ -31,18 +32,25 @@ core::Record synthetic_record(int key, std::int64_t run) {
          {{"status", "passed"},
           {"timing", {{"latencyNs", {{"median", median}}}, {"primaryStatistic", "median"}}},
           {"observedAt", core::format_timestamp(at)},
-          {"measurements", json::array({{{"metric", "latency"}, {"statistic", "p20"}, {"unit", "ns"}, {"value", median - 900}},
-                                        {{"metric", "latency"}, {"statistic", "p80"}, {"unit", "ns"}, {"value", median + 900}}})},
+          {"measurements", json::array({{{"metric", "latency"},
+                                         {"statistic", "p20"},
+                                         {"unit", "ns"},
+                                         {"value", median - 900}},
+                                        {{"metric", "latency"},
+                                         {"statistic", "p80"},
+                                         {"unit", "ns"},
+                                         {"value", median + 900}}})},
           {"sourceNative",
            {{"source", "kernelwatch-bench"},
             {"benchmark", "layer_norm/backward"},
-            {"externalId", "layer_norm/backward/kernelwatch-fused/nvidia-h100-80gb-hbm3/" + workload.label() + "/" +
-                               core::format_id_timestamp(at)}}}}},
+            {"externalId", "layer_norm/backward/kernelwatch-fused/nvidia-h100-80gb-hbm3/" +
+                               workload.label() + "/" + core::format_id_timestamp(at)}}}}},
         {"metadata", {{"labels", {{"kernelwatch_version", "0.1.0"}}}}}}},
       {"protocol",
        {{"apiVersion", core::kApiVersion},
         {"kind", "BenchmarkProtocol"},
-        {"spec", {{"harness", {{"name", "kernelwatch"}}}, {"measurement", {{"timer", "cuda_events"}}}}},
+        {"spec",
+         {{"harness", {{"name", "kernelwatch"}}}, {"measurement", {{"timer", "cuda_events"}}}}},
         {"metadata", {{"name", "kernelwatch-cuda-events-backward"}}}}},
       {"environment",
        {{"apiVersion", core::kApiVersion},
@@ -102,7 +110,8 @@ int main(int argc, char** argv) {
       if (!tx->commit()) return 1;
       std::fprintf(stderr, "\rgenerated %lld runs", static_cast<long long>(done));
     }
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "\n");
     std::printf("generated %lld runs over %d keys in %.1f s (%.0f runs/s), file %.0f MiB\n",
                 static_cast<long long>(runs), keys, s, static_cast<double>(runs) / s,
@@ -120,15 +129,22 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     auto newest = store->newest_runs(key.id, 20);
     const auto stop = std::chrono::steady_clock::now();
-    if (!newest || newest->size() != std::min<std::size_t>(20, static_cast<std::size_t>(key.run_count))) {
-      std::fprintf(stderr, "query for key %lld returned the wrong rows\n", static_cast<long long>(key.id));
+    if (!newest ||
+        newest->size() != std::min<std::size_t>(20, static_cast<std::size_t>(key.run_count))) {
+      std::fprintf(stderr, "query for key %lld returned the wrong rows\n",
+                   static_cast<long long>(key.id));
       return 1;
     }
     micros.push_back(std::chrono::duration<double, std::micro>(stop - start).count());
   }
   std::sort(micros.begin(), micros.end());
-  const auto at = [&](double q) { return micros[static_cast<std::size_t>(q * static_cast<double>(micros.size() - 1))]; };
-  std::printf("newest-20 runs of one key (%zu keys, %lld runs): %d queries, p50 %.0f us, p99 %.0f us, max %.0f us\n",
-              all_keys->size(), static_cast<long long>(*store->run_count()), queries, at(0.5), at(0.99), micros.back());
+  const auto at = [&](double q) {
+    return micros[static_cast<std::size_t>(q * static_cast<double>(micros.size() - 1))];
+  };
+  std::printf(
+      "newest-20 runs of one key (%zu keys, %lld runs): %d queries, p50 %.0f us, p99 %.0f us, max "
+      "%.0f us\n",
+      all_keys->size(), static_cast<long long>(*store->run_count()), queries, at(0.5), at(0.99),
+      micros.back());
   return 0;
 }

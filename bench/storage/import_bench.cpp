@@ -44,8 +44,10 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(dir);
   std::sort(seconds.begin(), seconds.end());
   const double median = seconds[seconds.size() / 2];
-  std::printf("import %s: %zu rows read, %zu runs stored; median %.3f s of %d (min %.3f, max %.3f); %.0f rows/s\n",
-              input.filename().c_str(), rows, inserted, median, repeats, seconds.front(), seconds.back(),
-              static_cast<double>(rows) / median);
+  std::printf(
+      "import %s: %zu rows read, %zu runs stored; median %.3f s of %d (min %.3f, max %.3f); %.0f "
+      "rows/s\n",
+      input.filename().c_str(), rows, inserted, median, repeats, seconds.front(), seconds.back(),
+      static_cast<double>(rows) / median);
   return 0;
 }

@@ -19,7 +19,8 @@ TEST(DigestTest, CanonicalJsonSortsKeysAndDropsWhitespace) {
 }
 
 TEST(DigestTest, DocumentDigestIgnoresMetadata) {
-  auto doc = nlohmann::json::parse(R"({"apiVersion":"v","kind":"K","spec":{"x":1},"metadata":{"name":"n"}})");
+  auto doc = nlohmann::json::parse(
+      R"({"apiVersion":"v","kind":"K","spec":{"x":1},"metadata":{"name":"n"}})");
   const std::string d = document_digest(doc);
   doc["metadata"]["name"] = "other";
   EXPECT_EQ(document_digest(doc), d);
@@ -30,7 +31,8 @@ TEST(DigestTest, DocumentDigestIgnoresMetadata) {
 TEST(DigestTest, IsDigestRejectsMalformed) {
   EXPECT_FALSE(is_digest("sha256:abc"));
   EXPECT_FALSE(is_digest("md5:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
-  EXPECT_FALSE(is_digest("sha256:E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"));
+  EXPECT_FALSE(
+      is_digest("sha256:E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"));
 }
 
 }  // namespace

@@ -68,9 +68,9 @@ TEST(KeyTest, BadBenchmarkOrMissingProviderIsAnError) {
 }
 
 TEST(WorkloadTest, LabelsRoundTrip) {
-  for (const char* label : {"hidden16384-rows4096-fp32", "tokens16384-vocab65536-fp32",
-                            "hidden4097-rows1-bf16", "hidden1024-rows4096-fp32-eps1e-05",
-                            "synthetic-key-1"}) {
+  for (const char* label :
+       {"hidden16384-rows4096-fp32", "tokens16384-vocab65536-fp32", "hidden4097-rows1-bf16",
+        "hidden1024-rows4096-fp32-eps1e-05", "synthetic-key-1"}) {
     auto w = Workload::from_label(label);
     ASSERT_TRUE(w) << label << ": " << w.error().message;
     EXPECT_EQ(w->label(), label);
@@ -90,7 +90,9 @@ TEST(WorkloadTest, MalformedLabelsAreErrors) {
     auto w = Workload::from_label(label);
     EXPECT_FALSE(w) << label;
   }
-  EXPECT_NE(Workload::from_label("hidden16384-rows4096-fp64").error().message.find("unknown dtype \"fp64\""),
+  EXPECT_NE(Workload::from_label("hidden16384-rows4096-fp64")
+                .error()
+                .message.find("unknown dtype \"fp64\""),
             std::string::npos);
 }
 
@@ -119,7 +121,8 @@ TEST(HardwareTest, GpuNamesFromTheLigerData) {
 }
 
 TEST(ExternalIdTest, ParsesTheFixtureForm) {
-  auto id = parse_external_id("tvd/backward/torch/nvidia-h100-80gb-hbm3/tokens16384-vocab65536-fp32/2026-03-03-23-02-57");
+  auto id = parse_external_id(
+      "tvd/backward/torch/nvidia-h100-80gb-hbm3/tokens16384-vocab65536-fp32/2026-03-03-23-02-57");
   ASSERT_TRUE(id);
   EXPECT_EQ(id->benchmark, "tvd/backward");
   EXPECT_EQ(id->provider, "torch");

@@ -81,9 +81,12 @@ struct BadCase {
 TEST(RecordTest, MalformedFieldsNameTheirPath) {
   const json base = json::parse(read_file(fixture(kFixtures[1])));
   const BadCase cases[] = {
-      {"/run/spec/timing/latencyNs/median", "fast", "run.spec.timing.latencyNs.median: expected a number"},
-      {"/run/spec/timing/latencyNs/median", -5, "run.spec.timing.latencyNs.median: expected a non-negative integer"},
-      {"/run/spec/timing/latencyNs/median", 1.5, "run.spec.timing.latencyNs.median: expected a non-negative integer"},
+      {"/run/spec/timing/latencyNs/median", "fast",
+       "run.spec.timing.latencyNs.median: expected a number"},
+      {"/run/spec/timing/latencyNs/median", -5,
+       "run.spec.timing.latencyNs.median: expected a non-negative integer"},
+      {"/run/spec/timing/latencyNs/median", 1.5,
+       "run.spec.timing.latencyNs.median: expected a non-negative integer"},
       {"/run/spec/status", "great", "run.spec.status: \"great\" is not a run status"},
       {"/run/spec/observedAt", "yesterday", "run.spec.observedAt: timestamp \"yesterday\""},
       {"/run/kind", "Other", "run.kind: expected \"BenchmarkRun\""},
@@ -91,7 +94,8 @@ TEST(RecordTest, MalformedFieldsNameTheirPath) {
       {"/run/spec/measurements", json::object(), "run.spec.measurements: expected an array"},
       {"/run/spec/measurements/0/value", "x", "run.spec.measurements[0].value: expected a number"},
       {"/environment/spec/hardware", 7, "environment.spec.hardware: expected an object"},
-      {"/run/metadata/labels/liger_version", 7, "run.metadata.labels.liger_version: expected a string"},
+      {"/run/metadata/labels/liger_version", 7,
+       "run.metadata.labels.liger_version: expected a string"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.pointer);

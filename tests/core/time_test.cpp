@@ -27,9 +27,9 @@ TEST(TimeTest, NaiveCsvTimestampIsUtc) {
 }
 
 TEST(TimeTest, RejectsMalformed) {
-  for (const char* text : {"", "2025-07-17", "2025-13-01T00:00:00Z", "2025-02-30T00:00:00Z",
-                           "2025-07-17T18:18:16", "2025-07-17T18:18:16.Z", "2025-07-17T25:00:00Z",
-                           "2025-07-17T18:18:16Zjunk"}) {
+  for (const char* text :
+       {"", "2025-07-17", "2025-13-01T00:00:00Z", "2025-02-30T00:00:00Z", "2025-07-17T18:18:16",
+        "2025-07-17T18:18:16.Z", "2025-07-17T25:00:00Z", "2025-07-17T18:18:16Zjunk"}) {
     EXPECT_FALSE(parse_timestamp(text)) << text;
   }
   EXPECT_FALSE(parse_naive_timestamp("2025-07-17T18:18:16"));

@@ -15,8 +15,10 @@ using testing::run_kernelwatch;
 using testing::TempDir;
 using testing::write_file;
 
-const std::string kTvd = fixture("tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json").string();
-const std::string kLayerNorm = fixture("layer-norm-backward-liger-h100-hidden16384-rows4096-fp32.json").string();
+const std::string kTvd =
+    fixture("tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json").string();
+const std::string kLayerNorm =
+    fixture("layer-norm-backward-liger-h100-hidden16384-rows4096-fp32.json").string();
 const std::string kAll = liger_csv("all_benchmark_data.tvd_layer_norm.csv").string();
 const std::string kWeekly = liger_csv("weekly_ci.tvd_layer_norm.csv").string();
 
@@ -45,8 +47,9 @@ TEST(CliTest, ImportKeysAndHistoryOfTheSharedData) {
   const std::string db = (dir / "kw.db").string();
   auto import = run_kernelwatch({"import", "--db", db, kTvd, kLayerNorm, kAll, kWeekly});
   ASSERT_EQ(import.exit_code, 0) << import.err;
-  EXPECT_NE(import.out.find("read 3024, new 2264, duplicate 2, skipped 758 (758 memory rows, 0 invalid)"),
-            std::string::npos)
+  EXPECT_NE(
+      import.out.find("read 3024, new 2264, duplicate 2, skipped 758 (758 memory rows, 0 invalid)"),
+      std::string::npos)
       << import.out;
 
   auto keys = run_kernelwatch({"keys", "--db", db, "--json"});
@@ -57,7 +60,8 @@ TEST(CliTest, ImportKeysAndHistoryOfTheSharedData) {
   for (const auto& k : key_list) {
     total += k["runs"].get<std::int64_t>();
     if (k["benchmark"] == "tvd/backward" && k["provider"] == "torch" &&
-        k["workload"] == "tokens16384-vocab65536-fp32" && k["environment"] == "nvidia-h100-80gb-hbm3") {
+        k["workload"] == "tokens16384-vocab65536-fp32" &&
+        k["environment"] == "nvidia-h100-80gb-hbm3") {
       tvd_key = &k;
     }
   }
@@ -65,9 +69,10 @@ TEST(CliTest, ImportKeysAndHistoryOfTheSharedData) {
   ASSERT_NE(tvd_key, nullptr);
   EXPECT_EQ((*tvd_key)["protocol"], "liger-bench-do-bench-backward");
 
-  auto history = run_kernelwatch({"history", "--db", db, "--json", "--benchmark", "tvd/backward", "--provider",
-                                  "torch", "--workload", "tokens16384-vocab65536-fp32", "--environment",
-                                  "nvidia-h100-80gb-hbm3", "--limit", "0"});
+  auto history =
+      run_kernelwatch({"history", "--db", db, "--json", "--benchmark", "tvd/backward", "--provider",
+                       "torch", "--workload", "tokens16384-vocab65536-fp32", "--environment",
+                       "nvidia-h100-80gb-hbm3", "--limit", "0"});
   ASSERT_EQ(history.exit_code, 0) << history.err;
   const json runs = json::parse(history.out);
   EXPECT_EQ(static_cast<std::int64_t>(runs.size()), (*tvd_key)["runs"].get<std::int64_t>());
@@ -82,7 +87,8 @@ TEST(CliTest, ImportKeysAndHistoryOfTheSharedData) {
   }
   EXPECT_EQ(found, 1);
 
-  auto table = run_kernelwatch({"history", "--db", db, "--benchmark", "layer_norm/backward", "--limit", "3"});
+  auto table = run_kernelwatch(
+      {"history", "--db", db, "--benchmark", "layer_norm/backward", "--limit", "3"});
   ASSERT_EQ(table.exit_code, 0);
   EXPECT_NE(table.out.find("OBSERVED_AT"), std::string::npos);
   EXPECT_NE(table.out.find("3 runs"), std::string::npos);
@@ -101,7 +107,8 @@ TEST(CliTest, HistoryJsonImportsBackIntoAnEqualDatabase) {
   ASSERT_EQ(import.exit_code, 0) << import.err;
   EXPECT_EQ(run_kernelwatch({"keys", "--db", second, "--json"}).out,
             run_kernelwatch({"keys", "--db", first, "--json"}).out);
-  EXPECT_EQ(run_kernelwatch({"history", "--db", second, "--json", "--limit", "0"}).out, exported.out);
+  EXPECT_EQ(run_kernelwatch({"history", "--db", second, "--json", "--limit", "0"}).out,
+            exported.out);
 
   auto again = run_kernelwatch({"import", "--db", first, (dir / "export.json").string()});
   ASSERT_EQ(again.exit_code, 0);
@@ -117,16 +124,20 @@ TEST(CliTest, BadInputExitsOneWithFileLineAndStoresNothing) {
   write_file(dir / "bad.csv", header + "layer_norm,liger,forward,speed\n");
   auto bad = run_kernelwatch({"import", "--db", db, kTvd, (dir / "bad.csv").string()});
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_NE(bad.err.find((dir / "bad.csv").string() + ":2: expected 15 columns, got 4"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find((dir / "bad.csv").string() + ":2: expected 15 columns, got 4"),
+            std::string::npos)
+      << bad.err;
   EXPECT_NE(bad.err.find("nothing was imported"), std::string::npos);
   auto keys = run_kernelwatch({"keys", "--db", db, "--json"});
   ASSERT_EQ(keys.exit_code, 0);
   EXPECT_EQ(json::parse(keys.out).size(), 1u);  // only the LayerNorm fixture's key
 
-  auto skipping = run_kernelwatch({"import", "--db", db, "--skip-invalid", kTvd, (dir / "bad.csv").string()});
+  auto skipping =
+      run_kernelwatch({"import", "--db", db, "--skip-invalid", kTvd, (dir / "bad.csv").string()});
   EXPECT_EQ(skipping.exit_code, 0) << skipping.err;
   EXPECT_NE(skipping.err.find("skipped " + (dir / "bad.csv").string() + ":2:"), std::string::npos);
-  EXPECT_NE(skipping.out.find("new 1, duplicate 0, skipped 1 (0 memory rows, 1 invalid)"), std::string::npos)
+  EXPECT_NE(skipping.out.find("new 1, duplicate 0, skipped 1 (0 memory rows, 1 invalid)"),
+            std::string::npos)
       << skipping.out;
 }
 

@@ -17,7 +17,8 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 const fs::path kTvd = fixture("tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json");
-const fs::path kLayerNorm = fixture("layer-norm-backward-liger-h100-hidden16384-rows4096-fp32.json");
+const fs::path kLayerNorm =
+    fixture("layer-norm-backward-liger-h100-hidden16384-rows4096-fp32.json");
 const fs::path kAll = liger_csv("all_benchmark_data.tvd_layer_norm.csv");
 const fs::path kWeekly = liger_csv("weekly_ci.tvd_layer_norm.csv");
 
@@ -25,9 +26,11 @@ const fs::path kWeekly = liger_csv("weekly_ci.tvd_layer_norm.csv");
 std::size_t count_rows(const fs::path& csv, const std::string& metric) {
   const std::string text = read_file(csv);
   std::size_t count = 0;
-  for (std::size_t pos = text.find('\n'); pos != std::string::npos; pos = text.find('\n', pos + 1)) {
+  for (std::size_t pos = text.find('\n'); pos != std::string::npos;
+       pos = text.find('\n', pos + 1)) {
     const std::size_t end = text.find('\n', pos + 1);
-    const std::string line = text.substr(pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
+    const std::string line =
+        text.substr(pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
     if (line.find("," + metric + ",") != std::string::npos) ++count;
   }
   return count;
@@ -50,13 +53,15 @@ TEST(ImporterTest, SharedDataImportsWithFixturesStoredOnce) {
   EXPECT_TRUE(report->invalid.empty());
   EXPECT_EQ(*store->run_count(), static_cast<std::int64_t>(report->inserted));
 
-  RunFilter filter{"tvd/backward", "torch", "tokens16384-vocab65536-fp32", "nvidia-h100-80gb-hbm3", 0};
+  RunFilter filter{"tvd/backward", "torch", "tokens16384-vocab65536-fp32", "nvidia-h100-80gb-hbm3",
+                   0};
   auto runs = store->runs(filter);
   ASSERT_TRUE(runs);
   int matches = 0;
   for (const auto& run : *runs) {
     if (run.record.run.source_native.external_id ==
-        "tvd/backward/torch/nvidia-h100-80gb-hbm3/tokens16384-vocab65536-fp32/2026-03-03-23-02-57") {
+        "tvd/backward/torch/nvidia-h100-80gb-hbm3/tokens16384-vocab65536-fp32/"
+        "2026-03-03-23-02-57") {
       ++matches;
       EXPECT_EQ(run.record.run.median->count(), 23379841);
       EXPECT_EQ(run.record.run.latency("p20")->count(), 23379386);
@@ -105,7 +110,8 @@ TEST(ImporterTest, EveryBadInputAbortsWithFileLineAndChangesNothing) {
   const std::string fixture_text = read_file(kTvd);
   const std::string csv = read_file(kAll);
   const std::string header = csv.substr(0, csv.find('\n') + 1);
-  const std::string first_row = csv.substr(header.size(), csv.find('\n', header.size()) - header.size() + 1);
+  const std::string first_row =
+      csv.substr(header.size(), csv.find('\n', header.size()) - header.size() + 1);
   json bad_median = json::parse(fixture_text);
   bad_median["run"]["spec"]["timing"]["latencyNs"]["median"] = "n/a";
   std::string unknown_dtype = first_row;
@@ -117,12 +123,16 @@ TEST(ImporterTest, EveryBadInputAbortsWithFileLineAndChangesNothing) {
       {"truncated.json", fixture_text.substr(0, 700), "truncated.json:"},
       {"bad-median.json", "[\n" + bad_median.dump() + "\n]\n",
        "bad-median.json:2: run.spec.timing.latencyNs.median: expected a number"},
-      {"columns.csv", header + first_row + "layer_norm,liger,forward\n", "columns.csv:3: expected 15 columns, got 3"},
-      {"median.csv", header + first_row + non_numeric, "median.csv:3: y_value_50 \"abc\" is not a positive number of ms"},
-      {"dtype.csv", header + unknown_dtype, "dtype.csv:2: extra_benchmark_config_str: unknown dtype \"torch.float8\""},
+      {"columns.csv", header + first_row + "layer_norm,liger,forward\n",
+       "columns.csv:3: expected 15 columns, got 3"},
+      {"median.csv", header + first_row + non_numeric,
+       "median.csv:3: y_value_50 \"abc\" is not a positive number of ms"},
+      {"dtype.csv", header + unknown_dtype,
+       "dtype.csv:2: extra_benchmark_config_str: unknown dtype \"torch.float8\""},
       {"header.csv", "kernel_name,x\n", "header.csv: 1: missing column \"kernel_provider\""},
       {"quote.csv", header + "layer_norm,\"open\n", "quote.csv: 2: unterminated quoted field"},
-      {"lines.jsonl", json::parse(fixture_text).dump() + "\n{\"run\": 1}\n", "lines.jsonl:2: run: expected an object"},
+      {"lines.jsonl", json::parse(fixture_text).dump() + "\n{\"run\": 1}\n",
+       "lines.jsonl:2: run: expected an object"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -147,7 +157,8 @@ TEST(ImporterTest, SkipInvalidImportsTheRestAndListsWhatItSkipped) {
   ASSERT_TRUE(store);
   const std::string csv = read_file(kAll);
   const std::string header = csv.substr(0, csv.find('\n') + 1);
-  const std::string first_row = csv.substr(header.size(), csv.find('\n', header.size()) - header.size() + 1);
+  const std::string first_row =
+      csv.substr(header.size(), csv.find('\n', header.size()) - header.size() + 1);
   write_file(dir / "mixed.csv", header + "broken,row\n" + first_row);
   const std::vector<fs::path> paths = {dir / "mixed.csv", kTvd};
   auto report = import_files(*store, paths, InvalidPolicy::Skip);

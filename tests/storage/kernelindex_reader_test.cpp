@@ -10,7 +10,8 @@ namespace {
 using nlohmann::json;
 
 json fixture_json() {
-  return json::parse(testing::read_file(testing::fixture("tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json")));
+  return json::parse(testing::read_file(
+      testing::fixture("tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json")));
 }
 
 TEST(KernelindexReaderTest, OneRecordArrayAndJsonLines) {
@@ -23,7 +24,8 @@ TEST(KernelindexReaderTest, OneRecordArrayAndJsonLines) {
   ASSERT_EQ(array.size(), 2u);
   EXPECT_EQ(array[0].line, 2u);
   const std::string pretty = record.dump(2);
-  const auto record_lines = static_cast<std::size_t>(std::count(pretty.begin(), pretty.end(), '\n'));
+  const auto record_lines =
+      static_cast<std::size_t>(std::count(pretty.begin(), pretty.end(), '\n'));
   EXPECT_EQ(array[1].line, 2u + record_lines + 1);
 
   const auto lines = read_kernelindex(record.dump() + "\n\n" + record.dump() + "\n");

@@ -55,7 +55,8 @@ TEST(LigerCsvTest, RowBecomesTheFixtureRecord) {
   EXPECT_EQ(a, e) << json::diff(e, a).dump(1);
   EXPECT_EQ(*core::key_of(item.record)->digest().data(),
             *core::key_of(*core::parse_record(expected))->digest().data());
-  EXPECT_EQ(core::key_of(item.record)->digest(), core::key_of(*core::parse_record(expected))->digest());
+  EXPECT_EQ(core::key_of(item.record)->digest(),
+            core::key_of(*core::parse_record(expected))->digest());
   const json raw = json::parse(item.raw);
   EXPECT_EQ(raw["file"], "all.csv");
   EXPECT_EQ(raw["line"], 2);
@@ -64,8 +65,10 @@ TEST(LigerCsvTest, RowBecomesTheFixtureRecord) {
 
 TEST(LigerCsvTest, LayerNormWorkloadAndRounding) {
   const std::string row =
-      "layer_norm,liger,backward,speed,ms,N,hidden size,16384,0.5776320099830627,0.5753471970558167,"
-      "0.5798912048339844,\"{\"\"M\"\": 4096, \"\"dtype\"\": \"\"torch.float32\"\", \"\"eps\"\": 1e-06}\","
+      "layer_norm,liger,backward,speed,ms,N,hidden "
+      "size,16384,0.5776320099830627,0.5753471970558167,"
+      "0.5798912048339844,\"{\"\"M\"\": 4096, \"\"dtype\"\": \"\"torch.float32\"\", \"\"eps\"\": "
+      "1e-06}\","
       "NVIDIA H100 80GB HBM3,2025-07-17 18:18:16,0.6.0\n";
   auto items = read_liger_csv(kHeader + row, "x.csv");
   ASSERT_TRUE(items);
@@ -75,16 +78,20 @@ TEST(LigerCsvTest, LayerNormWorkloadAndRounding) {
   EXPECT_EQ(run.latency("p20")->count(), 575347);
   EXPECT_EQ(run.latency("p80")->count(), 579891);
   EXPECT_EQ(run.source_native.external_id,
-            "layer_norm/backward/liger/nvidia-h100-80gb-hbm3/hidden16384-rows4096-fp32/2025-07-17-18-18-16");
+            "layer_norm/backward/liger/nvidia-h100-80gb-hbm3/hidden16384-rows4096-fp32/"
+            "2025-07-17-18-18-16");
   EXPECT_EQ(run.metadata.name,
-            "liger-layer-norm-backward-liger-nvidia-h100-80gb-hbm3-hidden16384-rows4096-fp32-2025-07-17-18-18-16");
+            "liger-layer-norm-backward-liger-nvidia-h100-80gb-hbm3-hidden16384-rows4096-fp32-2025-"
+            "07-17-18-18-16");
 }
 
 TEST(LigerCsvTest, MemoryRowsAreSkippedExtraColumnsIgnored) {
-  const std::string header = kHeader.substr(0, kHeader.size() - 1) + ",ghpages_commit_dir,ghpages_order\n";
+  const std::string header =
+      kHeader.substr(0, kHeader.size() - 1) + ",ghpages_commit_dir,ghpages_order\n";
   const std::string speed = kTvdRow.substr(0, kTvdRow.size() - 1) + ",c1bdc24,1\n";
   const std::string memory =
-      "tvd,torch,full,memory,MB,V,vocab size,4096,1024.0,1024.0,1024.0,\"{\"\"B\"\": 8, \"\"T\"\": 2048}\","
+      "tvd,torch,full,memory,MB,V,vocab size,4096,1024.0,1024.0,1024.0,\"{\"\"B\"\": 8, \"\"T\"\": "
+      "2048}\","
       "NVIDIA H100 80GB HBM3,2026-03-03 23:02:57,0.7.0,c1bdc24,1\n";
   auto items = read_liger_csv(header + speed + memory, "weekly.csv");
   ASSERT_TRUE(items);
@@ -104,11 +111,14 @@ TEST(LigerCsvTest, InvalidRowsSayWhy) {
   const BadRow cases[] = {
       {"23.379840850830078", "fast", "y_value_50 \"fast\" is not a positive number of ms"},
       {"23.379840850830078", "-1", "y_value_50 \"-1\" is not a positive number of ms"},
-      {"{\"\"B\"\": 8, \"\"T\"\": 2048}", "{\"\"B\"\": 8, \"\"T\"\": 2048, \"\"dtype\"\": \"\"torch.float64\"\"}",
+      {"{\"\"B\"\": 8, \"\"T\"\": 2048}",
+       "{\"\"B\"\": 8, \"\"T\"\": 2048, \"\"dtype\"\": \"\"torch.float64\"\"}",
        "unknown dtype \"torch.float64\""},
       {"{\"\"B\"\": 8, \"\"T\"\": 2048}", "{\"\"B\"\": 8}", "B and T must be positive integers"},
-      {"{\"\"B\"\": 8, \"\"T\"\": 2048}", "not json", "extra_benchmark_config_str is not a JSON object"},
-      {"tvd,torch,backward", "softmax,torch,backward", "kernel_name \"softmax\" is not one kernelwatch knows"},
+      {"{\"\"B\"\": 8, \"\"T\"\": 2048}", "not json",
+       "extra_benchmark_config_str is not a JSON object"},
+      {"tvd,torch,backward", "softmax,torch,backward",
+       "kernel_name \"softmax\" is not one kernelwatch knows"},
       {"tvd,torch,backward", "tvd,torch,sideways", "kernel_operation_mode \"sideways\""},
       {"speed", "power", "metric_name \"power\" is not speed or memory"},
       {",V,", ",N,", "x_name \"N\" for tvd"},

@@ -21,7 +21,8 @@ using kernelwatch::testing::write_file;
 using nlohmann::json;
 
 constexpr const char* kTvdFixture = "tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json";
-constexpr const char* kLayerNormFixture = "layer-norm-backward-liger-h100-hidden16384-rows4096-fp32.json";
+constexpr const char* kLayerNormFixture =
+    "layer-norm-backward-liger-h100-hidden16384-rows4096-fp32.json";
 
 core::Record load_fixture(const char* name) {
   auto record = core::parse_record(json::parse(read_file(fixture(name))));
@@ -34,8 +35,9 @@ core::Record shifted(const core::Record& base, int minutes, std::int64_t median_
   core::Record r = base;
   r.run.observed_at += std::chrono::minutes{minutes};
   r.run.median = std::chrono::nanoseconds{median_ns};
-  r.run.source_native.external_id = "tvd/backward/torch/nvidia-h100-80gb-hbm3/tokens16384-vocab65536-fp32/" +
-                                    core::format_id_timestamp(r.run.observed_at);
+  r.run.source_native.external_id =
+      "tvd/backward/torch/nvidia-h100-80gb-hbm3/tokens16384-vocab65536-fp32/" +
+      core::format_id_timestamp(r.run.observed_at);
   return r;
 }
 
@@ -87,7 +89,9 @@ TEST(SqliteStoreTest, NotASqliteFileIsRefusedAndUntouched) {
 TEST(SqliteStoreTest, ForeignSqliteDatabaseIsRefusedAndUntouched) {
   TempDir dir;
   const auto path = dir / "other.db";
-  testing::exec_sql(path, "CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO photos VALUES (1, 'a');");
+  testing::exec_sql(path,
+                    "CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO photos "
+                    "VALUES (1, 'a');");
   const std::string before = read_file(path);
   auto store = SqliteStore::open(path, OpenMode::Create);
   ASSERT_FALSE(store);
@@ -191,7 +195,8 @@ TEST(SqliteStoreTest, NewestRunsAreNewestFirstWhateverTheInsertOrder) {
   auto newest = store->newest_runs(keys->front().id, 5);
   ASSERT_TRUE(newest);
   ASSERT_EQ(newest->size(), 5u);
-  for (int i = 0; i < 5; ++i) EXPECT_EQ((*newest)[static_cast<std::size_t>(i)].record.run.median->count(), 1039 - i);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ((*newest)[static_cast<std::size_t>(i)].record.run.median->count(), 1039 - i);
   auto history = store->key_history(keys->front().id);
   ASSERT_TRUE(history);
   ASSERT_EQ(history->size(), 40u);

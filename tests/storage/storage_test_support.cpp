@@ -40,7 +40,8 @@ struct Db {
 std::string dump_database(const std::filesystem::path& path) {
   Db db(path);
   std::string out;
-  for (const auto& table : db.query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")) {
+  for (const auto& table :
+       db.query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")) {
     out += "table " + table[0] + "\n";
     for (const auto& row : db.query("SELECT * FROM \"" + table[0] + "\" ORDER BY 1")) {
       for (const auto& cell : row) out += cell + "|";

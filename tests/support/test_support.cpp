@@ -31,14 +31,18 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-std::filesystem::path shared_dir() { return std::filesystem::path(KW_SHARED_DIR); }
+std::filesystem::path shared_dir() {
+  return std::filesystem::path(KW_SHARED_DIR);
+}
 std::filesystem::path fixture(const std::string& name) {
   return shared_dir() / "fixtures" / "kernelindex" / name;
 }
 std::filesystem::path liger_csv(const std::string& name) {
   return shared_dir() / "data" / "liger" / name;
 }
-std::filesystem::path kernelwatch_binary() { return std::filesystem::path(KW_BINARY); }
+std::filesystem::path kernelwatch_binary() {
+  return std::filesystem::path(KW_BINARY);
+}
 
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -17,7 +17,9 @@ class TempDir {
   TempDir& operator=(const TempDir&) = delete;
 
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-  [[nodiscard]] std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+  [[nodiscard]] std::filesystem::path operator/(const std::string& name) const {
+    return path_ / name;
+  }
 
  private:
   std::filesystem::path path_;
@@ -25,8 +27,8 @@ class TempDir {
 
 // ../shared next to the checkout (fixtures and data).
 [[nodiscard]] std::filesystem::path shared_dir();
-[[nodiscard]] std::filesystem::path fixture(const std::string& name);       // fixtures/kernelindex/
-[[nodiscard]] std::filesystem::path liger_csv(const std::string& name);     // data/liger/
+[[nodiscard]] std::filesystem::path fixture(const std::string& name);    // fixtures/kernelindex/
+[[nodiscard]] std::filesystem::path liger_csv(const std::string& name);  // data/liger/
 [[nodiscard]] std::filesystem::path kernelwatch_binary();
 
 [[nodiscard]] std::string read_file(const std::filesystem::path& path);

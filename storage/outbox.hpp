@@ -1,0 +1,105 @@
+// The notification outbox: rows written in the alert-state transaction, delivered by the
+// notifiers' worker, marked delivered / retry-at / dead. Plain C++ over core types; SQL stays in
+// storage/outbox.cpp. No clock inside: every timestamp is passed in, so schedules are testable.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/time.hpp"
+#include "storage/sqlite_store.hpp"
+
+namespace kernelwatch::storage {
+
+enum class OutboxState { Pending, Delivered, Dead };
+
+[[nodiscard]] std::string_view to_string(OutboxState state) noexcept;
+
+// What the daemon enqueues: one row per (notification, destination). The payload is the
+// destination-agnostic notification text (JSON); the worker formats it per destination.
+struct NewOutboxRow {
+  std::string destination;      // the destination's configured name
+  std::string idempotency_key;  // stable across retries and restarts
+  std::string payload;
+  core::Timestamp created_at{};
+  std::optional<core::Timestamp> not_before;  // first attempt; default created_at
+};
+
+struct OutboxRow {
+  std::int64_t id = 0;
+  std::string destination;
+  std::string idempotency_key;
+  std::string payload;
+  core::Timestamp created_at{};
+  OutboxState state = OutboxState::Pending;
+  core::Timestamp next_attempt_at{};
+  std::int64_t attempts = 0;      // finished attempts (delivered, failed or given up)
+  std::string last_error;         // retry error or dead-letter reason; "" when none
+  std::optional<core::Timestamp> finished_at;  // delivered or dead
+};
+
+enum class EnqueueOutcome { Inserted, Duplicate };
+
+// The result of one delivery attempt, recorded in bulk by Outbox::record().
+struct OutboxUpdate {
+  enum class Kind { Delivered, RetryAt, Dead };
+  std::int64_t id = 0;
+  Kind kind = Kind::Delivered;
+  core::Timestamp at{};  // Delivered/Dead: when; RetryAt: the next attempt
+  std::string message;   // RetryAt: the error; Dead: the reason
+};
+
+struct OutboxCounts {
+  std::string destination;
+  std::int64_t pending = 0;
+  std::int64_t delivered = 0;
+  std::int64_t dead = 0;
+  std::optional<core::Timestamp> oldest_pending;  // created_at of the oldest pending row
+};
+
+// Shares the store's connection: use it on the thread that uses the store, and never while a
+// Transaction of the same store is open unless the call takes that Transaction.
+class Outbox {
+ public:
+  explicit Outbox(SqliteStore& store) : store_(&store) {}
+
+  // Inside the caller's transaction, so alert state and its notifications commit together. The
+  // same (destination, idempotency_key) twice is a Duplicate and changes nothing.
+  [[nodiscard]] Result<EnqueueOutcome> enqueue(SqliteStore::Transaction& tx,
+                                               const NewOutboxRow& row);
+
+  // Pending rows of one destination due at `now` (next_attempt_at <= now), oldest first. Reading
+  // claims them for the single worker that owns the destination; nothing is leased, so rows a
+  // crashed worker was sending are simply due again (delivery is at least once).
+  [[nodiscard]] Result<std::vector<OutboxRow>> claim_due(std::string_view destination,
+                                                         core::Timestamp now, std::size_t limit);
+  // When the destination's next pending row is due; nullopt when nothing is pending.
+  [[nodiscard]] Result<std::optional<core::Timestamp>> next_due(std::string_view destination);
+
+  [[nodiscard]] Status mark_delivered(std::int64_t id, core::Timestamp at);
+  [[nodiscard]] Status mark_retry(std::int64_t id, core::Timestamp next_attempt_at,
+                                  std::string_view error);
+  [[nodiscard]] Status mark_dead(std::int64_t id, core::Timestamp at, std::string_view reason);
+  // Several outcomes in one transaction (one fsync instead of one per row).
+  [[nodiscard]] Status record(std::span<const OutboxUpdate> updates);
+
+  // Per destination, sorted by name; destinations with no rows are absent.
+  [[nodiscard]] Result<std::vector<OutboxCounts>> counts();
+  // Dead letters, newest first; limit 0 means all.
+  [[nodiscard]] Result<std::vector<OutboxRow>> dead_letters(std::size_t limit);
+  [[nodiscard]] Result<std::optional<OutboxRow>> find(std::int64_t id);
+  // Deletes delivered rows finished before `before`; returns how many.
+  [[nodiscard]] Result<std::int64_t> prune_delivered(core::Timestamp before);
+
+ private:
+  Status apply(const OutboxUpdate& update);
+  SqliteStore* store_;
+};
+
+}  // namespace kernelwatch::storage
