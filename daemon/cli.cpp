@@ -1,9 +1,11 @@
 #include "daemon/cli.hpp"
 
+#include <functional>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
+#include "daemon/backtest_command.hpp"
 #include "daemon/store_commands.hpp"
 
 #ifndef KERNELWATCH_VERSION
@@ -11,6 +13,90 @@
 #endif
 
 namespace kernelwatch::daemon {
+namespace {
+
+// The options of every subcommand, and the action the parsed one selects.
+struct Commands {
+  ImportOptions import;
+  std::filesystem::path keys_db;
+  bool keys_json = false;
+  HistoryOptions history;
+  bool history_json = false;
+  BacktestCommandOptions backtest;
+  bool backtest_json = false;
+  std::function<int()> action;
+};
+
+void add_import(CLI::App& app, Commands& c) {
+  auto* sub = app.add_subcommand(
+      "import",
+      "Import kernelindex JSON records (one, an array, or JSON Lines) and Liger benchmark CSV.\n"
+      "One import is one transaction: an invalid record aborts it and changes nothing.");
+  sub->add_option("--db", c.import.db, "SQLite database file (created when missing)")->required();
+  sub->add_option("paths", c.import.inputs, "Files to import (.json, .jsonl, .csv)")->required();
+  sub->add_flag("--skip-invalid", c.import.skip_invalid,
+                "Import the valid records and list the invalid ones instead of aborting");
+  sub->callback([&c] { c.action = [&c] { return run_import(c.import, std::cout, std::cerr); }; });
+}
+
+void add_keys(CLI::App& app, Commands& c) {
+  auto* sub = app.add_subcommand(
+      "keys", "List every comparability key with its run count and first/last run");
+  sub->add_option("--db", c.keys_db, "SQLite database file")->required();
+  sub->add_flag("--json", c.keys_json, "Print a JSON array instead of a table");
+  sub->callback([&c] {
+    c.action = [&c] {
+      return run_keys(c.keys_db, c.keys_json ? OutputFormat::Json : OutputFormat::Table, std::cout,
+                      std::cerr);
+    };
+  });
+}
+
+void add_history(CLI::App& app, Commands& c) {
+  auto* sub = app.add_subcommand(
+      "history",
+      "Print stored runs, newest first; --json prints kernelindex records that `import` accepts");
+  c.history.filter.limit = 100;
+  sub->add_option("--db", c.history.db, "SQLite database file")->required();
+  sub->add_option("--benchmark", c.history.filter.benchmark,
+                  "Only this benchmark, e.g. tvd/backward");
+  sub->add_option("--provider", c.history.filter.provider, "Only this provider, e.g. liger");
+  sub->add_option("--workload", c.history.filter.workload,
+                  "Only this workload, e.g. hidden16384-rows4096-fp32");
+  sub->add_option("--environment", c.history.filter.environment,
+                  "Only this environment, e.g. nvidia-h100-80gb-hbm3");
+  sub->add_option("--limit", c.history.filter.limit, "At most N runs; 0 for all")
+      ->capture_default_str();
+  sub->add_flag("--json", c.history_json, "Print a JSON array of kernelindex records");
+  sub->callback([&c] {
+    c.history.format = c.history_json ? OutputFormat::Json : OutputFormat::Table;
+    c.action = [&c] { return run_history(c.history, std::cout, std::cerr); };
+  });
+}
+
+void add_backtest(CLI::App& app, Commands& c) {
+  auto* sub = app.add_subcommand(
+      "backtest",
+      "Replay the stored history of each key in observedAt order and print every alert the\n"
+      "detectors would have raised (docs/DETECTION.md)");
+  sub->add_option("--db", c.backtest.db, "SQLite database file")->required();
+  sub->add_option("--confirm", c.backtest.confirm,
+                  "none: judge each run alone; next: a breach needs the next stored run to agree")
+      ->check(CLI::IsMember({"none", "next"}))
+      ->capture_default_str();
+  sub->add_option("--benchmark", c.backtest.filter.benchmark, "Only alerts of this benchmark");
+  sub->add_option("--provider", c.backtest.filter.provider, "Only alerts of this provider");
+  sub->add_option("--workload", c.backtest.filter.workload, "Only alerts of this workload");
+  sub->add_option("--environment", c.backtest.filter.environment,
+                  "Only alerts of this environment");
+  sub->add_flag("--json", c.backtest_json, "Print a JSON array, one object per alert");
+  sub->callback([&c] {
+    c.backtest.format = c.backtest_json ? OutputFormat::Json : OutputFormat::Table;
+    c.action = [&c] { return run_backtest(c.backtest, std::cout, std::cerr); };
+  });
+}
+
+}  // namespace
 
 int run_cli(int argc, char** argv) {
   CLI::App app{
@@ -24,67 +110,19 @@ int run_cli(int argc, char** argv) {
       "Exit codes: 0 success, 1 failure, 2 bad usage. `kernelwatch SUBCOMMAND --help` for "
       "details.\n");
 
-  std::function<int()> action;
+  Commands commands;
+  add_import(app, commands);
+  add_keys(app, commands);
+  add_history(app, commands);
+  add_backtest(app, commands);
 
-  ImportOptions import_options;
-  auto* import = app.add_subcommand(
-      "import",
-      "Import kernelindex JSON records (one, an array, or JSON Lines) and Liger benchmark CSV.\n"
-      "One import is one transaction: an invalid record aborts it and changes nothing.");
-  import->add_option("--db", import_options.db, "SQLite database file (created when missing)")
-      ->required();
-  import->add_option("paths", import_options.inputs, "Files to import (.json, .jsonl, .csv)")
-      ->required();
-  import->add_flag("--skip-invalid", import_options.skip_invalid,
-                   "Import the valid records and list the invalid ones instead of aborting");
-  import->callback([&] { action = [&] { return run_import(import_options, std::cout, std::cerr);
-};
-}  // namespace kernelwatch::daemon
-);
-
-std::filesystem::path keys_db;
-bool keys_json = false;
-auto* keys = app.add_subcommand(
-    "keys", "List every comparability key with its run count and first/last run");
-keys->add_option("--db", keys_db, "SQLite database file")->required();
-keys->add_flag("--json", keys_json, "Print a JSON array instead of a table");
-keys->callback([&] {
-  action = [&] {
-    return run_keys(keys_db, keys_json ? OutputFormat::Json : OutputFormat::Table, std::cout,
-                    std::cerr);
-  };
-});
-
-HistoryOptions history_options;
-history_options.filter.limit = 100;
-bool history_json = false;
-auto* history = app.add_subcommand(
-    "history",
-    "Print stored runs, newest first; --json prints kernelindex records that `import` accepts");
-history->add_option("--db", history_options.db, "SQLite database file")->required();
-history->add_option("--benchmark", history_options.filter.benchmark,
-                    "Only this benchmark, e.g. tvd/backward");
-history->add_option("--provider", history_options.filter.provider,
-                    "Only this provider, e.g. liger");
-history->add_option("--workload", history_options.filter.workload,
-                    "Only this workload, e.g. hidden16384-rows4096-fp32");
-history->add_option("--environment", history_options.filter.environment,
-                    "Only this environment, e.g. nvidia-h100-80gb-hbm3");
-history->add_option("--limit", history_options.filter.limit, "At most N runs; 0 for all")
-    ->capture_default_str();
-history->add_flag("--json", history_json, "Print a JSON array of kernelindex records");
-history->callback([&] {
-  history_options.format = history_json ? OutputFormat::Json : OutputFormat::Table;
-  action = [&] { return run_history(history_options, std::cout, std::cerr); };
-});
-
-try {
-  app.parse(argc, argv);
-} catch (const CLI::ParseError& e) {
-  const int code = app.exit(e);
-  return code == 0 ? 0 : 2;
-}
-return action ? action() : 2;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  return commands.action ? commands.action() : 2;
 }
 
 }  // namespace kernelwatch::daemon

@@ -198,10 +198,10 @@ Result<SqliteStore> SqliteStore::open(const std::filesystem::path& path, OpenMod
                               std::to_string(kSchemaVersion) + "); upgrade kernelwatch to open it");
       }
       if (mode == OpenMode::ReadOnly && *version < kSchemaVersion) {
-        return core::fail(
-            ErrorCode::VersionTooNew,
-            path.string() + ": schema version " + std::to_string(*version) +
-                " needs a migration; open it read-write once (e.g. kernelwatch import)");
+        // An older kernelwatch wrote it: migrate once through a read-write connection, then
+        // read. A reader of an upgraded install should not have to run a writer first.
+        auto writer = open(path, OpenMode::Existing);
+        if (!writer) return tl::unexpected(writer.error());
       }
     } else if (mode == OpenMode::ReadOnly) {
       return core::fail(ErrorCode::NotFound,

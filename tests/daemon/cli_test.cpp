@@ -159,3 +159,43 @@ TEST(CliTest, ReadingCommandsNeverCreateOrDamageFiles) {
 
 }  // namespace
 }  // namespace kernelwatch
+
+namespace kernelwatch {
+namespace {
+
+TEST(CliBacktestTest, FindsTheLigerReleaseStepsInTheWeeklyHistory) {
+  TempDir dir;
+  const std::string db = (dir / "kw.db").string();
+  ASSERT_EQ(run_kernelwatch({"import", "--db", db, kWeekly}).exit_code, 0);
+  auto result = run_kernelwatch({"backtest", "--db", db, "--confirm", "none", "--json",
+                                 "--benchmark", "tvd/forward", "--provider", "liger"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json alerts = json::parse(result.out);
+  ASSERT_TRUE(alerts.is_array());
+  // TVD forward (liger) dropped about 40% in March 2026 on every H100 vocabulary.
+  int march_drops = 0;
+  for (const auto& a : alerts) {
+    for (const char* field : {"benchmark", "provider", "workload", "environment", "externalId",
+                              "observedAt", "direction", "kind", "relativeChange", "median", "band",
+                              "baselineRuns", "attribution"}) {
+      EXPECT_TRUE(a.contains(field)) << field;
+    }
+    EXPECT_EQ(a["benchmark"], "tvd/forward");
+    EXPECT_EQ(a["provider"], "liger");
+    if (a["observedAt"].get<std::string>().rfind("2026-03", 0) == 0 && a["direction"] == "improvement" &&
+        a["relativeChange"].get<double>() < -0.3 && a["environment"] == "nvidia-h100-80gb-hbm3") {
+      ++march_drops;
+      EXPECT_LT(a["median"].get<std::int64_t>(), a["band"]["lower"].get<std::int64_t>());
+    }
+  }
+  EXPECT_GE(march_drops, 4);
+
+  auto table = run_kernelwatch({"backtest", "--db", db});
+  ASSERT_EQ(table.exit_code, 0);
+  EXPECT_NE(table.out.find("replayed 198 keys and 2178 runs with --confirm next"), std::string::npos)
+      << table.out.substr(table.out.size() > 300 ? table.out.size() - 300 : 0);
+  EXPECT_EQ(run_kernelwatch({"backtest", "--db", db, "--confirm", "later"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace kernelwatch

@@ -1,0 +1,45 @@
+#include "detectors/attribution.hpp"
+
+#include <set>
+
+namespace kernelwatch::detectors {
+
+std::vector<AttributionChange> attribute(const Observation& before, const Observation& after) {
+  std::vector<AttributionChange> changes;
+  if (before.implementation_version != after.implementation_version) {
+    changes.push_back(
+        {"implementation.version", before.implementation_version, after.implementation_version});
+  }
+  if (before.implementation_digest != after.implementation_digest) {
+    changes.push_back(
+        {"implementation.digest", before.implementation_digest, after.implementation_digest});
+  }
+  std::set<std::string> names;
+  for (const auto& [name, value] : before.software) names.insert(name);
+  for (const auto& [name, value] : after.software) names.insert(name);
+  for (const auto& name : names) {
+    const auto from = before.software.find(name);
+    const auto to = after.software.find(name);
+    const std::string from_value = from == before.software.end() ? "" : from->second;
+    const std::string to_value = to == after.software.end() ? "" : to->second;
+    if (from_value != to_value) changes.push_back({"software." + name, from_value, to_value});
+  }
+  return changes;
+}
+
+std::string describe(const std::vector<AttributionChange>& changes) {
+  if (changes.empty()) return "no recorded implementation or software change";
+  std::string text;
+  for (const auto& change : changes) {
+    if (!text.empty()) text += "; ";
+    std::string field = change.field;
+    for (char& c : field) {
+      if (c == '.') c = ' ';
+    }
+    text += field + " changed " + (change.from.empty() ? "(unrecorded)" : change.from) + " -> " +
+            (change.to.empty() ? "(unrecorded)" : change.to);
+  }
+  return text;
+}
+
+}  // namespace kernelwatch::detectors

@@ -1,0 +1,56 @@
+// The backtest: replays each key's stored history in observedAt order through the detectors and
+// the alert lifecycle, applies the cross-key controls, and returns every alert raised; plus the
+// JSON and table forms `kernelwatch backtest` prints. Pure; core, nlohmann/json, detectors/.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "detectors/alert_state.hpp"
+#include "detectors/controls.hpp"
+#include "detectors/observation.hpp"
+#include "detectors/parameters.hpp"
+
+namespace kernelwatch::detectors {
+
+// Empty strings match every key. The filter selects which alerts are returned; every key is
+// still replayed, because the controls need the reference providers and the other keys.
+struct KeyFilter {
+  std::string benchmark;
+  std::string provider;
+  std::string workload;
+  std::string environment;
+
+  [[nodiscard]] bool matches(const KeyLabels& key) const;
+};
+
+struct BacktestOptions {
+  DetectorParameters parameters;  // parameters.confirm is `--confirm`
+  KeyFilter filter;
+};
+
+// "none" | "next" (the `--confirm` values).
+[[nodiscard]] core::Result<ConfirmPolicy> parse_confirm_policy(std::string_view text);
+
+// Every alert the detectors would have raised, ordered by the firing run's observedAt, then key.
+// Each alert's `state` is where its lifecycle ended in the history (no operator acknowledges).
+[[nodiscard]] std::vector<Alert> backtest(const std::vector<KeyHistory>& histories,
+                                          const BacktestOptions& options);
+
+// {"benchmark","provider","workload","environment","externalId","observedAt","direction",
+//  "kind","relativeChange","median","band":{"lower","upper"},"baselineRuns","attribution":[
+//  {"field","from","to"}],"onsetExternalId","onsetObservedAt","incident","state","explanation"}
+// Durations in integer ns, times RFC 3339 UTC; "incident" is null unless kind is environment.
+[[nodiscard]] nlohmann::json to_json(const Alert& alert);
+[[nodiscard]] nlohmann::json to_json(const std::vector<Alert>& alerts);
+
+// One readable line per alert and a header: the table `kernelwatch backtest` prints without
+// --json. Environment alerts of one incident are printed under one incident line.
+[[nodiscard]] std::string format_alert_line(const Alert& alert);
+[[nodiscard]] std::string format_alert_table(const std::vector<Alert>& alerts);
+
+}  // namespace kernelwatch::detectors

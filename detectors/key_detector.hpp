@@ -1,0 +1,85 @@
+// One key's detector: band verdicts against the current segment, the confirmation policy,
+// segment restarts after a confirmed step (or a drift alert), and the drift test.
+// Pure and deterministic; standard library and detectors/ only.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "detectors/attribution.hpp"
+#include "detectors/band.hpp"
+#include "detectors/drift.hpp"
+#include "detectors/observation.hpp"
+#include "detectors/parameters.hpp"
+
+namespace kernelwatch::detectors {
+
+enum class AlertKind { Step, Drift, Environment };
+
+[[nodiscard]] std::string_view to_string(AlertKind kind) noexcept;
+
+// What the detector did with a run.
+enum class RunRole {
+  Ignored,    // failed, inconclusive or without a median: never baseline, never alerts
+  Accepted,   // joined the baseline (in band, or insufficient data to judge it)
+  Pending,    // breached; waits for the next run to confirm or to show it was an outlier
+  Confirmed,  // breached like the pending run: a new segment starts at the pending run
+  Returned,   // back in the band of the segment before a young step: that step was an excursion
+};
+
+// An alert the detector asks for, with the confirmation policy applied.
+struct Trigger {
+  AlertKind kind = AlertKind::Step;
+  Direction direction = Direction::Regression;
+  Observation run;    // the run at which it fires
+  Observation onset;  // the first run at the new level (== run without confirmation)
+  Verdict verdict;    // of `run` against the baseline (band, baseline runs, relative change)
+  std::vector<AttributionChange> attribution;  // last accepted run -> onset
+  std::string explanation;
+};
+
+struct KeyStep {
+  Verdict verdict;  // this run against the baseline it was judged by
+  RunRole role = RunRole::Ignored;
+  std::optional<Trigger> trigger;
+};
+
+class KeyDetector {
+ public:
+  explicit KeyDetector(DetectorParameters parameters);
+
+  // Runs must arrive in observed_at order (a run older than the last one is a bug of the caller).
+  [[nodiscard]] KeyStep observe(const Observation& run);
+
+  // An operator accepted the current level: the baseline restarts with the newest judged run.
+  void rebaseline();
+
+  // The accepted runs of the current segment, oldest first (at most max(window, drift window)).
+  [[nodiscard]] const std::vector<Observation>& segment() const { return segment_; }
+  [[nodiscard]] bool has_pending() const { return pending_.has_value(); }
+
+ private:
+  struct Pending {
+    Observation run;
+    Verdict verdict;
+    std::optional<Observation> before;  // the last accepted run before it (attribution)
+  };
+
+  [[nodiscard]] std::span<const Observation> baseline() const;
+  void accept(const Observation& run);
+  [[nodiscard]] Trigger step_trigger(const Observation& run, const Verdict& verdict,
+                                     const Pending& onset) const;
+
+  DetectorParameters parameters_;
+  std::vector<Observation> segment_;
+  // While a confirmed step is young (its segment shorter than min_history), the segment before
+  // it and its band: a run back inside that band ends the step as an excursion.
+  std::optional<std::vector<Observation>> previous_segment_;
+  Band previous_band_;
+  std::optional<Pending> pending_;
+  std::optional<core::Timestamp> last_observed_;
+  std::optional<Observation> last_judged_;  // the newest judgeable run, whatever its role
+};
+
+}  // namespace kernelwatch::detectors

@@ -1,0 +1,47 @@
+#include "detectors/observation.hpp"
+
+#include <string>
+
+namespace kernelwatch::detectors {
+namespace {
+
+void flatten(const nlohmann::json& value, const std::string& prefix,
+             std::map<std::string, std::string>& out) {
+  if (value.is_object()) {
+    for (const auto& [name, child] : value.items()) {
+      flatten(child, prefix.empty() ? name : prefix + "." + name, out);
+    }
+    return;
+  }
+  if (prefix.empty()) return;
+  out[prefix] = value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+}  // namespace
+
+std::string KeyLabels::display() const {
+  return benchmark + " " + provider + " " + workload + " " + environment;
+}
+
+KeyLabels key_labels(const core::ComparabilityKey& key) {
+  return KeyLabels{key.benchmark.label,   key.provider.label, key.workload.label,
+                   key.environment.label, key.protocol.label, key.digest()};
+}
+
+Observation observation_from_record(const core::Record& record,
+                                    std::string_view implementation_version) {
+  Observation observation;
+  observation.external_id = record.run.source_native.external_id;
+  if (observation.external_id.empty()) observation.external_id = record.run.metadata.name;
+  observation.observed_at = record.run.observed_at;
+  observation.status = record.run.status;
+  observation.median = record.run.median.value_or(std::chrono::nanoseconds{0});
+  observation.p20 = record.run.latency("p20");
+  observation.p80 = record.run.latency("p80");
+  observation.implementation_version = std::string(implementation_version);
+  observation.implementation_digest = record.run.implementation_digest;
+  flatten(record.environment.software, "", observation.software);
+  return observation;
+}
+
+}  // namespace kernelwatch::detectors

@@ -1,0 +1,65 @@
+// Detector input: one run of one comparability key as the detectors see it, and a key's history.
+// Plain C++ over core types (core/record.hpp, core/key.hpp); the daemon and the backtest convert
+// stored runs into these. No I/O.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/key.hpp"
+#include "core/record.hpp"
+#include "core/time.hpp"
+
+namespace kernelwatch::detectors {
+
+struct Observation {
+  std::string external_id;
+  core::Timestamp observed_at{};
+  core::RunStatus status = core::RunStatus::Passed;
+  std::chrono::nanoseconds median{0};
+  std::optional<std::chrono::nanoseconds> p20;  // absent: taken as the median
+  std::optional<std::chrono::nanoseconds> p80;
+  std::string implementation_version;  // "" when the source did not say
+  std::string implementation_digest;
+  // The software environment flattened to "name" -> "value" ("driver" -> "550.54.15"): not part
+  // of the key, compared only to attribute a step.
+  std::map<std::string, std::string> software;
+
+  [[nodiscard]] std::chrono::nanoseconds p20_or_median() const { return p20.value_or(median); }
+  [[nodiscard]] std::chrono::nanoseconds p80_or_median() const { return p80.value_or(median); }
+  // Passed with a positive median: the only runs a detector may judge or learn from.
+  [[nodiscard]] bool judgeable() const {
+    return status == core::RunStatus::Passed && median.count() > 0;
+  }
+};
+
+// The human labels of a comparability key (what alerts print) and its digest (identity).
+struct KeyLabels {
+  std::string benchmark;    // "tvd/backward"
+  std::string provider;     // "liger"
+  std::string workload;     // "tokens16384-vocab65536-fp32"
+  std::string environment;  // "nvidia-h100-80gb-hbm3"
+  std::string protocol;     // "liger-bench-do-bench-backward"
+  std::string digest;       // core::ComparabilityKey::digest(); "" in synthetic tests
+
+  [[nodiscard]] std::string display() const;
+};
+
+// One key and every run of it, in any order (the backtest sorts by observed_at).
+struct KeyHistory {
+  KeyLabels key;
+  std::vector<Observation> runs;
+};
+
+[[nodiscard]] KeyLabels key_labels(const core::ComparabilityKey& key);
+
+// A stored record as detector input: median, p20/p80 latencies, status, observedAt, externalId,
+// implementation digest and the software environment (flattened, nested objects joined by '.').
+[[nodiscard]] Observation observation_from_record(const core::Record& record,
+                                                  std::string_view implementation_version);
+
+}  // namespace kernelwatch::detectors

@@ -1,0 +1,154 @@
+#include "detectors/backtest.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "detectors_test_support.hpp"
+
+namespace kernelwatch::detectors {
+namespace {
+
+using testing::run_at;
+
+KeyHistory stepped_history(const std::string& provider, const std::string& workload) {
+  KeyHistory history;
+  history.key = KeyLabels{"tvd/forward",
+                          provider,
+                          workload,
+                          "nvidia-h100-80gb-hbm3",
+                          "liger-bench-do-bench-forward",
+                          ""};
+  for (int i = 0; i < 8; ++i) {
+    auto run = run_at(i, 1000000 + (i % 2) * 5000, 2000, 3000);
+    run.implementation_version = "0.6.5";
+    run.external_id = provider + "/" + workload + "/" + std::to_string(i);
+    history.runs.push_back(run);
+  }
+  for (int i = 8; i < 11; ++i) {
+    auto run = run_at(i, 600000 + (i % 2) * 3000, 1000, 2000);
+    run.implementation_version = "0.7.0";
+    run.external_id = provider + "/" + workload + "/" + std::to_string(i);
+    history.runs.push_back(run);
+  }
+  return history;
+}
+
+TEST(Backtest, FindsAStepAtItsRunOrTheNext) {
+  std::vector<KeyHistory> histories = {stepped_history("liger", "w")};
+  BacktestOptions options;
+  auto alerts = backtest(histories, options);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].external_id, "liger/w/8");
+  EXPECT_EQ(alerts[0].direction, Direction::Improvement);
+  EXPECT_EQ(alerts[0].kind, AlertKind::Step);
+  ASSERT_EQ(alerts[0].attribution.size(), 1u);
+  EXPECT_EQ(alerts[0].attribution[0],
+            (AttributionChange{"implementation.version", "0.6.5", "0.7.0"}));
+  options.parameters.confirm = ConfirmPolicy::Next;
+  alerts = backtest(histories, options);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].external_id, "liger/w/9");
+  EXPECT_EQ(alerts[0].onset_external_id, "liger/w/8");
+}
+
+TEST(Backtest, SortsEachHistoryByObservedAt) {
+  auto history = stepped_history("liger", "w");
+  std::mt19937 shuffle(3);
+  std::shuffle(history.runs.begin(), history.runs.end(), shuffle);
+  const auto alerts = backtest({history}, BacktestOptions{});
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].external_id, "liger/w/8");
+}
+
+TEST(Backtest, FilterSelectsAlertsButControlsSeeEveryKey) {
+  // The torch reference moved with liger: liger's alert is an environment alert even when only
+  // liger's alerts are asked for.
+  const std::vector<KeyHistory> histories = {stepped_history("liger", "w"),
+                                             stepped_history("torch", "w")};
+  BacktestOptions options;
+  options.filter.provider = "liger";
+  const auto alerts = backtest(histories, options);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].key.provider, "liger");
+  EXPECT_EQ(alerts[0].kind, AlertKind::Environment);
+  EXPECT_FALSE(alerts[0].incident.empty());
+  options.filter.provider = "nobody";
+  EXPECT_TRUE(backtest(histories, options).empty());
+}
+
+TEST(Backtest, JsonHasTheDocumentedFields) {
+  const auto alerts = backtest({stepped_history("liger", "w")}, BacktestOptions{});
+  ASSERT_EQ(alerts.size(), 1u);
+  const auto json = to_json(alerts);
+  ASSERT_TRUE(json.is_array());
+  ASSERT_EQ(json.size(), 1u);
+  const auto& a = json[0];
+  for (const char* field :
+       {"benchmark", "provider", "workload", "environment", "externalId", "observedAt", "direction",
+        "kind", "relativeChange", "median", "band", "baselineRuns", "attribution"}) {
+    EXPECT_TRUE(a.contains(field)) << field;
+  }
+  EXPECT_EQ(a["benchmark"], "tvd/forward");
+  EXPECT_EQ(a["provider"], "liger");
+  EXPECT_EQ(a["workload"], "w");
+  EXPECT_EQ(a["environment"], "nvidia-h100-80gb-hbm3");
+  EXPECT_EQ(a["externalId"], "liger/w/8");
+  EXPECT_EQ(a["observedAt"], core::format_timestamp(testing::week(8)));
+  EXPECT_EQ(a["direction"], "improvement");
+  EXPECT_EQ(a["kind"], "step");
+  EXPECT_EQ(a["median"], 600000);
+  // Baseline: 8 runs at 1000000/1005000 -> center 1002500, margin 2% = 20050:
+  // [1000000 - 20050, 1005000 + 20050].
+  EXPECT_EQ(a["band"]["lower"], 979950);
+  EXPECT_EQ(a["band"]["upper"], 1025050);
+  EXPECT_EQ(a["baselineRuns"], 8);
+  EXPECT_NEAR(a["relativeChange"].get<double>(), 600000.0 / 1002500.0 - 1, 1e-12);
+  ASSERT_EQ(a["attribution"].size(), 1u);
+  EXPECT_EQ(a["attribution"][0]["field"], "implementation.version");
+  EXPECT_EQ(a["attribution"][0]["from"], "0.6.5");
+  EXPECT_EQ(a["attribution"][0]["to"], "0.7.0");
+  EXPECT_TRUE(a["incident"].is_null());
+}
+
+TEST(Backtest, TableIsReadable) {
+  const auto alerts = backtest({stepped_history("liger", "w")}, BacktestOptions{});
+  const auto table = format_alert_table(alerts);
+  EXPECT_NE(table.find("improvement  step  -40.1%  tvd/forward liger w nvidia-h100-80gb-hbm3"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("implementation version changed 0.6.5 -> 0.7.0"), std::string::npos);
+  EXPECT_NE(table.find("1 alert(s)"), std::string::npos);
+}
+
+TEST(Backtest, ParsesConfirmPolicy) {
+  EXPECT_EQ(parse_confirm_policy("none").value(), ConfirmPolicy::None);
+  EXPECT_EQ(parse_confirm_policy("next").value(), ConfirmPolicy::Next);
+  const auto bad = parse_confirm_policy("twice");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, core::ErrorCode::InvalidArgument);
+}
+
+TEST(Observation, FromRecordTakesMedianQuantilesAndSoftware) {
+  core::Record record;
+  record.run.median = std::chrono::nanoseconds(577060);
+  record.run.observed_at = testing::week(1);
+  record.run.source_native.external_id = "layer_norm/backward/liger/env/w/2025-07-28-22-00-10";
+  record.run.implementation_digest = "sha256:abc";
+  record.run.measurements = {{"latency", "p20", "ns", 574390}, {"latency", "p80", "ns", 579850}};
+  record.environment.software = {{"driver", "550.54"}, {"clocks", {{"sm", 1980}}}};
+  const auto observation = observation_from_record(record, "0.6.1");
+  EXPECT_EQ(observation.median.count(), 577060);
+  ASSERT_TRUE(observation.p20 && observation.p80);
+  EXPECT_EQ(observation.p20->count(), 574390);
+  EXPECT_EQ(observation.p80->count(), 579850);
+  EXPECT_EQ(observation.external_id, "layer_norm/backward/liger/env/w/2025-07-28-22-00-10");
+  EXPECT_EQ(observation.implementation_version, "0.6.1");
+  EXPECT_EQ(observation.software.at("driver"), "550.54");
+  EXPECT_EQ(observation.software.at("clocks.sm"), "1980");
+  EXPECT_TRUE(observation.judgeable());
+}
+
+}  // namespace
+}  // namespace kernelwatch::detectors

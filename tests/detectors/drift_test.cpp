@@ -1,0 +1,54 @@
+#include "detectors/drift.hpp"
+
+#include <gtest/gtest.h>
+
+#include "detectors_test_support.hpp"
+
+namespace kernelwatch::detectors {
+namespace {
+
+using testing::run_at;
+
+std::vector<Observation> ramp(int count, double per_run, std::int64_t wiggle) {
+  std::vector<Observation> runs;
+  double level = 100000;
+  for (int i = 0; i < count; ++i) {
+    runs.push_back(run_at(i, static_cast<std::int64_t>(level) + (i % 2 == 0 ? wiggle : -wiggle)));
+    level *= 1 + per_run;
+  }
+  return runs;
+}
+
+TEST(Drift, ASteadyRampIsDetectedWithItsSize) {
+  const auto result = detect_drift(ramp(20, 0.003, 50), DriftParameters{});
+  EXPECT_TRUE(result.detected);
+  EXPECT_EQ(result.direction, Direction::Regression);
+  EXPECT_NEAR(result.relative_change, 0.058, 0.004);  // 19 steps of 0.3%
+  EXPECT_GT(result.z, 4.0);
+  EXPECT_EQ(result.runs, 20u);
+}
+
+TEST(Drift, DownwardRampIsAnImprovement) {
+  const auto result = detect_drift(ramp(20, -0.003, 50), DriftParameters{});
+  EXPECT_TRUE(result.detected);
+  EXPECT_EQ(result.direction, Direction::Improvement);
+}
+
+TEST(Drift, NeedsEnoughRunsASignificantTrendAndASizableMove) {
+  EXPECT_FALSE(detect_drift(ramp(9, 0.01, 0), DriftParameters{}).detected);  // under min_runs
+  // Significant but tiny: 19 x 0.05% = 1% < 2.5%.
+  EXPECT_FALSE(detect_drift(ramp(20, 0.0005, 0), DriftParameters{}).detected);
+  // Large wiggle, no trend.
+  EXPECT_FALSE(detect_drift(ramp(20, 0.0, 3000), DriftParameters{}).detected);
+}
+
+TEST(Drift, OnlyTheNewestWindowCounts) {
+  auto runs = ramp(20, 0.003, 50);
+  std::vector<Observation> flat;
+  for (int i = 0; i < 20; ++i) flat.push_back(run_at(100 + i, 200000 + (i % 2) * 100));
+  runs.insert(runs.end(), flat.begin(), flat.end());
+  EXPECT_FALSE(detect_drift(runs, DriftParameters{}).detected);
+}
+
+}  // namespace
+}  // namespace kernelwatch::detectors

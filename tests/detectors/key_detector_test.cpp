@@ -1,0 +1,202 @@
+#include "detectors/key_detector.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "detectors/synthetic.hpp"
+#include "detectors_test_support.hpp"
+
+namespace kernelwatch::detectors {
+namespace {
+
+using testing::run_at;
+
+DetectorParameters with_confirm(ConfirmPolicy confirm) {
+  DetectorParameters parameters;
+  parameters.confirm = confirm;
+  return parameters;
+}
+
+// Feeds runs, returns the index of every run that triggered.
+std::vector<std::size_t> triggers(KeyDetector& detector, const std::vector<Observation>& runs) {
+  std::vector<std::size_t> fired;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (detector.observe(runs[i]).trigger) fired.push_back(i);
+  }
+  return fired;
+}
+
+// Eight runs alternating 100000 / 100500 ns: center 100250, 2% margin 2005, MAD 250 (3 x 1.4826
+// x 250 = 1112 < 2005): band [97995, 102505].
+std::vector<Observation> stable_history() {
+  std::vector<Observation> runs;
+  for (int i = 0; i < 8; ++i) runs.push_back(run_at(i, i % 2 == 0 ? 100000 : 100500));
+  return runs;
+}
+
+TEST(KeyDetector, ConfirmNoneAlertsAtTheBreachingRun) {
+  KeyDetector detector(with_confirm(ConfirmPolicy::None));
+  auto runs = stable_history();
+  runs.push_back(run_at(8, 110000));
+  runs.push_back(run_at(9, 110200));
+  const auto fired = triggers(detector, runs);
+  ASSERT_EQ(fired, (std::vector<std::size_t>{8}));
+}
+
+TEST(KeyDetector, ConfirmNextAlertsAtTheAgreeingRunWithTheOnset) {
+  KeyDetector detector(with_confirm(ConfirmPolicy::Next));
+  for (const auto& run : stable_history()) ASSERT_FALSE(detector.observe(run).trigger);
+  const auto breach = detector.observe(run_at(8, 110000));
+  EXPECT_EQ(breach.role, RunRole::Pending);
+  EXPECT_FALSE(breach.trigger);
+  const auto confirm = detector.observe(run_at(9, 110200));
+  EXPECT_EQ(confirm.role, RunRole::Confirmed);
+  ASSERT_TRUE(confirm.trigger);
+  EXPECT_EQ(confirm.trigger->run.external_id, "run-9");
+  EXPECT_EQ(confirm.trigger->onset.external_id, "run-8");
+  EXPECT_EQ(confirm.trigger->direction, Direction::Regression);
+  EXPECT_EQ(confirm.trigger->verdict.band.upper.count(), 102505);
+  EXPECT_EQ(confirm.trigger->verdict.band.lower.count(), 97995);
+}
+
+TEST(KeyDetector, ALoneOutlierIsNeverBaselineAndNeverConfirmed) {
+  KeyDetector detector(with_confirm(ConfirmPolicy::Next));
+  auto runs = stable_history();
+  runs.push_back(run_at(8, 130000));  // outlier
+  runs.push_back(run_at(9, 100200));  // back in band
+  EXPECT_TRUE(triggers(detector, runs).empty());
+  for (const auto& run : detector.segment()) EXPECT_NE(run.external_id, "run-8");
+}
+
+TEST(KeyDetector, OppositeBreachesDoNotConfirmEachOther) {
+  KeyDetector detector(with_confirm(ConfirmPolicy::Next));
+  auto runs = stable_history();
+  runs.push_back(run_at(8, 110000));
+  runs.push_back(run_at(9, 90000));
+  EXPECT_TRUE(triggers(detector, runs).empty());
+}
+
+TEST(KeyDetector, AConfirmedStepRestartsTheBaselineAtTheNewLevel) {
+  KeyDetector detector(with_confirm(ConfirmPolicy::None));
+  auto runs = stable_history();
+  for (int i = 8; i < 16; ++i) runs.push_back(run_at(i, 120000 + (i % 2) * 500));  // +20%
+  const auto fired = triggers(detector, runs);
+  EXPECT_EQ(fired, (std::vector<std::size_t>{8}));  // one alert, not one per run
+  // The baseline now holds only the new level: a 10% drop from it is judged against it.
+  for (const auto& run : detector.segment()) EXPECT_GE(run.median.count(), 120000);
+  const auto next = detector.observe(run_at(16, 108000));
+  EXPECT_EQ(next.verdict.kind, VerdictKind::Improvement);
+  EXPECT_NEAR(next.verdict.relative_change, 108000.0 / 120250.0 - 1, 1e-9);
+}
+
+TEST(KeyDetector, AYoungStepThatReturnsIsAnExcursion) {
+  KeyDetector detector(with_confirm(ConfirmPolicy::None));
+  auto runs = stable_history();
+  runs.push_back(run_at(8, 110000));
+  runs.push_back(run_at(9, 110500));  // confirms: new segment
+  for (const auto& run : runs) (void)detector.observe(run);
+  const auto back = detector.observe(run_at(10, 100300));
+  EXPECT_EQ(back.role, RunRole::Returned);
+  EXPECT_EQ(back.verdict.kind, VerdictKind::InBand);
+  for (const auto& run : detector.segment()) EXPECT_LT(run.median.count(), 105000);
+}
+
+TEST(KeyDetector, FailedAndInconclusiveRunsNeitherAlertNorBreakConfirmation) {
+  KeyDetector detector(with_confirm(ConfirmPolicy::Next));
+  for (const auto& run : stable_history()) (void)detector.observe(run);
+  (void)detector.observe(run_at(8, 110000));
+  auto failed = run_at(9, 0);
+  failed.status = core::RunStatus::Failed;
+  auto busy = run_at(10, 150000);
+  busy.status = core::RunStatus::Inconclusive;
+  EXPECT_EQ(detector.observe(failed).role, RunRole::Ignored);
+  const auto ignored = detector.observe(busy);
+  EXPECT_EQ(ignored.role, RunRole::Ignored);
+  EXPECT_EQ(ignored.verdict.kind, VerdictKind::Inconclusive);
+  EXPECT_FALSE(ignored.trigger);
+  const auto confirm = detector.observe(run_at(11, 110300));
+  ASSERT_TRUE(confirm.trigger);
+  EXPECT_EQ(confirm.trigger->onset.external_id, "run-8");
+}
+
+TEST(KeyDetector, InsufficientDataNeverAlerts) {
+  // Seeded short and noisy histories: any run judged insufficient_data must not trigger, under
+  // either policy, and histories shorter than min_history with moves under 20% never alert.
+  for (const auto confirm : {ConfirmPolicy::None, ConfirmPolicy::Next}) {
+    for (std::uint64_t seed = 0; seed < 300; ++seed) {
+      synthetic::SeriesSpec spec;
+      spec.runs = 12;
+      spec.between_run_sigma = 0.06;  // noisy: 6% between runs
+      const auto series = synthetic::generate(spec, seed);
+      KeyDetector detector(with_confirm(confirm));
+      for (const auto& run : series.runs) {
+        const auto step = detector.observe(run);
+        if (step.verdict.kind == VerdictKind::InsufficientData) {
+          EXPECT_FALSE(step.trigger) << "seed " << seed << " " << run.external_id;
+        }
+      }
+    }
+  }
+  KeyDetector detector(with_confirm(ConfirmPolicy::None));
+  EXPECT_TRUE(triggers(detector, testing::runs_of({100000, 115000, 90000, 118000})).empty());
+}
+
+TEST(KeyDetector, ReorderingRunsOlderThanTheWindowDoesNotChangeTheVerdict) {
+  synthetic::SeriesSpec spec;
+  spec.runs = 45;
+  spec.host_offset = 0.015;
+  spec.between_run_sigma = 0.001;
+  const auto series = synthetic::generate(spec, 7);
+  const Observation probe = run_at(60, series.runs.back().median.count() * 103 / 100);
+  const auto verdict_of = [&](std::vector<Observation> runs) {
+    // Keep the timestamps ascending: only which median sits where changes.
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      runs[i].observed_at = testing::week(static_cast<int>(i));
+    KeyDetector detector(with_confirm(ConfirmPolicy::None));
+    for (const auto& run : runs) EXPECT_FALSE(detector.observe(run).trigger);
+    return detector.observe(probe).verdict;
+  };
+  const auto original = verdict_of(series.runs);
+  auto shuffled = series.runs;
+  std::reverse(shuffled.begin(), shuffled.begin() + 20);  // the newest 25 runs stay in place
+  std::rotate(shuffled.begin(), shuffled.begin() + 7, shuffled.begin() + 20);
+  const auto reordered = verdict_of(shuffled);
+  EXPECT_EQ(original.kind, reordered.kind);
+  EXPECT_EQ(original.band.lower, reordered.band.lower);
+  EXPECT_EQ(original.band.upper, reordered.band.upper);
+  EXPECT_EQ(original.baseline_external_ids, reordered.baseline_external_ids);
+}
+
+TEST(KeyDetector, SlowDriftIsADriftAlertNotAStep) {
+  KeyDetector detector(with_confirm(ConfirmPolicy::None));
+  std::vector<Observation> runs;
+  for (int i = 0; i < 20; ++i) runs.push_back(run_at(i, 100000 + (i % 3) * 100));
+  double level = 100000;
+  for (int i = 20; i < 45; ++i) {
+    level *= 1.003;
+    runs.push_back(run_at(i, static_cast<std::int64_t>(level) + (i % 3) * 100));
+  }
+  std::optional<Trigger> first;
+  for (const auto& run : runs) {
+    auto step = detector.observe(run);
+    if (step.trigger && !first) first = step.trigger;
+  }
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->kind, AlertKind::Drift);
+  EXPECT_EQ(first->direction, Direction::Regression);
+  EXPECT_GE(first->verdict.relative_change, 0.025);
+}
+
+TEST(KeyDetector, OperatorRebaselineAcceptsTheNewestRun) {
+  KeyDetector detector(with_confirm(ConfirmPolicy::Next));
+  for (const auto& run : stable_history()) (void)detector.observe(run);
+  (void)detector.observe(run_at(8, 130000));
+  detector.rebaseline();
+  ASSERT_EQ(detector.segment().size(), 1u);
+  EXPECT_EQ(detector.segment().front().external_id, "run-8");
+  EXPECT_FALSE(detector.has_pending());
+}
+
+}  // namespace
+}  // namespace kernelwatch::detectors
