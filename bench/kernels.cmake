@@ -1,0 +1,5 @@
+# kernels benchmarks: bandwidth of every CPU case (and CUDA case where a GPU is present) against
+# the machine's memcpy bandwidth, fused vs reference. See docs/PERFORMANCE.md, "## Kernels".
+add_executable(kernels_bench kernels/kernels_bench.cpp)
+kernelwatch_target_defaults(kernels_bench)
+target_link_libraries(kernels_bench PRIVATE kernelwatch::kernels Threads::Threads)

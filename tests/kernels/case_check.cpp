@@ -1,0 +1,185 @@
+#include "tests/kernels/case_check.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "tests/kernels/oracle.hpp"
+
+namespace kernelwatch::kernels::testing {
+
+double tolerance(DType dtype) {
+  return dtype == DType::Bf16 ? 1e-2 : 1e-5;
+}
+
+double relative_error(const HostTensor& got, const std::vector<double>& want) {
+  constexpr double kInfinity = std::numeric_limits<double>::infinity();
+  if (static_cast<std::size_t>(got.elements()) != want.size()) return kInfinity;
+  double max_error = 0.0;
+  double max_want = 0.0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double value = got.value(static_cast<std::int64_t>(i));
+    if (!std::isfinite(value)) return kInfinity;
+    max_error = std::max(max_error, std::fabs(value - want[i]));
+    max_want = std::max(max_want, std::fabs(want[i]));
+  }
+  return max_want > 0.0 ? max_error / max_want : max_error;
+}
+
+namespace {
+
+std::vector<double> input(const std::vector<HostTensor>& inputs, const std::string& name) {
+  const HostTensor* tensor = find_tensor(inputs, name);
+  return tensor == nullptr ? std::vector<double>{} : tensor->values();
+}
+
+std::string describe(const CaseId& id, const CaseSpec& spec) {
+  std::ostringstream out;
+  out << id.name() << " " << spec.rows << " x " << spec.cols << " " << core::to_string(spec.dtype);
+  if (id.kernel == Kernel::Tvd) {
+    out << " reduction=" << to_string(spec.reduction) << " ignored="
+        << (spec.ignored == IgnoredRows::None
+                ? "none"
+                : (spec.ignored == IgnoredRows::Some ? "some" : "all"));
+  }
+  return out.str();
+}
+
+}  // namespace
+
+std::map<std::string, std::vector<double>> expected_outputs(const CaseId& id, const CaseSpec& spec,
+                                                            const std::vector<HostTensor>& inputs) {
+  std::map<std::string, std::vector<double>> expected;
+  if (id.kernel == Kernel::LayerNorm) {
+    const auto x = input(inputs, "x");
+    const auto w = input(inputs, "weight");
+    if (id.pass != Pass::Backward) {
+      auto forward =
+          oracle::layer_norm_forward(x, w, input(inputs, "bias"), spec.rows, spec.cols, spec.eps);
+      expected["y"] = std::move(forward.y);
+      expected["mean"] = std::move(forward.mean);
+      expected["rstd"] = std::move(forward.rstd);
+    }
+    if (id.pass != Pass::Forward) {
+      auto backward =
+          oracle::layer_norm_backward(x, w, input(inputs, "dy"), spec.rows, spec.cols, spec.eps);
+      expected["dx"] = std::move(backward.dx);
+      expected["dweight"] = std::move(backward.dweight);
+      expected["dbias"] = std::move(backward.dbias);
+    }
+    return expected;
+  }
+  std::vector<std::int64_t> labels;
+  for (double label : input(inputs, "labels")) labels.push_back(static_cast<std::int64_t>(label));
+  auto forward = oracle::tvd_forward(input(inputs, "p"), input(inputs, "q"), labels, spec.rows,
+                                     spec.cols, spec.reduction, spec.ignore_index);
+  if (id.pass != Pass::Forward) {
+    expected["dp"] = oracle::tvd_backward(forward.grad, input(inputs, "grad_output"));
+  }
+  if (id.pass != Pass::Backward) {
+    expected["loss"] = std::move(forward.loss);
+    expected["grad"] = std::move(forward.grad);
+  }
+  return expected;
+}
+
+::testing::AssertionResult matches_oracle(const CaseId& id, const CaseSpec& spec,
+                                          std::uint64_t seed) {
+  const std::string what = describe(id, spec);
+  auto created = create_case(id, spec);
+  if (!created) return ::testing::AssertionFailure() << what << ": " << created.error().message;
+  Case& instance = **created;
+  if (auto ok = instance.prepare(seed); !ok) {
+    return ::testing::AssertionFailure() << what << ": prepare: " << ok.error().message;
+  }
+  auto inputs = instance.inputs();
+  if (!inputs) return ::testing::AssertionFailure() << what << ": " << inputs.error().message;
+  const auto expected = expected_outputs(id, spec, *inputs);
+
+  std::vector<HostTensor> first;
+  for (int attempt = 0; attempt < (id.provider == Provider::Fused ? 2 : 1); ++attempt) {
+    if (auto ok = instance.poison_outputs(); !ok) {
+      return ::testing::AssertionFailure() << what << ": poison: " << ok.error().message;
+    }
+    if (auto ok = instance.run(); !ok) {
+      return ::testing::AssertionFailure() << what << ": run: " << ok.error().message;
+    }
+    auto outputs = instance.outputs();
+    if (!outputs) return ::testing::AssertionFailure() << what << ": " << outputs.error().message;
+    if (outputs->size() != expected.size()) {
+      return ::testing::AssertionFailure()
+             << what << ": " << outputs->size() << " outputs, the oracle has " << expected.size();
+    }
+    if (attempt == 0) {
+      for (const HostTensor& got : *outputs) {
+        const auto want = expected.find(got.name);
+        if (want == expected.end()) {
+          return ::testing::AssertionFailure() << what << ": unexpected output " << got.name;
+        }
+        const double error = relative_error(got, want->second);
+        if (!(error <= tolerance(spec.dtype))) {
+          return ::testing::AssertionFailure()
+                 << what << ": output " << got.name << " relative error " << error << " > "
+                 << tolerance(spec.dtype);
+        }
+      }
+      first = std::move(*outputs);
+      continue;
+    }
+    for (std::size_t t = 0; t < first.size(); ++t) {
+      if ((*outputs)[t].bytes != first[t].bytes) {
+        return ::testing::AssertionFailure()
+               << what << ": output " << first[t].name << " differs between two runs";
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::vector<CaseSpec> sweep(Kernel kernel, DType dtype) {
+  std::vector<CaseSpec> specs;
+  if (kernel == Kernel::LayerNorm) {
+    const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},     {1, 1000}, {3, 4097},
+                                                            {17, 1000}, {130, 64}, {64, 256},
+                                                            {2, 65536}, {5, 8192}, {4, 3}};
+    for (const auto& [rows, cols] : shapes) {
+      CaseSpec spec;
+      spec.rows = rows;
+      spec.cols = cols;
+      spec.dtype = dtype;
+      specs.push_back(spec);
+    }
+    CaseSpec eps = specs[3];
+    eps.eps = 1e-2;  // a non-default eps changes rstd visibly
+    specs.push_back(eps);
+    return specs;
+  }
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},     {5, 3},     {7, 1},
+                                                          {4, 50257}, {33, 1000}, {1, 4097}};
+  for (const auto& [rows, cols] : shapes) {
+    for (Reduction reduction :
+         {Reduction::BatchMean, Reduction::Sum, Reduction::Mean, Reduction::None}) {
+      for (IgnoredRows ignored : {IgnoredRows::None, IgnoredRows::Some, IgnoredRows::All}) {
+        CaseSpec spec;
+        spec.rows = rows;
+        spec.cols = cols;
+        spec.dtype = dtype;
+        spec.reduction = reduction;
+        spec.ignored = ignored;
+        specs.push_back(spec);
+      }
+    }
+  }
+  return specs;
+}
+
+std::string test_name(const CaseId& id) {
+  std::string name = id.name();
+  for (char& c : name) {
+    if (c == '/' || c == '-') c = '_';
+  }
+  return name;
+}
+
+}  // namespace kernelwatch::kernels::testing

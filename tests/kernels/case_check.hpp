@@ -1,0 +1,46 @@
+// The correctness protocol both the CPU and the GPU provider tests run on a registry case:
+// fresh seeded inputs, NaN-poisoned outputs, one run compared with the float64 oracle, and (for
+// the fused provider) a second run that must give the same bytes. GoogleTest and kernels/ only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/registry.hpp"
+
+namespace kernelwatch::kernels {
+// GoogleTest prints a CaseId parameter by name.
+inline void PrintTo(const CaseId& id, std::ostream* out) {
+  *out << id.name();
+}
+}  // namespace kernelwatch::kernels
+
+namespace kernelwatch::kernels::testing {
+
+// fp32: 1e-5, bf16: 1e-2 (the bounds).
+[[nodiscard]] double tolerance(DType dtype);
+
+// max_i |got_i - want_i| / max_i |want_i| (the absolute error when want is all zero);
+// +infinity when got holds a NaN or an infinity or the sizes differ.
+[[nodiscard]] double relative_error(const HostTensor& got, const std::vector<double>& want);
+
+// The oracle's value of every output tensor of `id`, computed from the case's host inputs.
+[[nodiscard]] std::map<std::string, std::vector<double>> expected_outputs(
+    const CaseId& id, const CaseSpec& spec, const std::vector<HostTensor>& inputs);
+
+// Runs the protocol; the failure message names the case, the shape and the tensor.
+[[nodiscard]] ::testing::AssertionResult matches_oracle(const CaseId& id, const CaseSpec& spec,
+                                                        std::uint64_t seed);
+
+// The shapes and options the provider tests sweep, per kernel.
+[[nodiscard]] std::vector<CaseSpec> sweep(Kernel kernel, DType dtype);
+
+// "tvd/forward/kernelwatch-fused/cpu" -> "tvd_forward_kernelwatch_fused_cpu" (a test name).
+[[nodiscard]] std::string test_name(const CaseId& id);
+
+}  // namespace kernelwatch::kernels::testing
