@@ -53,9 +53,12 @@ Result<std::vector<OutboxRow>> read_rows(Database& db, Statement& stmt) {
 }
 
 // The statements are built once (prepare_cached keys on the pointer).
+// INDEXED BY: on a young table the planner may pick outbox_next and sort; queue order must
+// come from walking outbox_due.
 const std::string kClaimSql = std::string("SELECT ") + kRowColumns +
-                              "WHERE state = 'pending' AND destination = ?1 AND "
-                              "next_attempt_at_ns <= ?2 ORDER BY next_attempt_at_ns, id LIMIT ?3";
+                              "INDEXED BY outbox_due WHERE state = 'pending' AND "
+                              "destination = ?1 AND "
+                              "next_attempt_at_ns <= ?2 ORDER BY id LIMIT ?3";
 const std::string kDeadSql = std::string("SELECT ") + kRowColumns +
                              "WHERE state = 'dead' ORDER BY finished_at_ns DESC, id DESC LIMIT ?1";
 const std::string kFindSql = std::string("SELECT ") + kRowColumns + "WHERE id = ?1";
@@ -98,8 +101,8 @@ Result<EnqueueOutcome> Outbox::enqueue(SqliteStore::Transaction& tx, const NewOu
   return db.changes() == 0 ? EnqueueOutcome::Duplicate : EnqueueOutcome::Inserted;
 }
 
-Result<std::vector<OutboxRow>> Outbox::claim_due(std::string_view destination,
-                                                 core::Timestamp now, std::size_t limit) {
+Result<std::vector<OutboxRow>> Outbox::claim_due(std::string_view destination, core::Timestamp now,
+                                                 std::size_t limit) {
   Database& db = *store_->db_;
   auto stmt = db.prepare_cached(kClaimSql.c_str());
   if (!stmt) return tl::unexpected(stmt.error());
@@ -146,8 +149,8 @@ Status Outbox::apply(const OutboxUpdate& update) {
   if (!stmt) return tl::unexpected(stmt.error());
   (*stmt)->bind(1, update.id).bind(2, to_ns(update.at)).bind(3, update.message);
   if (auto ok = (*stmt)->run(); !ok) {
-    return tl::unexpected(ok.error().with_context(db.path().string() + ": outbox row " +
-                                                  std::to_string(update.id)));
+    return tl::unexpected(
+        ok.error().with_context(db.path().string() + ": outbox row " + std::to_string(update.id)));
   }
   if (db.changes() == 0) {
     return core::fail(ErrorCode::NotFound, db.path().string() + ": outbox row " +
@@ -232,8 +235,8 @@ Result<std::optional<OutboxRow>> Outbox::find(std::int64_t id) {
 
 Result<std::int64_t> Outbox::prune_delivered(core::Timestamp before) {
   Database& db = *store_->db_;
-  auto stmt = db.prepare_cached(
-      "DELETE FROM outbox WHERE state = 'delivered' AND finished_at_ns < ?1");
+  auto stmt =
+      db.prepare_cached("DELETE FROM outbox WHERE state = 'delivered' AND finished_at_ns < ?1");
   if (!stmt) return tl::unexpected(stmt.error());
   (*stmt)->bind(1, to_ns(before));
   if (auto ok = (*stmt)->run(); !ok) {

@@ -39,8 +39,8 @@ struct OutboxRow {
   core::Timestamp created_at{};
   OutboxState state = OutboxState::Pending;
   core::Timestamp next_attempt_at{};
-  std::int64_t attempts = 0;      // finished attempts (delivered, failed or given up)
-  std::string last_error;         // retry error or dead-letter reason; "" when none
+  std::int64_t attempts = 0;                   // finished attempts (delivered, failed or given up)
+  std::string last_error;                      // retry error or dead-letter reason; "" when none
   std::optional<core::Timestamp> finished_at;  // delivered or dead
 };
 
@@ -74,7 +74,8 @@ class Outbox {
   [[nodiscard]] Result<EnqueueOutcome> enqueue(SqliteStore::Transaction& tx,
                                                const NewOutboxRow& row);
 
-  // Pending rows of one destination due at `now` (next_attempt_at <= now), oldest first. Reading
+  // Pending rows of one destination due at `now` (next_attempt_at <= now), in queue (insertion)
+  // order, so a retried head row stays at the head. Reading
   // claims them for the single worker that owns the destination; nothing is leased, so rows a
   // crashed worker was sending are simply due again (delivery is at least once).
   [[nodiscard]] Result<std::vector<OutboxRow>> claim_due(std::string_view destination,

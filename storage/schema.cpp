@@ -67,8 +67,9 @@ CREATE TABLE runs (
 )sql";
 
 // Version 2: the notification outbox. One row per (notification, destination), written in the
-// same transaction as the alert state that caused it; the partial index keeps the worker's
-// "due rows of one destination" query off delivered and dead rows.
+// same transaction as the alert state that caused it. The partial indexes keep the worker's
+// queries off delivered and dead rows: due rows in queue order (the oldest row probes a failing
+// destination, so its growing backoff paces the whole queue), and the next due time.
 constexpr const char* kV2 = R"sql(
 CREATE TABLE outbox (
   id INTEGER PRIMARY KEY,
@@ -83,7 +84,8 @@ CREATE TABLE outbox (
   finished_at_ns INTEGER,
   UNIQUE (destination, idempotency_key)
 );
-CREATE INDEX outbox_due ON outbox (destination, next_attempt_at_ns, id) WHERE state = 'pending';
+CREATE INDEX outbox_due ON outbox (destination, id) WHERE state = 'pending';
+CREATE INDEX outbox_next ON outbox (destination, next_attempt_at_ns) WHERE state = 'pending';
 CREATE INDEX outbox_dead ON outbox (finished_at_ns) WHERE state = 'dead';
 )sql";
 

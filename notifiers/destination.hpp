@@ -1,0 +1,83 @@
+// Where notifications go: a destination's plain config (the config module parses JSON into it,
+// the daemon resolves url_file/url_env secrets first), URL parsing and the redaction every log
+// and error uses. Plain C++, no Asio, no OpenSSL.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+
+namespace kernelwatch::notifiers {
+
+using core::Result;
+using core::Status;
+
+enum class DestinationType { Slack, Webhook, Alertmanager };
+
+[[nodiscard]] std::string_view to_string(DestinationType type) noexcept;
+[[nodiscard]] Result<DestinationType> parse_destination_type(std::string_view text);
+
+// Plain http:// is refused unless the host is loopback or the config says so explicitly.
+enum class InsecureHttp { Refuse, Allow };
+
+struct Timeouts {
+  std::chrono::milliseconds resolve{std::chrono::seconds(10)};
+  std::chrono::milliseconds connect{std::chrono::seconds(10)};
+  std::chrono::milliseconds handshake{std::chrono::seconds(10)};
+  std::chrono::milliseconds write{std::chrono::seconds(10)};
+  std::chrono::milliseconds read{std::chrono::seconds(10)};
+};
+
+// Retry schedule: base * 2^(attempt-1), capped, with jitter in [delay/2, delay]; a notification
+// older than max_age is given up (dead letter) instead of retried.
+struct Backoff {
+  std::chrono::milliseconds base{std::chrono::seconds(2)};
+  std::chrono::milliseconds cap{std::chrono::minutes(10)};
+  std::chrono::milliseconds max_age{std::chrono::hours(24)};
+};
+
+struct Destination {
+  DestinationType type = DestinationType::Webhook;
+  std::string name;     // stable: outbox rows are keyed by it
+  std::string url;      // a secret (Slack webhook URLs are credentials): only redact() it
+  std::string secret;   // webhook HMAC key; "" sends unsigned (the config may require one)
+  std::string ca_file;  // PEM bundle to verify against instead of the system store
+  InsecureHttp insecure_http = InsecureHttp::Refuse;
+  Timeouts timeouts;
+  // Minimum gap between two requests to this destination; nullopt: 1 s for Slack (its
+  // documented limit per webhook), none otherwise.
+  std::optional<std::chrono::milliseconds> min_interval;
+  Backoff backoff;
+};
+
+[[nodiscard]] std::chrono::milliseconds effective_min_interval(const Destination& destination);
+
+struct ParsedUrl {
+  std::string scheme;  // "http" | "https"
+  std::string host;    // without brackets for IPv6
+  std::uint16_t port = 0;
+  std::string target;  // path and query, at least "/"
+};
+
+// Errors never contain the path or query.
+[[nodiscard]] Result<ParsedUrl> parse_url(std::string_view url);
+
+// scheme://host:port and nothing else (no user info, path, query or fragment); "<invalid url>"
+// when it cannot be parsed.
+[[nodiscard]] std::string redact(std::string_view url);
+
+[[nodiscard]] bool is_loopback_host(std::string_view host);
+
+// Checks the name, the URL and the http:// rule; errors name the destination and redact the URL.
+[[nodiscard]] Status validate(const Destination& destination);
+
+// Log lines: a level and a message that never carries a URL path, query or secret.
+enum class LogLevel { Debug, Info, Warning, Error };
+using Logger = std::function<void(LogLevel, std::string_view)>;
+
+}  // namespace kernelwatch::notifiers

@@ -1,0 +1,387 @@
+#include "notifiers/payloads.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace kernelwatch::notifiers {
+namespace {
+
+using nlohmann::json;
+
+// Slack mrkdwn needs &, < and > escaped; everything else is literal.
+std::string slack_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// Cuts at a UTF-8 boundary and marks the cut, so the result is at most `limit` bytes (Slack
+// counts characters, which are never more than bytes).
+std::string truncate(std::string text, std::size_t limit) {
+  if (text.size() <= limit) return text;
+  const std::string_view ellipsis = "…";
+  std::size_t cut = limit - ellipsis.size();
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  text.resize(cut);
+  text += ellipsis;
+  return text;
+}
+
+std::string trim_slash(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
+std::string alert_link(const FormatOptions& options, const Alert& alert) {
+  if (options.public_url.empty()) return {};
+  return trim_slash(options.public_url) + "/alerts/" + alert.id;
+}
+
+// What kind of event this is, in words people scan for.
+std::string headline(const Alert& a) {
+  if (a.state == AlertState::Resolved) return "Resolved";
+  switch (a.kind) {
+    case AlertKind::Environment:
+      return "Environment shift";
+    case AlertKind::Failed:
+      return "Failed run";
+    case AlertKind::Drift:
+      return a.direction == Direction::Regression ? "Regression (drift)" : "Improvement (drift)";
+    case AlertKind::Step:
+      break;
+  }
+  return a.direction == Direction::Regression ? "Regression (kernel step)"
+                                              : "Improvement (kernel step)";
+}
+
+std::string severity(const Alert& a) {
+  if (a.state == AlertState::Resolved) return "info";
+  if (a.kind == AlertKind::Environment) return "warning";
+  if (a.kind == AlertKind::Failed) return "critical";
+  return a.direction == Direction::Regression ? "critical" : "info";
+}
+
+std::string colour(const Alert& a) {
+  if (a.state == AlertState::Resolved) return "#2eb67d";
+  if (a.kind == AlertKind::Environment) return "#ecb22e";
+  if (a.kind == AlertKind::Failed) return "#7a0019";
+  return a.direction == Direction::Regression ? "#e01e5a" : "#36c5f0";
+}
+
+std::string emoji(const Alert& a) {
+  if (a.state == AlertState::Resolved) return ":white_check_mark:";
+  if (a.kind == AlertKind::Environment) return ":warning:";
+  if (a.kind == AlertKind::Failed) return ":x:";
+  return a.direction == Direction::Regression ? ":red_circle:" : ":large_blue_circle:";
+}
+
+std::string key_line(const AlertKey& k) {
+  return k.benchmark + " · " + k.provider + " · " + k.workload + " · " + k.environment;
+}
+
+std::string summary_line(const Notification& n) {
+  std::size_t regressions = 0, improvements = 0, environment = 0, failed = 0, resolved = 0;
+  for (const auto& a : n.alerts) {
+    if (a.state == AlertState::Resolved) {
+      ++resolved;
+    } else if (a.kind == AlertKind::Environment) {
+      ++environment;
+    } else if (a.kind == AlertKind::Failed) {
+      ++failed;
+    } else if (a.direction == Direction::Regression) {
+      ++regressions;
+    } else {
+      ++improvements;
+    }
+  }
+  std::string out;
+  auto add = [&](std::size_t count, const char* one, const char* many) {
+    if (count == 0) return;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(count) + " " + (count == 1 ? one : many);
+  };
+  add(regressions, "regression", "regressions");
+  add(environment, "environment shift", "environment shifts");
+  add(failed, "failed run", "failed runs");
+  add(improvements, "improvement", "improvements");
+  add(resolved, "resolved", "resolved");
+  if (out.empty()) out = "no alerts";
+  return out;
+}
+
+std::string band_text(const Alert& a) {
+  return format_duration(a.band_lower) + " – " + format_duration(a.band_upper);
+}
+
+std::string to_hex(const unsigned char* data, std::size_t size) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(size * 2);
+  for (std::size_t i = 0; i < size; ++i) {
+    out += kDigits[data[i] >> 4];
+    out += kDigits[data[i] & 0x0f];
+  }
+  return out;
+}
+
+json alert_json(const Alert& a) {
+  return json{{"id", a.id},
+              {"state", to_string(a.state)},
+              {"kind", to_string(a.kind)},
+              {"direction", to_string(a.direction)},
+              {"severity", severity(a)},
+              {"key",
+               {{"benchmark", a.key.benchmark},
+                {"provider", a.key.provider},
+                {"workload", a.key.workload},
+                {"environment", a.key.environment}}},
+              {"medianNs", a.median.count()},
+              {"band", {{"lowerNs", a.band_lower.count()}, {"upperNs", a.band_upper.count()}}},
+              {"relativeChange", a.relative_change},
+              {"baselineRuns", a.baseline_runs},
+              {"attribution", a.attribution},
+              {"externalId", a.external_id},
+              {"observedAt", core::format_timestamp(a.observed_at)}};
+}
+
+}  // namespace
+
+std::string format_duration(std::chrono::nanoseconds value) {
+  const double ns = static_cast<double>(value.count());
+  const double magnitude = std::fabs(ns);
+  char buffer[64];
+  if (magnitude >= 1e9) {
+    std::snprintf(buffer, sizeof buffer, "%.3f s", ns / 1e9);
+  } else if (magnitude >= 1e6) {
+    std::snprintf(buffer, sizeof buffer, "%.3f ms", ns / 1e6);
+  } else if (magnitude >= 1e3) {
+    std::snprintf(buffer, sizeof buffer, "%.1f us", ns / 1e3);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%lld ns", static_cast<long long>(value.count()));
+  }
+  return buffer;
+}
+
+std::string format_change(double relative_change) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%+.1f%%", relative_change * 100.0);
+  return buffer;
+}
+
+json slack_payload(const Notification& n, const FormatOptions& options) {
+  const std::string host = n.host.empty() ? std::string("kernelwatch") : n.host;
+  const std::string summary = summary_line(n);
+
+  // Fallback text (notifications, screen readers): the summary and the first keys.
+  std::string text = "kernelwatch on " + host + ": " + summary;
+  for (std::size_t i = 0; i < n.alerts.size() && i < 5; ++i) {
+    const auto& a = n.alerts[i];
+    text += "\n" + headline(a) + ": " + a.key.benchmark + " " + a.key.provider + " " +
+            format_duration(a.median) + " (" + format_change(a.relative_change) + ")";
+  }
+  if (n.alerts.size() > 5) text += "\n…and " + std::to_string(n.alerts.size() - 5) + " more";
+
+  json blocks = json::array();
+  blocks.push_back(
+      {{"type", "header"},
+       {"text",
+        {{"type", "plain_text"},
+         {"text", truncate("kernelwatch on " + host + ": " + summary, kSlackMaxHeaderText)}}}});
+
+  json attachments = json::array();
+  const std::size_t shown = std::min(n.alerts.size(), kSlackMaxAlertsShown);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const Alert& a = n.alerts[i];
+    std::string body = emoji(a) + " *" + headline(a) + "*  `" + slack_escape(a.key.benchmark) +
+                       "`\n" + slack_escape(key_line(a.key)) + "\n";
+    if (a.kind == AlertKind::Environment && a.state == AlertState::Firing) {
+      body +=
+          "Most keys on this host moved together: an environment incident, not a kernel "
+          "change.\n";
+    }
+    body += "New median *" + format_duration(a.median) + "* (" + format_change(a.relative_change) +
+            ") · band " + band_text(a) + " from " + std::to_string(a.baseline_runs) + " runs";
+    if (!a.attribution.empty()) body += "\nAttribution: " + slack_escape(a.attribution);
+    std::string context = "run `" + slack_escape(a.external_id) + "` observed " +
+                          core::format_timestamp(a.observed_at);
+    if (const auto link = alert_link(options, a); !link.empty()) {
+      context += " · <" + link + "|status page>";
+    }
+    json section = {{"type", "section"},
+                    {"text", {{"type", "mrkdwn"}, {"text", truncate(body, kSlackMaxSectionText)}}}};
+    json context_block = {
+        {"type", "context"},
+        {"elements",
+         json::array({{{"type", "mrkdwn"}, {"text", truncate(context, kSlackMaxSectionText)}}})}};
+    attachments.push_back(
+        {{"color", colour(a)}, {"blocks", json::array({section, context_block})}});
+  }
+
+  std::string footer = "idempotency key `" + slack_escape(n.idempotency_key) + "`";
+  if (n.alerts.size() > shown) {
+    footer = "…and " + std::to_string(n.alerts.size() - shown) + " more alerts" +
+             (options.public_url.empty()
+                  ? std::string()
+                  : " on the <" + trim_slash(options.public_url) + "|status page>") +
+             " · " + footer;
+  }
+  blocks.push_back(
+      {{"type", "context"},
+       {"elements",
+        json::array({{{"type", "mrkdwn"}, {"text", truncate(footer, kSlackMaxSectionText)}}})}});
+
+  json payload = {{"text", truncate(text, kSlackMaxSectionText)}, {"blocks", std::move(blocks)}};
+  if (!attachments.empty()) payload["attachments"] = std::move(attachments);
+  return payload;
+}
+
+json webhook_payload(const Notification& n) {
+  json alerts = json::array();
+  json runs = json::array();
+  for (const auto& a : n.alerts) {
+    alerts.push_back(alert_json(a));
+    if (!a.run_record.is_null()) runs.push_back(a.run_record);
+  }
+  return json{{"version", kWebhookSchemaVersion},
+              {"type", "kernelwatch.alerts"},
+              {"idempotencyKey", n.idempotency_key},
+              {"createdAt", core::format_timestamp(n.created_at)},
+              {"host", n.host},
+              {"summary", summary_line(n)},
+              {"alerts", std::move(alerts)},
+              {"runs", std::move(runs)}};
+}
+
+json alertmanager_payload(const Notification& n, const FormatOptions& options) {
+  json out = json::array();
+  for (const auto& a : n.alerts) {
+    std::string alertname = "KernelwatchRegression";
+    if (a.kind == AlertKind::Environment) {
+      alertname = "KernelwatchEnvironmentShift";
+    } else if (a.kind == AlertKind::Failed) {
+      alertname = "KernelwatchFailedRun";
+    } else if (a.direction == Direction::Improvement) {
+      alertname = "KernelwatchImprovement";
+    }
+    json labels = {{"alertname", alertname},
+                   {"benchmark", a.key.benchmark},
+                   {"provider", a.key.provider},
+                   {"workload", a.key.workload},
+                   {"environment", a.key.environment},
+                   {"kind", to_string(a.kind)},
+                   {"direction", to_string(a.direction)},
+                   {"severity", severity(a)},
+                   {"alert_id", a.id}};
+    if (!n.host.empty()) labels["instance"] = n.host;
+    json annotations = {
+        {"summary", headline(a) + ": " + a.key.benchmark + " " + a.key.provider + " " +
+                        format_change(a.relative_change)},
+        {"description", "median " + format_duration(a.median) + " (" +
+                            format_change(a.relative_change) + "), band " + band_text(a) +
+                            " from " + std::to_string(a.baseline_runs) + " runs"},
+        {"median_ns", std::to_string(a.median.count())},
+        {"band_lower_ns", std::to_string(a.band_lower.count())},
+        {"band_upper_ns", std::to_string(a.band_upper.count())},
+        {"relative_change", format_change(a.relative_change)},
+        {"external_id", a.external_id},
+        {"idempotency_key", n.idempotency_key}};
+    if (!a.attribution.empty()) annotations["attribution"] = a.attribution;
+    json alert = {{"labels", std::move(labels)}, {"annotations", std::move(annotations)}};
+    if (a.state == AlertState::Resolved) {
+      // startsAt is unknown to a resolve message; Alertmanager matches by labels.
+      alert["endsAt"] = core::format_timestamp(a.observed_at);
+    } else {
+      alert["startsAt"] = core::format_timestamp(a.observed_at);
+      alert["endsAt"] = core::format_timestamp(n.created_at + options.firing_ttl);
+    }
+    if (const auto link = alert_link(options, a); !link.empty()) alert["generatorURL"] = link;
+    out.push_back(std::move(alert));
+  }
+  return out;
+}
+
+std::string webhook_signature(std::string_view secret, std::string_view timestamp,
+                              std::string_view body) {
+  std::string message;
+  message.reserve(timestamp.size() + 1 + body.size());
+  message.append(timestamp).append(".").append(body);
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int size = 0;
+  const unsigned char* ok = HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+                                 reinterpret_cast<const unsigned char*>(message.data()),
+                                 message.size(), digest.data(), &size);
+  KW_ASSERT(ok != nullptr, "HMAC-SHA256 cannot fail on valid input");
+  return "sha256=" + to_hex(digest.data(), size);
+}
+
+SignatureCheck verify_webhook_signature(std::string_view secret, std::string_view timestamp_header,
+                                        std::string_view signature_header, std::string_view body,
+                                        core::Timestamp now, std::chrono::seconds tolerance) {
+  if (timestamp_header.empty() || signature_header.empty()) return SignatureCheck::Missing;
+  long long seconds = 0;
+  auto [end, ec] = std::from_chars(timestamp_header.data(),
+                                   timestamp_header.data() + timestamp_header.size(), seconds);
+  if (ec != std::errc() || end != timestamp_header.data() + timestamp_header.size()) {
+    return SignatureCheck::Mismatch;
+  }
+  const std::string expected = webhook_signature(secret, timestamp_header, body);
+  if (expected.size() != signature_header.size() ||
+      CRYPTO_memcmp(expected.data(), signature_header.data(), expected.size()) != 0) {
+    return SignatureCheck::Mismatch;
+  }
+  const auto sent = core::Timestamp(std::chrono::seconds(seconds));
+  const auto skew = now > sent ? now - sent : sent - now;
+  if (skew > tolerance) return SignatureCheck::Stale;
+  return SignatureCheck::Valid;
+}
+
+OutgoingRequest build_request(const Destination& destination, const Notification& n,
+                              const FormatOptions& options, core::Timestamp now) {
+  OutgoingRequest request;
+  switch (destination.type) {
+    case DestinationType::Slack:
+      request.body = slack_payload(n, options).dump();
+      break;
+    case DestinationType::Webhook:
+      request.body = webhook_payload(n).dump();
+      break;
+    case DestinationType::Alertmanager:
+      request.body = alertmanager_payload(n, options).dump();
+      break;
+  }
+  request.headers.emplace_back("Content-Type", "application/json");
+  request.headers.emplace_back("User-Agent", "kernelwatch/0.1");
+  request.headers.emplace_back("Idempotency-Key", n.idempotency_key);
+  if (destination.type == DestinationType::Webhook && !destination.secret.empty()) {
+    const auto seconds =
+        std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+    const std::string timestamp = std::to_string(seconds);
+    request.headers.emplace_back("X-Kernelwatch-Timestamp", timestamp);
+    request.headers.emplace_back("X-Kernelwatch-Signature",
+                                 webhook_signature(destination.secret, timestamp, request.body));
+  }
+  return request;
+}
+
+}  // namespace kernelwatch::notifiers

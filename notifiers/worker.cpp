@@ -1,0 +1,277 @@
+#include "notifiers/worker.hpp"
+
+#include <atomic>
+#include <random>
+#include <set>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "notifiers/http_client.hpp"
+#include "notifiers/notification.hpp"
+#include "storage/outbox.hpp"
+
+namespace kernelwatch::notifiers {
+namespace {
+
+namespace asio = boost::asio;
+using std::chrono::milliseconds;
+constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
+
+std::string seconds_text(milliseconds value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f s", static_cast<double>(value.count()) / 1000.0);
+  return buffer;
+}
+
+}  // namespace
+
+Clock system_clock() {
+  return [] {
+    return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
+  };
+}
+
+// Shared with the coroutines, so destroying the DeliveryWorker while they unwind is safe.
+struct DeliveryWorker::State {
+  struct Lane {
+    Destination destination;
+    std::string origin;  // redacted URL for logs
+    std::unique_ptr<HttpClient> client;
+    asio::steady_timer idle_timer;  // cut short by wake()
+    asio::steady_timer pace_timer;  // never cut short except by stop()
+    bool woken = false;
+    std::chrono::steady_clock::time_point last_send{};
+  };
+
+  State(asio::io_context& io_context, storage::SqliteStore& s, Clock c, Logger l, WorkerOptions o)
+      : io(io_context),
+        store(&s),
+        outbox(s),
+        clock(std::move(c)),
+        logger(std::move(l)),
+        options(std::move(o)),
+        rng(options.jitter_seed != 0 ? options.jitter_seed : std::random_device{}()) {}
+
+  asio::io_context& io;
+  storage::SqliteStore* store;
+  storage::Outbox outbox;
+  Clock clock;
+  Logger logger;
+  WorkerOptions options;
+  std::mt19937_64 rng;
+  std::vector<std::unique_ptr<Lane>> lanes;
+  std::atomic<bool> stopping{false};
+  bool started = false;
+  std::atomic<std::uint64_t> delivered{0}, retried{0}, dead{0};
+
+  void log(LogLevel level, const std::string& message) const {
+    if (logger) logger(level, message);
+  }
+
+  // Sleeps up to `delay`; returns early on wake() (when `wakeable`) and on stop().
+  asio::awaitable<void> sleep(Lane& lane, milliseconds delay, bool wakeable) {
+    if (delay <= milliseconds(0)) co_return;
+    if (wakeable && lane.woken) {
+      lane.woken = false;
+      co_return;
+    }
+    auto& timer = wakeable ? lane.idle_timer : lane.pace_timer;
+    timer.expires_after(delay);
+    (void)co_await timer.async_wait(kUseTuple);
+    if (wakeable) lane.woken = false;
+  }
+
+  milliseconds until(core::Timestamp when) const {
+    const auto now = clock();
+    if (when <= now) return milliseconds(0);
+    return std::chrono::ceil<milliseconds>(when - now);
+  }
+
+  void report(const Lane& lane, const storage::OutboxRow& row, const Decision& decision) {
+    const std::string what = "destination `" + lane.destination.name + "` (" + lane.origin +
+                             "): notification " + std::to_string(row.id) + " [" +
+                             row.idempotency_key + "] attempt " + std::to_string(row.attempts + 1);
+    switch (decision.kind) {
+      case Decision::Kind::Delivered:
+        ++delivered;
+        log(LogLevel::Debug, what + " delivered");
+        break;
+      case Decision::Kind::RetryAt:
+        ++retried;
+        log(LogLevel::Warning, what + " failed: " + decision.message + "; retrying in " +
+                                   seconds_text(until(decision.at)));
+        break;
+      case Decision::Kind::Dead:
+        ++dead;
+        log(LogLevel::Error, what + " dead-lettered: " + decision.message);
+        break;
+    }
+    if (options.on_event) {
+      options.on_event(DeliveryEvent{lane.destination.name, row.id, row.idempotency_key,
+                                     decision.kind, decision.message, row.attempts + 1,
+                                     decision.at});
+    }
+  }
+
+  // Delivers one row and decides what to record.
+  asio::awaitable<Decision> attempt(Lane& lane, const storage::OutboxRow& row) {
+    auto notification = parse_notification(row.payload);
+    if (!notification) {
+      co_return Decision{Decision::Kind::Dead, clock(),
+                         "stored payload is not a notification: " + notification.error().message};
+    }
+    notification->idempotency_key = row.idempotency_key;  // header and payload always agree
+    if (const auto gap = effective_min_interval(lane.destination); gap > milliseconds(0)) {
+      const auto ready = lane.last_send + gap;
+      const auto now = std::chrono::steady_clock::now();
+      if (ready > now) {
+        co_await sleep(lane, std::chrono::ceil<milliseconds>(ready - now), /*wakeable=*/false);
+      }
+    }
+    if (stopping) co_return Decision{Decision::Kind::RetryAt, row.next_attempt_at, "stopped"};
+    auto request = build_request(lane.destination, *notification, options.format, clock());
+    auto response = co_await lane.client->post(std::move(request));
+    // Paced from the end of a request, so the receiver sees at least the gap between arrivals.
+    lane.last_send = std::chrono::steady_clock::now();
+    const auto now = clock();
+    Classification classification;
+    if (response) {
+      classification = classify(lane.destination.type, *response, now);
+    } else {
+      classification.verdict = Verdict::Transient;
+      classification.reason = response.error().message;
+    }
+    co_return decide(lane.destination.backoff, classification, row.attempts + 1, row.created_at,
+                     now, rng);
+  }
+
+  asio::awaitable<void> run_lane(Lane& lane) {
+    const std::string& name = lane.destination.name;
+    while (!stopping) {
+      auto rows = outbox.claim_due(name, clock(), options.batch_size);
+      if (!rows) {
+        log(LogLevel::Error,
+            "destination `" + name + "`: reading the outbox failed: " + rows.error().message);
+        co_await sleep(lane, options.poll_interval, /*wakeable=*/true);
+        continue;
+      }
+      if (rows->empty()) {
+        auto next = outbox.next_due(name);
+        milliseconds delay = options.poll_interval;
+        if (next && *next) delay = std::min(delay, until(**next));
+        if (next && !*next && options.on_idle) options.on_idle(name);
+        co_await sleep(lane, delay, /*wakeable=*/true);
+        continue;
+      }
+      std::vector<storage::OutboxUpdate> updates;
+      std::optional<core::Timestamp> paused_until;
+      for (const auto& row : *rows) {
+        Decision decision = co_await attempt(lane, row);
+        if (stopping) break;  // the request was cut short: the row stays due as it was
+        storage::OutboxUpdate update{row.id, storage::OutboxUpdate::Kind::Delivered, decision.at,
+                                     decision.message};
+        if (decision.kind == Decision::Kind::RetryAt) {
+          update.kind = storage::OutboxUpdate::Kind::RetryAt;
+        } else if (decision.kind == Decision::Kind::Dead) {
+          update.kind = storage::OutboxUpdate::Kind::Dead;
+        }
+        updates.push_back(std::move(update));
+        report(lane, row, decision);
+        // The destination is failing: the head row probes it after its backoff, the rest wait
+        // (one attempt per backoff period, not one per queued row).
+        if (decision.kind == Decision::Kind::RetryAt) {
+          paused_until = decision.at;
+          break;
+        }
+      }
+      if (auto ok = outbox.record(updates); !ok) {
+        log(LogLevel::Error,
+            "destination `" + name + "`: recording " + std::to_string(updates.size()) +
+                " outcomes failed (they will be sent again): " + ok.error().message);
+      }
+      if (paused_until && !stopping) {
+        co_await sleep(lane, until(*paused_until), /*wakeable=*/false);
+      }
+    }
+  }
+};
+
+DeliveryWorker::DeliveryWorker(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+DeliveryWorker::~DeliveryWorker() {
+  stop();
+}
+
+core::Result<std::unique_ptr<DeliveryWorker>> DeliveryWorker::create(
+    asio::io_context& io, storage::SqliteStore& store, std::vector<Destination> destinations,
+    Clock clock, Logger logger, WorkerOptions options) {
+  if (!clock) clock = system_clock();
+  if (options.batch_size == 0) options.batch_size = 1;
+  auto state =
+      std::make_shared<State>(io, store, std::move(clock), std::move(logger), std::move(options));
+  std::set<std::string> names;
+  for (auto& destination : destinations) {
+    if (!names.insert(destination.name).second) {
+      return core::fail(core::ErrorCode::InvalidArgument,
+                        "destination name `" + destination.name + "` is used twice");
+    }
+    auto client = HttpClient::create(io.get_executor(), destination);
+    if (!client) return tl::unexpected(client.error());
+    std::string origin = redact(destination.url);
+    state->lanes.push_back(std::unique_ptr<State::Lane>(new State::Lane{std::move(destination),
+                                                                        std::move(origin),
+                                                                        std::move(*client),
+                                                                        asio::steady_timer(io),
+                                                                        asio::steady_timer(io),
+                                                                        false,
+                                                                        {}}));
+  }
+  return std::unique_ptr<DeliveryWorker>(new DeliveryWorker(std::move(state)));
+}
+
+void DeliveryWorker::start() {
+  asio::post(state_->io, [state = state_] {
+    if (state->started || state->stopping) return;
+    state->started = true;
+    for (auto& lane : state->lanes) {
+      asio::co_spawn(
+          state->io,
+          [state, lane = lane.get()]() -> asio::awaitable<void> {
+            co_await state->run_lane(*lane);
+          },
+          asio::detached);
+    }
+  });
+}
+
+void DeliveryWorker::stop() {
+  if (state_->stopping.exchange(true)) return;
+  asio::post(state_->io, [state = state_] {
+    for (auto& lane : state->lanes) {
+      lane->idle_timer.cancel();
+      lane->pace_timer.cancel();
+      lane->client->close();
+    }
+  });
+}
+
+void DeliveryWorker::wake() {
+  asio::post(state_->io, [state = state_] {
+    for (auto& lane : state->lanes) {
+      lane->woken = true;
+      lane->idle_timer.cancel();
+    }
+  });
+}
+
+DeliveryWorker::Stats DeliveryWorker::stats() const {
+  return Stats{state_->delivered.load(), state_->retried.load(), state_->dead.load()};
+}
+
+}  // namespace kernelwatch::notifiers

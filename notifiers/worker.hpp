@@ -1,0 +1,88 @@
+// The outbox delivery worker: one coroutine per destination on the daemon's io_context, so a
+// slow or dead destination never holds up another; paces, retries with backoff and dead-letters
+// through storage::Outbox. Uses Asio (in worker.cpp), the HTTP client and the payload formatters.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/time.hpp"
+#include "notifiers/destination.hpp"
+#include "notifiers/payloads.hpp"
+#include "notifiers/retry.hpp"
+#include "storage/sqlite_store.hpp"
+
+namespace boost::asio {
+class io_context;  // the daemon's event loop; worker.cpp includes Asio
+}  // namespace boost::asio
+
+namespace kernelwatch::notifiers {
+
+// Wall-clock source for the timestamps written to the outbox (injected so tests control it).
+using Clock = std::function<core::Timestamp()>;
+[[nodiscard]] Clock system_clock();
+
+// One finished attempt, reported on the io_context thread (metrics, tests, the drain helper).
+struct DeliveryEvent {
+  std::string destination;
+  std::int64_t row_id = 0;
+  std::string idempotency_key;
+  Decision::Kind kind = Decision::Kind::Delivered;
+  std::string message;  // error or dead-letter reason; never a URL path, query or secret
+  std::int64_t attempts = 0;
+  core::Timestamp next_attempt_at{};  // RetryAt only
+};
+
+struct WorkerOptions {
+  FormatOptions format;
+  std::uint64_t jitter_seed = 0;  // 0: seeded from std::random_device
+  std::size_t batch_size = 64;    // rows read per query; outcomes commit once per batch
+  // Re-read the outbox this often even without wake() (rows enqueued by another process).
+  std::chrono::milliseconds poll_interval{std::chrono::seconds(30)};
+  std::function<void(const DeliveryEvent&)> on_event;
+  // A destination found nothing pending at all (not merely nothing due yet).
+  std::function<void(std::string_view destination)> on_idle;
+};
+
+class DeliveryWorker {
+ public:
+  // Validates every destination and builds its HTTP client (CA files are read here). Names must
+  // be unique: outbox rows are keyed by them.
+  [[nodiscard]] static core::Result<std::unique_ptr<DeliveryWorker>> create(
+      boost::asio::io_context& io, storage::SqliteStore& store,
+      std::vector<Destination> destinations, Clock clock, Logger logger,
+      WorkerOptions options = {});
+
+  DeliveryWorker(const DeliveryWorker&) = delete;
+  DeliveryWorker& operator=(const DeliveryWorker&) = delete;
+  ~DeliveryWorker();  // stop()s
+
+  // Spawns the per-destination coroutines. The store is used on the io_context thread only.
+  void start();
+  // Cancels timers and requests in flight; outcomes already known are still recorded, so keep
+  // the store alive while the io_context keeps running. Thread-safe.
+  void stop();
+  // New rows were enqueued: look now instead of at the next poll. Thread-safe.
+  void wake();
+
+  struct Stats {
+    std::uint64_t delivered = 0;
+    std::uint64_t retried = 0;
+    std::uint64_t dead = 0;
+  };
+  [[nodiscard]] Stats stats() const;
+
+  struct State;
+
+ private:
+  explicit DeliveryWorker(std::shared_ptr<State> state);
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace kernelwatch::notifiers

@@ -1,0 +1,87 @@
+#include "notifiers/destination.hpp"
+
+#include <gtest/gtest.h>
+
+namespace kernelwatch::notifiers {
+namespace {
+
+TEST(Redact, KeepsSchemeHostAndPortOnly) {
+  EXPECT_EQ(redact("https://hooks.slack.com/services/T000/B000/XXXXSECRET"),
+            "https://hooks.slack.com:443");
+  EXPECT_EQ(redact("http://user:pass@127.0.0.1:8080/hook?token=abc#frag"), "http://127.0.0.1:8080");
+  EXPECT_EQ(redact("https://[::1]:9093/api/v2/alerts"), "https://[::1]:9093");
+  EXPECT_EQ(redact("HTTPS://Example.ORG?secret=1"), "https://example.org:443");
+  EXPECT_EQ(redact("not a url with /secret/path"), "<invalid url>");
+}
+
+TEST(ParseUrl, SplitsTheParts) {
+  auto url = parse_url("https://am.example.org:9093/api/v2/alerts?x=1#f");
+  ASSERT_TRUE(url);
+  EXPECT_EQ(url->scheme, "https");
+  EXPECT_EQ(url->host, "am.example.org");
+  EXPECT_EQ(url->port, 9093);
+  EXPECT_EQ(url->target, "/api/v2/alerts?x=1");
+  auto bare = parse_url("http://localhost");
+  ASSERT_TRUE(bare);
+  EXPECT_EQ(bare->port, 80);
+  EXPECT_EQ(bare->target, "/");
+}
+
+TEST(ParseUrl, ErrorsNeverRepeatThePathOrQuery) {
+  for (const char* text : {"ftp://host/secret-path", "https://host:99999/secret-path",
+                           "https:///secret-path", "https://host/secret path"}) {
+    auto url = parse_url(text);
+    ASSERT_FALSE(url) << text;
+    EXPECT_EQ(url.error().message.find("secret"), std::string::npos) << url.error().message;
+  }
+}
+
+Destination destination(std::string url) {
+  Destination d;
+  d.name = "hook";
+  d.url = std::move(url);
+  return d;
+}
+
+TEST(Validate, PlainHttpOnlyForLoopbackOrWhenAllowed) {
+  EXPECT_TRUE(validate(destination("http://127.0.0.1:9000/x")));
+  EXPECT_TRUE(validate(destination("http://localhost/x")));
+  EXPECT_TRUE(validate(destination("https://example.org/x")));
+  auto refused = validate(destination("http://example.org/hooks/secret-token"));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("http://example.org:80"), std::string::npos);
+  EXPECT_EQ(refused.error().message.find("secret-token"), std::string::npos);
+  auto allowed = destination("http://example.org/x");
+  allowed.insecure_http = InsecureHttp::Allow;
+  EXPECT_TRUE(validate(allowed));
+}
+
+TEST(Validate, RejectsBadTimeoutsAndBackoff) {
+  auto d = destination("https://example.org/x");
+  d.timeouts.read = std::chrono::milliseconds(0);
+  EXPECT_FALSE(validate(d));
+  d = destination("https://example.org/x");
+  d.backoff.cap = std::chrono::milliseconds(1);
+  EXPECT_FALSE(validate(d));
+  d = destination("https://example.org/x");
+  d.name.clear();
+  EXPECT_FALSE(validate(d));
+}
+
+TEST(Pacing, SlackDefaultsToOneMessagePerSecond) {
+  Destination slack = destination("https://hooks.slack.com/x");
+  slack.type = DestinationType::Slack;
+  EXPECT_EQ(effective_min_interval(slack), std::chrono::seconds(1));
+  EXPECT_EQ(effective_min_interval(destination("https://e.org/")), std::chrono::milliseconds(0));
+  slack.min_interval = std::chrono::milliseconds(250);
+  EXPECT_EQ(effective_min_interval(slack), std::chrono::milliseconds(250));
+}
+
+TEST(DestinationType, ParsesItsNames) {
+  EXPECT_EQ(*parse_destination_type("alertmanager"), DestinationType::Alertmanager);
+  EXPECT_EQ(to_string(DestinationType::Slack), "slack");
+  EXPECT_FALSE(parse_destination_type("email"));
+}
+
+}  // namespace
+}  // namespace kernelwatch::notifiers

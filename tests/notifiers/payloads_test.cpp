@@ -1,0 +1,213 @@
+#include "notifiers/payloads.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "tests/notifiers/support/samples.hpp"
+#include "tests/notifiers/support/test_receiver.hpp"
+
+namespace kernelwatch::notifiers {
+namespace {
+
+using nlohmann::json;
+using testing::sample_alert;
+using testing::sample_notification;
+
+TEST(Notification, RoundTripsThroughTheOutboxForm) {
+  Notification n = sample_notification("host/cycle-7", 3);
+  n.alerts[1].state = AlertState::Resolved;
+  n.alerts[2].kind = AlertKind::Environment;
+  n.alerts[2].run_record = nullptr;
+  auto back = parse_notification(serialize(n));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->idempotency_key, "host/cycle-7");
+  EXPECT_EQ(back->created_at, n.created_at);
+  ASSERT_EQ(back->alerts.size(), 3u);
+  EXPECT_EQ(back->alerts[0].median, n.alerts[0].median);
+  EXPECT_EQ(back->alerts[1].state, AlertState::Resolved);
+  EXPECT_EQ(back->alerts[2].kind, AlertKind::Environment);
+  EXPECT_TRUE(back->alerts[2].run_record.is_null());
+  EXPECT_EQ(back->alerts[0].run_record, n.alerts[0].run_record);
+  EXPECT_FALSE(parse_notification("{\"alerts\": 3}"));
+  EXPECT_FALSE(parse_notification("not json"));
+}
+
+TEST(Format, DurationsAndChanges) {
+  EXPECT_EQ(format_duration(std::chrono::nanoseconds(1'234'567)), "1.235 ms");
+  EXPECT_EQ(format_duration(std::chrono::nanoseconds(812'500)), "812.5 us");
+  EXPECT_EQ(format_duration(std::chrono::nanoseconds(950)), "950 ns");
+  EXPECT_EQ(format_change(0.0523), "+5.2%");
+  EXPECT_EQ(format_change(-0.008), "-0.8%");
+}
+
+TEST(WebhookPayload, HasTheVersionedSchemaAlertsAndRuns) {
+  const Notification n = sample_notification("k-1", 2);
+  const json p = webhook_payload(n);
+  EXPECT_EQ(p["version"], kWebhookSchemaVersion);
+  EXPECT_EQ(p["type"], "kernelwatch.alerts");
+  EXPECT_EQ(p["idempotencyKey"], "k-1");
+  EXPECT_EQ(p["host"], "gpu-host-1");
+  ASSERT_EQ(p["alerts"].size(), 2u);
+  const json& a = p["alerts"][0];
+  EXPECT_EQ(a["state"], "firing");
+  EXPECT_EQ(a["kind"], "step");
+  EXPECT_EQ(a["direction"], "regression");
+  EXPECT_EQ(a["key"]["benchmark"], "layer_norm/backward");
+  EXPECT_EQ(a["medianNs"], 1'234'000);
+  EXPECT_EQ(a["band"]["lowerNs"], 1'100'000);
+  EXPECT_EQ(a["band"]["upperNs"], 1'170'000);
+  EXPECT_DOUBLE_EQ(a["relativeChange"].get<double>(), 0.0812);
+  EXPECT_EQ(a["baselineRuns"], 20);
+  EXPECT_EQ(a["attribution"], "implementation changed 0.6.1 -> 0.6.2");
+  EXPECT_EQ(a["observedAt"], "2025-07-17T18:18:16.000Z");
+  ASSERT_EQ(p["runs"].size(), 2u);
+  EXPECT_EQ(p["runs"][0]["kind"], "BenchmarkRun");
+}
+
+TEST(Signature, IsHmacSha256OverTimestampDotBody) {
+  // printf '1700000000.{"a":1}' | openssl dgst -sha256 -hmac key
+  EXPECT_EQ(webhook_signature("key", "1700000000", "{\"a\":1}"),
+            "sha256=a438e398bfafc57e4396bb7fc2304422f0f768e965d073ca313cb52e22e6ad03");
+  const auto now = core::Timestamp(std::chrono::seconds(1'700'000'000));
+  const std::string sig = webhook_signature("s3cret", "1700000000", "body");
+  EXPECT_EQ(sig.size(), 7u + 64u);
+  EXPECT_EQ(
+      verify_webhook_signature("s3cret", "1700000000", sig, "body", now, std::chrono::seconds(300)),
+      SignatureCheck::Valid);
+  EXPECT_EQ(
+      verify_webhook_signature("s3cret", "1700000000", sig, "b0dy", now, std::chrono::seconds(300)),
+      SignatureCheck::Mismatch);
+  EXPECT_EQ(
+      verify_webhook_signature("other", "1700000000", sig, "body", now, std::chrono::seconds(300)),
+      SignatureCheck::Mismatch);
+  EXPECT_EQ(verify_webhook_signature("s3cret", "1700000000", sig, "body",
+                                     now + std::chrono::minutes(10), std::chrono::seconds(300)),
+            SignatureCheck::Stale);
+  EXPECT_EQ(verify_webhook_signature("s3cret", "", sig, "body", now, std::chrono::seconds(300)),
+            SignatureCheck::Missing);
+}
+
+TEST(BuildRequest, CarriesTheIdempotencyKeyAndSignsWebhooks) {
+  Destination d;
+  d.type = DestinationType::Webhook;
+  d.name = "hook";
+  d.url = "https://example.org/x";
+  d.secret = "s3cret";
+  const auto now = core::Timestamp(std::chrono::seconds(1'700'000'000));
+  const auto request = build_request(d, sample_notification("idem-1"), {}, now);
+  std::map<std::string, std::string> headers(request.headers.begin(), request.headers.end());
+  EXPECT_EQ(headers["Idempotency-Key"], "idem-1");
+  EXPECT_EQ(headers["Content-Type"], "application/json");
+  EXPECT_EQ(headers["X-Kernelwatch-Timestamp"], "1700000000");
+  EXPECT_EQ(headers["X-Kernelwatch-Signature"],
+            webhook_signature("s3cret", "1700000000", request.body));
+  EXPECT_EQ(json::parse(request.body)["idempotencyKey"], "idem-1");
+
+  d.secret.clear();
+  const auto unsigned_request = build_request(d, sample_notification("idem-1"), {}, now);
+  for (const auto& [name, value] : unsigned_request.headers) {
+    EXPECT_NE(name, "X-Kernelwatch-Signature");
+  }
+}
+
+TEST(SlackPayload, TellsKindsApartAndShowsTheNumbers) {
+  Notification n = sample_notification("idem-s", 0);
+  n.alerts.push_back(sample_alert(0));
+  n.alerts.push_back(sample_alert(1, AlertState::Firing, AlertKind::Step, Direction::Improvement));
+  n.alerts.push_back(sample_alert(2, AlertState::Firing, AlertKind::Environment));
+  n.alerts.push_back(sample_alert(3, AlertState::Resolved));
+  FormatOptions options;
+  options.public_url = "https://kw.example.org/";
+  const json p = slack_payload(n, options);
+  EXPECT_EQ(testing::slack_limit_violations(p.dump()), "");
+  const std::string text = p["text"];
+  EXPECT_NE(text.find("1 regression, 1 environment shift, 1 improvement, 1 resolved"),
+            std::string::npos)
+      << text;
+  ASSERT_EQ(p["attachments"].size(), 4u);
+  const std::string first = p["attachments"][0]["blocks"][0]["text"]["text"];
+  EXPECT_NE(first.find("Regression (kernel step)"), std::string::npos) << first;
+  EXPECT_NE(first.find("1.234 ms"), std::string::npos);
+  EXPECT_NE(first.find("+8.1%"), std::string::npos);
+  EXPECT_NE(first.find("1.100 ms – 1.170 ms"), std::string::npos);
+  EXPECT_NE(first.find("from 20 runs"), std::string::npos);
+  EXPECT_NE(first.find("implementation changed 0.6.1 -&gt; 0.6.2"), std::string::npos);
+  EXPECT_NE(std::string(p["attachments"][1]["blocks"][0]["text"]["text"]).find("Improvement"),
+            std::string::npos);
+  EXPECT_NE(std::string(p["attachments"][2]["blocks"][0]["text"]["text"])
+                .find("environment incident, not a kernel change"),
+            std::string::npos);
+  EXPECT_NE(std::string(p["attachments"][3]["blocks"][0]["text"]["text"]).find("Resolved"),
+            std::string::npos);
+  // Colour by severity: regression, improvement, environment and resolved all differ.
+  std::set<std::string> colours;
+  for (const auto& a : p["attachments"]) colours.insert(a["color"]);
+  EXPECT_EQ(colours.size(), 4u);
+  const std::string context = p["attachments"][0]["blocks"][1]["elements"][0]["text"];
+  EXPECT_NE(context.find("<https://kw.example.org/alerts/alert-0|status page>"), std::string::npos)
+      << context;
+}
+
+TEST(SlackPayload, NoLinksWithoutAPublicUrl) {
+  const json p = slack_payload(sample_notification("k", 1), {});
+  EXPECT_EQ(p.dump().find("status page"), std::string::npos);
+}
+
+TEST(SlackPayload, StaysWithinSlackLimitsForHugeGroups) {
+  Notification n = sample_notification("big", 200);
+  n.alerts[0].attribution = std::string(10'000, 'x');
+  n.host = std::string(500, 'h');
+  const json p = slack_payload(n, {"https://kw.example.org", std::chrono::hours(1)});
+  EXPECT_EQ(testing::slack_limit_violations(p.dump()), "");
+  EXPECT_EQ(p["attachments"].size(), kSlackMaxAlertsShown);
+  EXPECT_NE(p.dump().find("and 180 more alerts"), std::string::npos);
+}
+
+TEST(SlackPayload, TruncatesOnUtf8Boundaries) {
+  Notification n = sample_notification("utf8", 1);
+  std::string snow;
+  for (int i = 0; i < 2000; ++i) snow += "\xE2\x98\x83";  // U+2603, 3 bytes
+  n.alerts[0].attribution = snow;
+  const json p = slack_payload(n, {});
+  const std::string body = p["attachments"][0]["blocks"][0]["text"]["text"];
+  EXPECT_LE(body.size(), kSlackMaxSectionText);
+  EXPECT_NO_THROW((void)json(body).dump());  // dump throws on invalid UTF-8
+}
+
+TEST(AlertmanagerPayload, LabelsFromTheKeyAnnotationsFromTheVerdict) {
+  Notification n = sample_notification("am-1", 0);
+  n.alerts.push_back(sample_alert(0));
+  n.alerts.push_back(sample_alert(1, AlertState::Resolved));
+  FormatOptions options;
+  options.public_url = "https://kw.example.org";
+  options.firing_ttl = std::chrono::hours(2);
+  const json p = alertmanager_payload(n, options);
+  ASSERT_TRUE(p.is_array());
+  ASSERT_EQ(p.size(), 2u);
+  const json& firing = p[0];
+  EXPECT_EQ(firing["labels"]["alertname"], "KernelwatchRegression");
+  EXPECT_EQ(firing["labels"]["benchmark"], "layer_norm/backward");
+  EXPECT_EQ(firing["labels"]["provider"], "liger");
+  EXPECT_EQ(firing["labels"]["workload"], "hidden1024-rows4096-fp32");
+  EXPECT_EQ(firing["labels"]["environment"], "nvidia-h100-80gb-hbm3");
+  EXPECT_EQ(firing["labels"]["instance"], "gpu-host-1");
+  EXPECT_EQ(firing["labels"]["severity"], "critical");
+  EXPECT_EQ(firing["annotations"]["attribution"], "implementation changed 0.6.1 -> 0.6.2");
+  EXPECT_EQ(firing["annotations"]["median_ns"], "1234000");
+  EXPECT_EQ(firing["startsAt"], "2025-07-17T18:18:16.000Z");
+  EXPECT_EQ(firing["endsAt"], "2025-07-17T20:19:16.000Z");
+  EXPECT_EQ(firing["generatorURL"], "https://kw.example.org/alerts/alert-0");
+  for (const auto& [name, value] : firing["labels"].items()) EXPECT_TRUE(value.is_string()) << name;
+  for (const auto& [name, value] : firing["annotations"].items()) {
+    EXPECT_TRUE(value.is_string()) << name;
+  }
+  const json& resolved = p[1];
+  EXPECT_EQ(resolved["endsAt"], "2025-07-17T18:18:16.000Z");
+  EXPECT_FALSE(resolved.contains("startsAt"));
+  EXPECT_FALSE(alertmanager_payload(n, {})[0].contains("generatorURL"));
+}
+
+}  // namespace
+}  // namespace kernelwatch::notifiers

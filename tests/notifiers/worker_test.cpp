@@ -1,0 +1,371 @@
+#include "notifiers/worker.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "notifiers/notification.hpp"
+#include "storage/outbox.hpp"
+#include "tests/notifiers/support/samples.hpp"
+#include "tests/notifiers/support/test_pki.hpp"
+#include "tests/notifiers/support/test_receiver.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace kernelwatch::notifiers {
+namespace {
+
+namespace asio = boost::asio;
+using std::chrono::milliseconds;
+using testing::Action;
+using testing::TestReceiver;
+
+const testing::TestPki& pki() {
+  static const testing::TestPki instance = testing::make_test_pki();
+  return instance;
+}
+
+// A fake wall clock the test moves: after a RetryAt the test jumps it to the retry time, so
+// retry schedules are checked exactly and nothing waits for real backoff.
+class WorkerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = storage::SqliteStore::open(dir_ / "kw.db", storage::OpenMode::Create);
+    ASSERT_TRUE(opened) << opened.error().message;
+    store_.emplace(std::move(*opened));
+    outbox_.emplace(*store_);
+    testing::write_text(dir_ / "ca.pem", pki().ca_pem);
+  }
+
+  void TearDown() override {
+    if (worker_) {
+      worker_->stop();
+      io_.run_for(std::chrono::seconds(5));
+      worker_.reset();
+    }
+  }
+
+  Destination destination(DestinationType type, const std::string& name, const std::string& url) {
+    Destination d;
+    d.type = type;
+    d.name = name;
+    d.url = url;
+    d.ca_file = (dir_ / "ca.pem").string();
+    d.timeouts = {milliseconds(500), milliseconds(500), milliseconds(500), milliseconds(500),
+                  milliseconds(500)};
+    d.backoff = {milliseconds(100), milliseconds(400), std::chrono::hours(1)};
+    d.min_interval = milliseconds(0);
+    return d;
+  }
+
+  void enqueue(const std::string& destination, const Notification& n) {
+    auto tx = store_->begin();
+    ASSERT_TRUE(tx);
+    ASSERT_TRUE(outbox_->enqueue(
+        *tx, storage::NewOutboxRow{destination, n.idempotency_key, serialize(n), now_, {}}));
+    ASSERT_TRUE(tx->commit());
+  }
+
+  void start(std::vector<Destination> destinations, WorkerOptions options = {}) {
+    options.jitter_seed = 99;
+    options.on_event = [this](const DeliveryEvent& e) {
+      events_.push_back(e);
+      if (e.kind == Decision::Kind::RetryAt && advance_on_retry_) now_ = e.next_attempt_at;
+    };
+    auto created = DeliveryWorker::create(
+        io_, *store_, std::move(destinations), [this] { return now_; },
+        [this](LogLevel, std::string_view message) { logs_.emplace_back(message); },
+        std::move(options));
+    ASSERT_TRUE(created) << created.error().message;
+    worker_ = std::move(*created);
+    worker_->start();
+  }
+
+  // Runs the io_context until `done` or a generous deadline; false on the deadline.
+  bool run_until(const std::function<bool()>& done,
+                 std::chrono::seconds deadline = std::chrono::seconds(20)) {
+    const auto end = std::chrono::steady_clock::now() + deadline;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > end) return false;
+      io_.run_one_for(milliseconds(50));
+    }
+    return true;
+  }
+
+  std::size_t count(Decision::Kind kind, const std::string& destination = "") const {
+    std::size_t n = 0;
+    for (const auto& e : events_) {
+      if (e.kind == kind && (destination.empty() || e.destination == destination)) ++n;
+    }
+    return n;
+  }
+
+  kernelwatch::testing::TempDir dir_;
+  std::optional<storage::SqliteStore> store_;
+  std::optional<storage::Outbox> outbox_;
+  asio::io_context io_;
+  std::unique_ptr<DeliveryWorker> worker_;
+  core::Timestamp now_ = testing::at_seconds(testing::kEpoch + 3600);
+  bool advance_on_retry_ = true;
+  std::vector<DeliveryEvent> events_;
+  std::vector<std::string> logs_;
+};
+
+TEST_F(WorkerTest, RetriesFiveHundredsWithSeededBackoffThenDelivers) {
+  TestReceiver receiver;
+  receiver.set_script(testing::fail_then_succeed(3, 500));
+  enqueue("hook", testing::sample_notification("cycle-1"));
+  const auto start_time = now_;
+  start({destination(DestinationType::Webhook, "hook", receiver.url("/hook?token=s3cret"))});
+  ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));
+
+  ASSERT_EQ(events_.size(), 4u);
+  // The schedule is the seeded backoff, exactly: 100, 200, 400 ms before jitter.
+  std::mt19937_64 rng(99);
+  const Backoff backoff{milliseconds(100), milliseconds(400), std::chrono::hours(1)};
+  auto expected = start_time;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(events_[i].kind, Decision::Kind::RetryAt);
+    EXPECT_EQ(events_[i].message, "HTTP 500");
+    expected += backoff_delay(backoff, i + 1, rng);
+    EXPECT_EQ(events_[i].next_attempt_at, expected) << i;
+  }
+  const auto seen = receiver.snapshot();
+  ASSERT_EQ(seen.requests.size(), 4u);
+  for (const auto& r : seen.requests) EXPECT_EQ(r.header("idempotency-key"), "cycle-1");
+  ASSERT_TRUE(run_until([&] { return outbox_->counts()->at(0).delivered == 1; }));
+  EXPECT_EQ(outbox_->counts()->at(0).pending, 0);
+  for (const auto& line : logs_) EXPECT_EQ(line.find("s3cret"), std::string::npos) << line;
+  EXPECT_NE(logs_.at(0).find("http://127.0.0.1:"), std::string::npos) << logs_.at(0);
+}
+
+TEST_F(WorkerTest, HonoursRetryAfterInSecondsAndAsAnHttpDate) {
+  TestReceiver receiver;
+  const auto date_target = now_ + std::chrono::seconds(1) + std::chrono::seconds(120);
+  receiver.set_script([&](std::size_t index, const auto&) {
+    if (index == 0) {
+      Action a = Action::respond(429, "slow down");
+      a.headers.emplace_back("Retry-After", "1");
+      return a;
+    }
+    if (index == 1) {
+      Action a = Action::respond(503, "maintenance");
+      // Wed, 21 Oct 2015 07:28:00 GMT style, two minutes after the fake clock's next value.
+      const auto t = std::chrono::floor<std::chrono::seconds>(date_target);
+      const auto day = std::chrono::floor<std::chrono::days>(t);
+      const std::chrono::year_month_day ymd(day);
+      const std::chrono::hh_mm_ss hms(t - day);
+      static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                                "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+      static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+      char buffer[64];
+      std::snprintf(buffer, sizeof buffer, "%s, %02u %s %d %02ld:%02ld:%02lld GMT",
+                    kDays[std::chrono::weekday(day).c_encoding()], static_cast<unsigned>(ymd.day()),
+                    kMonths[static_cast<unsigned>(ymd.month()) - 1], static_cast<int>(ymd.year()),
+                    static_cast<long>(hms.hours().count()),
+                    static_cast<long>(hms.minutes().count()),
+                    static_cast<long long>(hms.seconds().count()));
+      a.headers.emplace_back("Retry-After", buffer);
+      return a;
+    }
+    return Action::respond(200);
+  });
+  now_ = std::chrono::floor<std::chrono::seconds>(now_);
+  enqueue("hook", testing::sample_notification("cycle-ra"));
+  const auto t0 = now_;
+  start({destination(DestinationType::Webhook, "hook", receiver.url())});
+  ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));
+  ASSERT_EQ(events_.size(), 3u);
+  EXPECT_EQ(events_[0].message, "HTTP 429");
+  EXPECT_EQ(events_[0].next_attempt_at, t0 + std::chrono::seconds(1));
+  EXPECT_EQ(events_[1].message, "HTTP 503");
+  EXPECT_EQ(events_[1].next_attempt_at, date_target);
+}
+
+TEST_F(WorkerTest, PermanentFailuresAreDeadLetteredOnceWithTheReason) {
+  TestReceiver webhook;
+  webhook.set_script([](std::size_t, const auto&) { return Action::respond(404, "no such hook"); });
+  TestReceiver slack;
+  slack.set_script(
+      [](std::size_t, const auto&) { return Action::respond(400, "invalid_payload"); });
+  enqueue("hook", testing::sample_notification("a"));
+  enqueue("slack", testing::sample_notification("b"));
+  start({destination(DestinationType::Webhook, "hook", webhook.url()),
+         destination(DestinationType::Slack, "slack", slack.url())});
+  ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Dead) == 2; }));
+  EXPECT_EQ(count(Decision::Kind::RetryAt), 0u);
+  EXPECT_EQ(webhook.snapshot().requests.size(), 1u);
+  EXPECT_EQ(slack.snapshot().requests.size(), 1u);
+  auto dead = outbox_->dead_letters(0);
+  ASSERT_TRUE(dead);
+  ASSERT_EQ(dead->size(), 2u);
+  std::set<std::string> reasons;
+  for (const auto& row : *dead) reasons.insert(row.last_error);
+  EXPECT_TRUE(reasons.count("permanent failure: HTTP 404"));
+  EXPECT_TRUE(reasons.count("permanent failure: HTTP 400 invalid_payload"));
+}
+
+TEST_F(WorkerTest, GivesUpAtTheMaximumAgeWithoutARetryStorm) {
+  TestReceiver receiver;
+  receiver.set_script([](std::size_t, const auto&) { return Action::respond(502, "bad gateway"); });
+  for (int i = 0; i < 5; ++i)
+    enqueue("hook", testing::sample_notification("k" + std::to_string(i)));
+  auto d = destination(DestinationType::Webhook, "hook", receiver.url());
+  d.backoff = {milliseconds(100), milliseconds(400), std::chrono::seconds(2)};
+  start({d});
+  ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Dead) == 5; }));
+  // While the destination fails, only the head row probes it, once per (growing) backoff
+  // period; the rows behind it wait their turn instead of each retrying on its own schedule.
+  std::vector<std::int64_t> order;
+  for (const auto& e : events_) order.push_back(e.row_id);
+  EXPECT_TRUE(std::is_sorted(order.begin(), order.end())) << "rows retried interleaved";
+  EXPECT_GE(std::count(order.begin(), order.end(), order.front()), 4);
+  EXPECT_EQ(receiver.snapshot().requests.size(), events_.size());
+  const auto dead = outbox_->dead_letters(0);
+  ASSERT_TRUE(dead);
+  for (const auto& row : *dead) {
+    EXPECT_NE(row.last_error.find("maximum age"), std::string::npos) << row.last_error;
+  }
+}
+
+TEST_F(WorkerTest, OneHangingDestinationDoesNotHoldUpAnother) {
+  TestReceiver stuck;
+  stuck.set_script([](std::size_t, const auto&) { return Action::hang(); });
+  TestReceiver healthy;
+  for (int i = 0; i < 3; ++i) {
+    enqueue("stuck", testing::sample_notification("s" + std::to_string(i)));
+    enqueue("healthy", testing::sample_notification("h" + std::to_string(i)));
+  }
+  auto slow = destination(DestinationType::Webhook, "stuck", stuck.url());
+  slow.timeouts.read = std::chrono::minutes(5);
+  start({slow, destination(DestinationType::Webhook, "healthy", healthy.url())});
+  ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered, "healthy") == 3; }));
+  EXPECT_TRUE(stuck.wait_for_requests(1));
+  EXPECT_EQ(count(Decision::Kind::RetryAt, "stuck") + count(Decision::Kind::Delivered, "stuck"),
+            0u);
+}
+
+TEST_F(WorkerTest, SignedGroupedWebhookOverHttpsVerifiesAtTheReceiver) {
+  TestReceiver receiver(testing::ServerIdentity{pki().server.cert_pem, pki().server.key_pem});
+  Notification n = testing::sample_notification("cycle-signed", 3);
+  enqueue("hook", n);
+  auto d = destination(DestinationType::Webhook, "hook", receiver.url("/kw"));
+  d.secret = "correct horse battery staple";
+  start({d});
+  ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));
+  const auto requests = receiver.snapshot().requests;
+  ASSERT_EQ(requests.size(), 1u);  // three alerts, one message
+  const auto& r = requests[0];
+  EXPECT_EQ(verify_webhook_signature(d.secret, r.header("x-kernelwatch-timestamp"),
+                                     r.header("x-kernelwatch-signature"), r.body, now_,
+                                     std::chrono::minutes(5)),
+            SignatureCheck::Valid);
+  EXPECT_EQ(verify_webhook_signature("forged", r.header("x-kernelwatch-timestamp"),
+                                     r.header("x-kernelwatch-signature"), r.body, now_,
+                                     std::chrono::minutes(5)),
+            SignatureCheck::Mismatch);
+  const auto body = nlohmann::json::parse(r.body);
+  EXPECT_EQ(body["version"], 1);
+  EXPECT_EQ(body["alerts"].size(), 3u);
+  EXPECT_EQ(body["idempotencyKey"], "cycle-signed");
+  EXPECT_EQ(r.header("idempotency-key"), "cycle-signed");
+}
+
+TEST_F(WorkerTest, RefusesACertificateForAnotherHostAndSendsNothing) {
+  TestReceiver impostor(testing::ServerIdentity{pki().other.cert_pem, pki().other.key_pem});
+  enqueue("hook", testing::sample_notification("tls"));
+  advance_on_retry_ = false;
+  start({destination(DestinationType::Webhook, "hook", impostor.url("/path?secret=1"))});
+  ASSERT_TRUE(run_until([&] { return count(Decision::Kind::RetryAt) >= 1; }));
+  EXPECT_NE(events_[0].message.find("TLS handshake failed"), std::string::npos)
+      << events_[0].message;
+  EXPECT_EQ(events_[0].message.find("secret"), std::string::npos);
+  EXPECT_TRUE(impostor.wait_for([](const auto& s) { return s.tls_failures >= 1; }));
+  EXPECT_TRUE(impostor.snapshot().requests.empty());
+}
+
+TEST_F(WorkerTest, RecoversFromAResponseCutShortAndATimeout) {
+  TestReceiver receiver;
+  receiver.set_script([](std::size_t index, const auto&) {
+    if (index == 0) return Action::close_mid_response();
+    if (index == 1) return Action::hang();
+    return Action::respond(200);
+  });
+  enqueue("hook", testing::sample_notification("flaky"));
+  auto d = destination(DestinationType::Webhook, "hook", receiver.url());
+  d.timeouts.read = milliseconds(200);
+  start({d});
+  ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));
+  ASSERT_EQ(events_.size(), 3u);
+  EXPECT_NE(events_[0].message.find("read failed"), std::string::npos) << events_[0].message;
+  EXPECT_NE(events_[1].message.find("timed out after 200 ms"), std::string::npos)
+      << events_[1].message;
+}
+
+TEST_F(WorkerTest, SlackMessagesStayWithinLimitsAndArePaced) {
+  TestReceiver receiver(testing::ServerIdentity{pki().server.cert_pem, pki().server.key_pem});
+  enqueue("slack", testing::sample_notification("big", 120));
+  enqueue("slack", testing::sample_notification("small", 1));
+  enqueue("slack", testing::sample_notification("third", 2));
+  auto d = destination(DestinationType::Slack, "slack", receiver.url("/services/T/B/X"));
+  d.min_interval = milliseconds(150);
+  WorkerOptions options;
+  options.format.public_url = "https://kw.example.org";
+  start({d}, options);
+  ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 3; }));
+  const auto requests = receiver.snapshot().requests;
+  ASSERT_EQ(requests.size(), 3u);
+  for (const auto& r : requests) EXPECT_EQ(testing::slack_limit_violations(r.body), "");
+  for (std::size_t i = 1; i < requests.size(); ++i) {
+    EXPECT_GE(requests[i].received_at - requests[i - 1].received_at, milliseconds(150));
+  }
+}
+
+TEST_F(WorkerTest, AlertmanagerGetsTheV2AlertArray) {
+  TestReceiver receiver;
+  Notification n = testing::sample_notification("am", 1);
+  n.alerts.push_back(testing::sample_alert(5, AlertState::Resolved));
+  enqueue("am", n);
+  start({destination(DestinationType::Alertmanager, "am", receiver.url("/api/v2/alerts"))});
+  ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));
+  const auto r = receiver.snapshot().requests.at(0);
+  EXPECT_EQ(r.target, "/api/v2/alerts");
+  const auto body = nlohmann::json::parse(r.body);
+  ASSERT_TRUE(body.is_array());
+  ASSERT_EQ(body.size(), 2u);
+  EXPECT_EQ(body[0]["labels"]["benchmark"], "layer_norm/backward");
+  EXPECT_TRUE(body[1].contains("endsAt"));
+}
+
+TEST_F(WorkerTest, WakePicksUpRowsEnqueuedAfterStart) {
+  TestReceiver receiver;
+  WorkerOptions options;
+  options.poll_interval = std::chrono::hours(1);
+  std::size_t idle = 0;
+  options.on_idle = [&](std::string_view) { ++idle; };
+  start({destination(DestinationType::Webhook, "hook", receiver.url())}, options);
+  ASSERT_TRUE(run_until([&] { return idle >= 1; }));
+  enqueue("hook", testing::sample_notification("late"));
+  worker_->wake();
+  ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));
+  EXPECT_EQ(worker_->stats().delivered, 1u);
+}
+
+TEST_F(WorkerTest, RefusesDuplicateDestinationNamesAndBadUrls) {
+  auto duplicate =
+      DeliveryWorker::create(io_, *store_,
+                             {destination(DestinationType::Webhook, "x", "http://127.0.0.1:1/a"),
+                              destination(DestinationType::Slack, "x", "http://127.0.0.1:1/b")},
+                             nullptr, nullptr);
+  EXPECT_FALSE(duplicate);
+  auto insecure = DeliveryWorker::create(
+      io_, *store_, {destination(DestinationType::Webhook, "x", "http://example.org/t0ken")},
+      nullptr, nullptr);
+  ASSERT_FALSE(insecure);
+  EXPECT_EQ(insecure.error().message.find("t0ken"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kernelwatch::notifiers
