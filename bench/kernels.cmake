@@ -3,3 +3,8 @@
 add_executable(kernels_bench kernels/kernels_bench.cpp)
 kernelwatch_target_defaults(kernels_bench)
 target_link_libraries(kernels_bench PRIVATE kernelwatch::kernels Threads::Threads)
+
+# The measurement harness's own cost per repetition (timer reads, cache flush).
+add_executable(kw_bench_harness_overhead kernels/harness_overhead.cpp)
+kernelwatch_target_defaults(kw_bench_harness_overhead)
+target_link_libraries(kw_bench_harness_overhead PRIVATE kernelwatch::kernels)

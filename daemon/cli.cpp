@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "daemon/backtest_command.hpp"
+#include "daemon/bench_command.hpp"
 #include "daemon/store_commands.hpp"
 
 #ifndef KERNELWATCH_VERSION
@@ -24,6 +25,8 @@ struct Commands {
   bool history_json = false;
   BacktestCommandOptions backtest;
   bool backtest_json = false;
+  BenchOptions bench;
+  bool bench_json = false;
   std::function<int()> action;
 };
 
@@ -96,6 +99,37 @@ void add_backtest(CLI::App& app, Commands& c) {
   });
 }
 
+void add_bench(CLI::App& app, Commands& c) {
+  auto* sub = app.add_subcommand(
+      "bench",
+      "Run kernel cases through the measurement harness (correctness gate, warm-up, timed\n"
+      "repetitions with a cache flush before each) and print median, p20, p80 and GB/s");
+  sub->add_option("--kernel", c.bench.kernel, "tvd or layer_norm")->required();
+  sub->add_option("--pass", c.bench.pass, "forward, backward or full")->required();
+  sub->add_option("--provider", c.bench.provider, "kernelwatch-fused, kernelwatch-reference or all")
+      ->capture_default_str();
+  sub->add_option("--backend", c.bench.backend, "auto (cuda when a GPU is present), cuda or cpu")
+      ->capture_default_str();
+  sub->add_option("--rows", c.bench.rows, "LayerNorm rows (default 4096 on a GPU, 2048 on CPU)");
+  sub->add_option("--hidden", c.bench.hidden,
+                  "LayerNorm hidden size (default 16384 GPU, 2048 CPU)");
+  sub->add_option("--tokens", c.bench.tokens, "TVD tokens (default 16384 on a GPU, 1024 on CPU)");
+  sub->add_option("--vocab", c.bench.vocab, "TVD vocabulary (default 65536 on a GPU, 4096 on CPU)");
+  sub->add_option("--dtype", c.bench.dtype, "fp32 or bf16")->capture_default_str();
+  sub->add_option("--warmup-ms", c.bench.warmup_ms, "Warm-up budget in ms")->capture_default_str();
+  sub->add_option("--rep-ms", c.bench.rep_ms,
+                  "Timed repetitions budget in ms (at least 10 repetitions)")
+      ->capture_default_str();
+  sub->add_option("--seed", c.bench.seed, "Seed of the random inputs")->capture_default_str();
+  sub->add_option("--db", c.bench.db, "Also store the runs in this SQLite database");
+  sub->add_flag("--json", c.bench_json,
+                "Print the kernelindex records as a JSON array (`import` accepts it)");
+  sub->callback([&c] {
+    c.bench.format = c.bench_json ? OutputFormat::Json : OutputFormat::Table;
+    c.action = [&c] { return run_bench(c.bench, std::cout, std::cerr); };
+  });
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -115,6 +149,7 @@ int run_cli(int argc, char** argv) {
   add_keys(app, commands);
   add_history(app, commands);
   add_backtest(app, commands);
+  add_bench(app, commands);
 
   try {
     app.parse(argc, argv);

@@ -1,4 +1,6 @@
 // The real kernelwatch binary as a user runs it: exit codes, messages, files.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -195,6 +197,81 @@ TEST(CliBacktestTest, FindsTheLigerReleaseStepsInTheWeeklyHistory) {
   EXPECT_NE(table.out.find("replayed 198 keys and 2178 runs with --confirm next"), std::string::npos)
       << table.out.substr(table.out.size() > 300 ? table.out.size() - 300 : 0);
   EXPECT_EQ(run_kernelwatch({"backtest", "--db", db, "--confirm", "later"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace kernelwatch
+
+namespace kernelwatch {
+namespace {
+
+TEST(CliBenchTest, CpuRecordsImportBackAndRoundTrip) {
+  TempDir dir;
+  const std::string db = (dir / "kw.db").string();
+  auto bench = run_kernelwatch({"bench", "--kernel", "layer_norm", "--pass", "forward", "--backend", "cpu",
+                                "--rows", "64", "--hidden", "512", "--warmup-ms", "2", "--rep-ms", "5",
+                                "--json", "--db", db});
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  const json records = json::parse(bench.out);
+  ASSERT_EQ(records.size(), 2u);  // both providers
+  for (const auto& r : records) {
+    EXPECT_EQ(r["run"]["spec"]["status"], "passed");
+    EXPECT_EQ(r["run"]["spec"]["sourceNative"]["benchmark"], "layer_norm/forward");
+    EXPECT_EQ(r["protocol"]["metadata"]["name"], "kernelwatch-cpu-steady-clock-forward");
+  }
+  write_file(dir / "bench.json", bench.out);
+
+  // --db stored them; importing the printed records again finds them already there.
+  auto again = run_kernelwatch({"import", "--db", db, (dir / "bench.json").string()});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("read 2, new 0, duplicate 2"), std::string::npos) << again.out;
+
+  // Into a fresh database they import as new runs and come back unchanged.
+  const std::string fresh = (dir / "fresh.db").string();
+  ASSERT_EQ(run_kernelwatch({"import", "--db", fresh, (dir / "bench.json").string()}).exit_code, 0);
+  auto history = run_kernelwatch({"history", "--db", fresh, "--json"});
+  ASSERT_EQ(history.exit_code, 0);
+  json sorted_back = json::parse(history.out);
+  json sorted_in = records;
+  const auto by_id = [](const json& a, const json& b) {
+    return a["run"]["spec"]["sourceNative"]["externalId"] < b["run"]["spec"]["sourceNative"]["externalId"];
+  };
+  std::sort(sorted_back.begin(), sorted_back.end(), by_id);
+  std::sort(sorted_in.begin(), sorted_in.end(), by_id);
+  EXPECT_EQ(sorted_back, sorted_in);
+
+  auto table = run_kernelwatch({"bench", "--kernel", "tvd", "--pass", "full", "--provider", "kernelwatch-fused",
+                                "--backend", "cpu", "--tokens", "32", "--vocab", "1000", "--rep-ms", "5"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("tvd/full kernelwatch-fused"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("tokens32-vocab1000-fp32"), std::string::npos);
+}
+
+TEST(CliBenchTest, BadRequestsExitOneWithAClearMessage) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{"--kernel", "conv", "--pass", "forward"}, "unknown kernel \"conv\""},
+      {{"--kernel", "tvd", "--pass", "sideways"}, "sideways"},
+      {{"--kernel", "tvd", "--pass", "forward", "--provider", "cudnn"}, "cudnn"},
+      {{"--kernel", "tvd", "--pass", "forward", "--rows", "4"}, "--rows and --hidden apply to --kernel layer_norm"},
+      {{"--kernel", "tvd", "--pass", "forward", "--backend", "cpu", "--tokens", "1000000", "--vocab", "1000000"},
+       "needs at least"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"bench"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    auto result = run_kernelwatch(args);
+    EXPECT_EQ(result.exit_code, 1) << c.message;
+    EXPECT_NE(result.err.find(c.message), std::string::npos) << result.err;
+  }
+  auto cuda = run_kernelwatch({"bench", "--kernel", "tvd", "--pass", "forward", "--backend", "cuda"});
+  if (cuda.exit_code != 0) {  // no GPU here: a clear error, not a crash
+    EXPECT_EQ(cuda.exit_code, 1);
+    EXPECT_NE(cuda.err.find("cuda"), std::string::npos) << cuda.err;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The oracle itself is checked against hand values and, for the backward passes, against
 // central finite differences of its own forward pass, so a wrong formula cannot hide in it.
-#include "tests/kernels/oracle.hpp"
+#include "kernels/harness/oracle.hpp"
 
 #include <cmath>
 #include <random>

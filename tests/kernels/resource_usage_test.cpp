@@ -63,7 +63,8 @@ TEST(KernelsResourceUsage, NoKernelUsesLocalMemory) {
   int kernels = 0;
   std::string tables;
   while (std::getline(sources, source, ',')) {
-    const auto path = std::filesystem::path(KW_KERNELS_PTXAS_DIR) / (source + ".o.ptxas.txt");
+    const auto path = std::filesystem::path(KW_KERNELS_PTXAS_DIR) /
+                      (std::filesystem::path(source).filename().string() + ".o.ptxas.txt");
     ASSERT_TRUE(std::filesystem::exists(path)) << path << " is missing: rebuild kw_kernels";
     const auto report = parse_ptxas_report(kernelwatch::testing::read_file(path));
     for (const auto& violation : local_memory_violations(report)) {

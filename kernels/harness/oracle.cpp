@@ -1,4 +1,4 @@
-#include "tests/kernels/oracle.hpp"
+#include "kernels/harness/oracle.hpp"
 
 #include <cmath>
 

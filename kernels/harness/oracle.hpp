@@ -1,6 +1,6 @@
-// The float64 oracle the kernel tests compare every provider against. Written from the
-// definitions alone (no code shared with kernels/ beyond the Reduction enum), used only by tests.
-// Plain C++ and the standard library.
+// The float64 oracle every provider is compared against: by the kernel tests, and by the
+// harness's correctness gate before a run is timed. Written from the definitions alone (no code
+// shared with the providers beyond the Reduction enum). Plain C++ and the standard library.
 #pragma once
 
 #include <cstdint>

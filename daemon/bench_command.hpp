@@ -1,0 +1,34 @@
+// `kernelwatch bench`: runs kernel cases through the measurement harness and prints a table, or
+// the kernelindex records as JSON; --db stores them. Composition code over kernels and storage.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include "daemon/store_commands.hpp"
+
+namespace kernelwatch::daemon {
+
+struct BenchOptions {
+  std::string kernel;
+  std::string pass;
+  std::string provider = "all";
+  std::string backend = "auto";
+  std::optional<std::int64_t> rows;
+  std::optional<std::int64_t> hidden;
+  std::optional<std::int64_t> tokens;
+  std::optional<std::int64_t> vocab;
+  std::string dtype = "fp32";
+  std::int64_t warmup_ms = 25;
+  std::int64_t rep_ms = 100;
+  std::uint64_t seed = 1;
+  std::filesystem::path db;  // empty: do not store
+  OutputFormat format = OutputFormat::Table;
+};
+
+int run_bench(const BenchOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace kernelwatch::daemon

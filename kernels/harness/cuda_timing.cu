@@ -1,0 +1,93 @@
+// CUDA timing: one event pair per repetition on the case's stream, a cudaMemsetAsync of the
+// flush buffer before each start event, so each repetition reads its inputs from HBM.
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "kernels/detail/cuda_check.hpp"
+#include "kernels/detail/harness_cuda.hpp"
+
+namespace kernelwatch::kernels::detail {
+namespace {
+
+struct DeviceFree {
+  void operator()(void* p) const noexcept { cudaFree(p); }
+};
+struct EventDestroy {
+  void operator()(CUevent_st* e) const noexcept { cudaEventDestroy(e); }
+};
+using Event = std::unique_ptr<CUevent_st, EventDestroy>;
+
+core::Result<Event> make_event() {
+  cudaEvent_t raw = nullptr;
+  KW_CUDA_TRY(cudaEventCreate(&raw));
+  return Event(raw);
+}
+
+}  // namespace
+
+core::Result<Timings> time_cuda_case(Case& c, const TimingPolicy& policy) {
+  Timings timings;
+  timings.flush_bytes = policy.cuda_flush_bytes;
+  auto stream = static_cast<cudaStream_t>(c.stream());
+  void* raw_flush = nullptr;
+  if (timings.flush_bytes > 0) KW_CUDA_TRY(cudaMalloc(&raw_flush, timings.flush_bytes));
+  const std::unique_ptr<void, DeviceFree> flush(raw_flush);
+  const auto flush_once = [&](int value) -> core::Status {
+    if (timings.flush_bytes > 0)
+      KW_CUDA_TRY(cudaMemsetAsync(flush.get(), value & 0xff, timings.flush_bytes, stream));
+    return {};
+  };
+
+  auto start = make_event();
+  if (!start) return tl::unexpected(start.error());
+  auto stop = make_event();
+  if (!stop) return tl::unexpected(stop.error());
+
+  // Warm-up by budget on the host clock; each warm-up run is timed with events too, and the
+  // last one estimates a repetition.
+  const auto warmup_end = std::chrono::steady_clock::now() + policy.warmup;
+  float last_ms = 0;
+  do {
+    if (auto ok = flush_once(timings.warmup_runs); !ok) return tl::unexpected(ok.error());
+    KW_CUDA_TRY(cudaEventRecord(start->get(), stream));
+    if (auto ok = c.launch(); !ok) return tl::unexpected(ok.error());
+    KW_CUDA_TRY(cudaEventRecord(stop->get(), stream));
+    if (auto ok = c.synchronize(); !ok) return tl::unexpected(ok.error());
+    KW_CUDA_TRY(cudaEventElapsedTime(&last_ms, start->get(), stop->get()));
+    ++timings.warmup_runs;
+  } while (std::chrono::steady_clock::now() < warmup_end);
+
+  const int count = repetitions_for(policy, static_cast<double>(last_ms) * 1e6);
+  std::vector<Event> starts;
+  std::vector<Event> stops;
+  starts.reserve(static_cast<std::size_t>(count));
+  stops.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    auto a = make_event();
+    if (!a) return tl::unexpected(a.error());
+    auto b = make_event();
+    if (!b) return tl::unexpected(b.error());
+    starts.push_back(std::move(*a));
+    stops.push_back(std::move(*b));
+  }
+  for (int i = 0; i < count; ++i) {
+    if (auto ok = flush_once(i); !ok) return tl::unexpected(ok.error());
+    KW_CUDA_TRY(cudaEventRecord(starts[static_cast<std::size_t>(i)].get(), stream));
+    if (auto ok = c.launch(); !ok) return tl::unexpected(ok.error());
+    KW_CUDA_TRY(cudaEventRecord(stops[static_cast<std::size_t>(i)].get(), stream));
+  }
+  if (auto ok = c.synchronize(); !ok) return tl::unexpected(ok.error());
+  timings.samples_ns.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    float ms = 0;
+    KW_CUDA_TRY(cudaEventElapsedTime(&ms, starts[static_cast<std::size_t>(i)].get(),
+                                     stops[static_cast<std::size_t>(i)].get()));
+    timings.samples_ns.push_back(static_cast<double>(ms) * 1e6);
+  }
+  return timings;
+}
+
+}  // namespace kernelwatch::kernels::detail

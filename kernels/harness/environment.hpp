@@ -1,0 +1,72 @@
+// The environment a run was measured in: the host CPU, and for a GPU what NVML reports (loaded
+// with dlopen at run time, so there is no build dependency; every field is empty without it).
+// Plain C++; the CUDA-side device properties come from the kernels' CUDA backend.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/record.hpp"
+
+namespace kernelwatch::kernels {
+
+struct CpuInfo {
+  std::string vendor;        // "intel", "amd", "arm", ... ("" when unknown)
+  std::string model;         // "Intel(R) Xeon(R) Platinum 8480+"
+  std::string architecture;  // "x86_64", "aarch64"
+  unsigned logical_cores = 0;
+  std::uint64_t memory_bytes = 0;
+};
+
+// Reads /proc/cpuinfo, /proc/meminfo and uname; missing files leave fields empty.
+[[nodiscard]] CpuInfo probe_cpu();
+
+// The kernelindex hardware identity of a CPU: vendor, product (the model without "(R)", "(TM)",
+// "CPU" and the "@ 2.00GHz" suffix), architecture.
+[[nodiscard]] core::Hardware cpu_hardware(const CpuInfo& cpu);
+
+// One NVML reading of one GPU. Every field is optional: NVML may be absent or refuse a query.
+struct GpuSample {
+  std::optional<unsigned> sm_clock_mhz;
+  std::optional<unsigned> sm_clock_max_mhz;
+  std::optional<unsigned> memory_clock_mhz;
+  std::optional<unsigned> memory_clock_max_mhz;
+  std::optional<std::uint64_t> clock_event_reasons;  // NVML clocks-event (throttle) bit mask
+  std::optional<unsigned> temperature_c;
+  std::optional<double> power_w;
+  std::optional<double> power_limit_w;
+  std::optional<bool> persistence_mode;
+  std::optional<unsigned> other_compute_processes;  // compute processes other than this one
+};
+
+class Nvml {
+ public:
+  // Loads libnvidia-ml.so.1 and initializes it; unavailable() explains why not.
+  Nvml();
+  ~Nvml();
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+
+  [[nodiscard]] bool available() const { return handle_ != nullptr; }
+  [[nodiscard]] const std::string& unavailable_reason() const { return reason_; }
+  [[nodiscard]] std::string driver_version() const;
+  // The GPU by its UUID as CUDA reports it ("GPU-8c3a..."), else by index.
+  [[nodiscard]] GpuSample sample(const std::string& uuid, unsigned index) const;
+
+ private:
+  void* library_ = nullptr;
+  void* handle_ = nullptr;  // non-null once nvmlInit succeeded
+  std::string reason_;
+};
+
+[[nodiscard]] nlohmann::json to_json(const GpuSample& sample);
+
+// Why a run cannot stand as a measurement, from samples before and after it: the SM clock under
+// 75% of its maximum, or another compute process on the GPU. Empty when neither happened.
+[[nodiscard]] std::string inconclusive_reason(const GpuSample& before, const GpuSample& after);
+
+}  // namespace kernelwatch::kernels

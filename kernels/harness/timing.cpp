@@ -1,0 +1,115 @@
+#include "kernels/harness/timing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "kernels/detail/harness_cuda.hpp"
+
+namespace kernelwatch::kernels {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double elapsed_ns(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::nano>(to - from).count();
+}
+
+// A host buffer written before each CPU repetition: evicts the case's data from the caches.
+class CpuFlush {
+ public:
+  // Written once here so its page faults happen before the warm-up clock starts.
+  explicit CpuFlush(std::size_t bytes) : bytes_(bytes), data_(new unsigned char[bytes]) { write(); }
+  void write() {
+    std::memset(data_.get(), ++value_, bytes_);
+    // Keep the stores: a compiler may not drop writes whose result is observed.
+    sink_ = sink_ + data_[bytes_ / 2];
+  }
+
+ private:
+  std::size_t bytes_;
+  std::unique_ptr<unsigned char[]> data_;
+  unsigned char value_ = 0;
+  volatile unsigned sink_ = 0;
+};
+
+std::size_t parse_cache_size(std::string text) {
+  // sysfs writes "32768K" or "36M".
+  std::size_t value = 0;
+  std::size_t i = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9')
+    value = value * 10 + static_cast<std::size_t>(text[i++] - '0');
+  if (i < text.size() && (text[i] == 'K' || text[i] == 'k')) value <<= 10;
+  if (i < text.size() && (text[i] == 'M' || text[i] == 'm')) value <<= 20;
+  return value;
+}
+
+core::Result<Timings> time_cpu(Case& c, const TimingPolicy& policy) {
+  Timings timings;
+  timings.flush_bytes = flush_bytes_for(Backend::Cpu, policy);
+  CpuFlush flush(timings.flush_bytes);
+
+  // Warm-up by budget; its last runs estimate one repetition's time.
+  const auto warmup_end = Clock::now() + policy.warmup;
+  double last_ns = 0;
+  do {
+    flush.write();
+    const auto start = Clock::now();
+    if (auto ok = c.run(); !ok) return tl::unexpected(ok.error());
+    last_ns = elapsed_ns(start, Clock::now());
+    ++timings.warmup_runs;
+  } while (Clock::now() < warmup_end);
+
+  const int count = repetitions_for(policy, last_ns);
+  timings.samples_ns.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    flush.write();
+    const auto start = Clock::now();
+    if (auto ok = c.run(); !ok) return tl::unexpected(ok.error());
+    timings.samples_ns.push_back(elapsed_ns(start, Clock::now()));
+  }
+  return timings;
+}
+
+}  // namespace
+
+std::size_t default_cpu_flush_bytes() {
+  std::size_t largest = 0;
+  std::error_code ec;
+  const std::filesystem::path base = "/sys/devices/system/cpu/cpu0/cache";
+  for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
+    std::ifstream in(entry.path() / "size");
+    std::string text;
+    if (in >> text) largest = std::max(largest, parse_cache_size(text));
+  }
+  if (largest == 0) return std::size_t{64} << 20;
+  return std::max<std::size_t>(2 * largest, std::size_t{8} << 20);
+}
+
+std::size_t flush_bytes_for(Backend backend, const TimingPolicy& policy) {
+  if (backend == Backend::Cuda) return policy.cuda_flush_bytes;
+  return policy.cpu_flush_bytes != 0 ? policy.cpu_flush_bytes : default_cpu_flush_bytes();
+}
+
+int repetitions_for(const TimingPolicy& policy, double estimated_ns) {
+  const double budget_ns = std::chrono::duration<double, std::nano>(policy.repetitions).count();
+  const double wanted =
+      estimated_ns > 0 ? std::ceil(budget_ns / estimated_ns) : policy.max_repetitions;
+  return static_cast<int>(
+      std::clamp(wanted, static_cast<double>(policy.min_repetitions),
+                 static_cast<double>(std::max(policy.min_repetitions, policy.max_repetitions))));
+}
+
+core::Result<Timings> time_case(Case& c, const TimingPolicy& policy) {
+  if (policy.min_repetitions < 1) {
+    return core::fail(core::ErrorCode::InvalidArgument,
+                      "timing: min_repetitions must be at least 1");
+  }
+  if (c.id().backend == Backend::Cuda) return detail::time_cuda_case(c, policy);
+  return time_cpu(c, policy);
+}
+
+}  // namespace kernelwatch::kernels
