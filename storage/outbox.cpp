@@ -174,20 +174,13 @@ Status Outbox::mark_dead(std::int64_t id, core::Timestamp at, std::string_view r
 
 Status Outbox::record(std::span<const OutboxUpdate> updates) {
   if (updates.empty()) return {};
-  Database& db = *store_->db_;
-  if (auto ok = db.begin_immediate(); !ok) return ok;
+  auto tx = store_->begin();  // rolls back on every early return
+  if (!tx) return tl::unexpected(tx.error());
   for (const auto& update : updates) {
     // A row that is no longer pending (marked by an earlier run) is not an error here.
-    if (auto ok = apply(update); !ok && ok.error().code != ErrorCode::NotFound) {
-      db.rollback();
-      return ok;
-    }
+    if (auto ok = apply(update); !ok && ok.error().code != ErrorCode::NotFound) return ok;
   }
-  if (auto ok = db.commit(); !ok) {
-    db.rollback();
-    return ok;
-  }
-  return {};
+  return tx->commit();
 }
 
 Result<std::vector<OutboxCounts>> Outbox::counts() {
