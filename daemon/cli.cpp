@@ -7,6 +7,8 @@
 
 #include "daemon/backtest_command.hpp"
 #include "daemon/bench_command.hpp"
+#include "daemon/daemon.hpp"
+#include "daemon/status_command.hpp"
 #include "daemon/store_commands.hpp"
 
 #ifndef KERNELWATCH_VERSION
@@ -27,6 +29,9 @@ struct Commands {
   bool backtest_json = false;
   BenchOptions bench;
   bool bench_json = false;
+  DaemonOptions daemon;
+  StatusOptions status;
+  bool status_json = false;
   std::function<int()> action;
 };
 
@@ -130,6 +135,27 @@ void add_bench(CLI::App& app, Commands& c) {
   });
 }
 
+void add_daemon(CLI::App& app, Commands& c) {
+  auto* sub = app.add_subcommand(
+      "daemon",
+      "Run the regression watch: benchmarks on a schedule, detection, alerts, and the HTTP\n"
+      "status API (default 127.0.0.1:9477). SIGHUP reloads the config; SIGTERM stops.");
+  sub->add_option("--config", c.daemon.config,
+                  "JSON config file (see config/kernelwatch.example.json)")
+      ->required();
+  sub->callback([&c] { c.action = [&c] { return run_daemon(c.daemon); }; });
+}
+
+void add_status(CLI::App& app, Commands& c) {
+  auto* sub = app.add_subcommand("status", "Print a running daemon's /api/v1/status as a table");
+  sub->add_option("--url", c.status.url, "The daemon's HTTP address")->capture_default_str();
+  sub->add_flag("--json", c.status_json, "Print the status JSON as it is");
+  sub->callback([&c] {
+    c.status.format = c.status_json ? OutputFormat::Json : OutputFormat::Table;
+    c.action = [&c] { return run_status(c.status, std::cout, std::cerr); };
+  });
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -150,6 +176,8 @@ int run_cli(int argc, char** argv) {
   add_history(app, commands);
   add_backtest(app, commands);
   add_bench(app, commands);
+  add_daemon(app, commands);
+  add_status(app, commands);
 
   try {
     app.parse(argc, argv);

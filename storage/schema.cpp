@@ -89,7 +89,32 @@ CREATE INDEX outbox_next ON outbox (destination, next_attempt_at_ns) WHERE state
 CREATE INDEX outbox_dead ON outbox (finished_at_ns) WHERE state = 'dead';
 )sql";
 
-constexpr const char* kMigrations[] = {kV1, kV2};
+// Version 3: alert state for the status API, and the operator's actions (acknowledge,
+// rebaseline), the only alert input that cannot be rebuilt by replaying a key's runs.
+constexpr const char* kV3 = R"sql(
+CREATE TABLE alerts (
+  id TEXT PRIMARY KEY,
+  key_id INTEGER NOT NULL REFERENCES keys(id),
+  kind TEXT NOT NULL,
+  direction TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('firing', 'acknowledged', 'resolved', 'rebaselined')),
+  fired_at_ns INTEGER NOT NULL,
+  updated_at_ns INTEGER NOT NULL,
+  document TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX alerts_by_state ON alerts (state, fired_at_ns);
+CREATE INDEX alerts_by_key ON alerts (key_id, fired_at_ns);
+CREATE TABLE alert_actions (
+  id INTEGER PRIMARY KEY,
+  alert_id TEXT NOT NULL,
+  key_id INTEGER NOT NULL REFERENCES keys(id),
+  action TEXT NOT NULL CHECK (action IN ('acknowledge', 'rebaseline')),
+  at_ns INTEGER NOT NULL
+);
+CREATE INDEX alert_actions_by_key ON alert_actions (key_id, at_ns);
+)sql";
+
+constexpr const char* kMigrations[] = {kV1, kV2, kV3};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
 }  // namespace

@@ -441,6 +441,18 @@ Result<std::int64_t> SqliteStore::run_count() const {
   return db_->query_int("SELECT count(*) FROM runs");
 }
 
+Result<std::optional<std::int64_t>> SqliteStore::find_key(std::string_view key_digest) const {
+  auto stmt = db_->prepare_cached("SELECT id FROM keys WHERE digest = ?1");
+  if (!stmt) return tl::unexpected(stmt.error());
+  (*stmt)->bind(1, key_digest);
+  auto row = (*stmt)->step();
+  if (!row) return tl::unexpected(row.error().with_context(path_.string()));
+  std::optional<std::int64_t> id;
+  if (*row) id = (*stmt)->column_int(0);
+  (*stmt)->reset();
+  return id;
+}
+
 Result<std::string> SqliteStore::resolve_alias(std::string_view digest) const {
   auto stmt = db_->prepare_cached("SELECT canonical FROM key_aliases WHERE alias = ?1");
   if (!stmt) return tl::unexpected(stmt.error());

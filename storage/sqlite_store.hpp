@@ -26,7 +26,7 @@ enum class OpenMode {
 };
 
 // Schema version written to PRAGMA user_version by this build.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 struct StoredRun {
   std::int64_t id = 0;
@@ -78,6 +78,7 @@ class SqliteStore {
    private:
     friend class SqliteStore;
     friend class Outbox;
+    friend class AlertStore;
     explicit Transaction(Database* db) : db_(db) {}
     Database* db_;
   };
@@ -96,13 +97,16 @@ class SqliteStore {
   // Every run of one key, oldest first (what a backtest replays).
   [[nodiscard]] Result<std::vector<StoredRun>> key_history(std::int64_t key_id) const;
   [[nodiscard]] Result<std::int64_t> run_count() const;
+  // The id of the key with this digest (ComparabilityKey::digest()); nullopt when not stored.
+  [[nodiscard]] Result<std::optional<std::int64_t>> find_key(std::string_view key_digest) const;
   // The canonical digest a source digest is an alias of ("" when unknown).
   [[nodiscard]] Result<std::string> resolve_alias(std::string_view digest) const;
 
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
 
  private:
-  friend class Outbox;  // storage/outbox.cpp shares this connection
+  friend class Outbox;       // storage/outbox.cpp shares this connection
+  friend class AlertStore;  // storage/alerts.cpp too
   SqliteStore(std::filesystem::path path, std::unique_ptr<Database> db);
   std::filesystem::path path_;
   std::unique_ptr<Database> db_;

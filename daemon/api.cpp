@@ -1,0 +1,279 @@
+#include "daemon/api.hpp"
+
+#include <charconv>
+
+#include <nlohmann/json.hpp>
+
+#include "core/key.hpp"
+#include "daemon/metrics.hpp"
+#include "notifiers/worker.hpp"
+#include "storage/alerts.hpp"
+#include "storage/outbox.hpp"
+
+#ifndef KERNELWATCH_VERSION
+#define KERNELWATCH_VERSION "0.0.0-dev"
+#endif
+
+namespace kernelwatch::daemon {
+namespace {
+
+using nlohmann::json;
+
+core::Timestamp wall_now() {
+  return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
+}
+
+json timestamp_or_null(core::Timestamp t) {
+  return t.time_since_epoch().count() == 0 ? json(nullptr) : json(core::format_timestamp(t));
+}
+
+HttpResponse internal(const core::Error& error) {
+  // Database errors name the file, never a secret; still, keep the answer short.
+  return HttpResponse::error(500, error.message);
+}
+
+json key_json(const detectors::KeyLabels& k) {
+  return json{{"benchmark", k.benchmark},     {"provider", k.provider}, {"workload", k.workload},
+              {"environment", k.environment}, {"protocol", k.protocol}, {"digest", k.digest}};
+}
+
+HttpResponse status(const ApiContext& c) {
+  json keys = json::array();
+  for (const auto& s : c.engine->status()) {
+    json k = key_json(s.key);
+    if (s.last_run) {
+      k["lastObservedAt"] = core::format_timestamp(s.last_run->observed_at);
+      k["lastStatus"] = core::to_string(s.last_run->status);
+      k["lastMedianNs"] = s.last_run->median.count();
+    }
+    k["verdict"] = detectors::to_string(s.last_verdict.kind);
+    k["explanation"] = s.last_verdict.explanation;
+    k["band"] = s.last_verdict.has_band ? json{{"lower", s.last_verdict.band.lower.count()},
+                                               {"upper", s.last_verdict.band.upper.count()}}
+                                        : json(nullptr);
+    if (s.open_alert) {
+      k["openAlert"] = {{"id", s.open_alert->id},
+                        {"kind", detectors::to_string(s.open_alert->kind)},
+                        {"direction", detectors::to_string(s.open_alert->direction)},
+                        {"state", detectors::to_string(s.open_alert->state)}};
+    } else if (s.open_failed_alert) {
+      k["openAlert"] = {{"id", *s.open_failed_alert}, {"kind", "failed"}, {"state", "firing"}};
+    } else {
+      k["openAlert"] = nullptr;
+    }
+    keys.push_back(std::move(k));
+  }
+  json outbox = json::array();
+  if (auto counts = storage::Outbox(*c.store).counts()) {
+    for (const auto& d : *counts) {
+      outbox.push_back({{"destination", d.destination},
+                        {"pending", d.pending},
+                        {"delivered", d.delivered},
+                        {"dead", d.dead}});
+    }
+  }
+  const auto uptime =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - c.started).count();
+  return HttpResponse::json(
+      200, json{{"version", KERNELWATCH_VERSION},
+                {"startedAt", core::format_timestamp(c.started_wall)},
+                {"uptimeSeconds", uptime},
+                {"backend", c.backend},
+                {"backendNote", c.backend_note},
+                {"database", c.store->path().string()},
+                {"cycle",
+                 {{"running", c.cycle->running},
+                  {"count", c.cycle->count},
+                  {"errors", c.cycle->errors},
+                  {"lastStart", timestamp_or_null(c.cycle->last_start)},
+                  {"lastEnd", timestamp_or_null(c.cycle->last_end)},
+                  {"lastDurationSeconds", c.cycle->last_duration_seconds},
+                  {"next", c.config->benchmarks.empty() ? json(nullptr)
+                                                        : timestamp_or_null(c.cycle->next)}}},
+                {"outbox", std::move(outbox)},
+                {"keys", std::move(keys)}});
+}
+
+std::optional<std::size_t> parse_limit(const HttpRequest& r, std::size_t fallback) {
+  const auto it = r.query.find("limit");
+  if (it == r.query.end()) return fallback;
+  std::size_t value = 0;
+  const auto& text = it->second;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value > 10000)
+    return std::nullopt;
+  return value;
+}
+
+std::string query(const HttpRequest& r, const char* name) {
+  const auto it = r.query.find(name);
+  return it == r.query.end() ? std::string() : it->second;
+}
+
+HttpResponse runs(const ApiContext& c, const HttpRequest& r) {
+  const auto limit = parse_limit(r, 100);
+  if (!limit) return HttpResponse::error(400, "limit must be an integer from 0 to 10000");
+  storage::RunFilter filter{query(r, "benchmark"), query(r, "provider"), query(r, "workload"),
+                            query(r, "environment"), *limit};
+  auto found = c.store->runs(filter);
+  if (!found) return internal(found.error());
+  json out = json::array();
+  for (const auto& run : *found) out.push_back(core::to_json(run.record));
+  return HttpResponse::json(200, out);
+}
+
+HttpResponse keys(const ApiContext& c) {
+  auto found = c.store->keys();
+  if (!found) return internal(found.error());
+  json out = json::array();
+  for (const auto& k : *found) {
+    out.push_back({{"benchmark", k.key.benchmark.label},
+                   {"provider", k.key.provider.label},
+                   {"workload", k.key.workload.label},
+                   {"environment", k.key.environment.label},
+                   {"protocol", k.key.protocol.label},
+                   {"digest", k.key.digest()},
+                   {"runs", k.run_count},
+                   {"firstObservedAt", core::format_timestamp(k.first_observed)},
+                   {"lastObservedAt", core::format_timestamp(k.last_observed)}});
+  }
+  return HttpResponse::json(200, out);
+}
+
+HttpResponse alerts(const ApiContext& c, const HttpRequest& r) {
+  const std::string state = query(r, "state");
+  if (!state.empty() && state != "firing" && state != "acknowledged" && state != "resolved" &&
+      state != "rebaselined") {
+    return HttpResponse::error(400, "state must be firing, acknowledged, resolved or rebaselined");
+  }
+  const auto limit = parse_limit(r, 100);
+  if (!limit) return HttpResponse::error(400, "limit must be an integer from 0 to 10000");
+  auto found = storage::AlertStore(*c.store).list(state, *limit);
+  if (!found) return internal(found.error());
+  json out = json::array();
+  for (const auto& a : *found) {
+    json doc = a.document;
+    doc["id"] = a.id;
+    doc["state"] = a.state;
+    doc["updatedAt"] = core::format_timestamp(a.updated_at);
+    out.push_back(std::move(doc));
+  }
+  return HttpResponse::json(200, out);
+}
+
+HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
+  const json body = json::parse(r.body, nullptr, false);
+  if (body.is_discarded()) return HttpResponse::error(400, "body is not JSON");
+  if (!body.is_object() && !body.is_array()) {
+    return HttpResponse::error(400, "body must be a kernelindex record or an array of them");
+  }
+  const json items = body.is_array() ? body : json::array({body});
+  if (items.empty()) return HttpResponse::error(400, "empty array: no records");
+  // Every record is checked before the first is stored: a bad one stores nothing.
+  std::vector<core::Record> records;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    auto record = core::parse_record(items[i]);
+    if (!record)
+      return HttpResponse::error(400,
+                                 "record " + std::to_string(i) + ": " + record.error().message);
+    if (auto key = core::key_of(*record); !key) {
+      return HttpResponse::error(400, "record " + std::to_string(i) + ": " + key.error().message);
+    }
+    records.push_back(std::move(*record));
+  }
+  json results = json::array();
+  std::size_t stored = 0;
+  std::size_t duplicates = 0;
+  std::size_t notifications = 0;
+  for (const auto& record : records) {
+    auto processed = c.engine->process(record, wall_now());
+    if (!processed) return internal(processed.error());
+    c.cycle->count_run(record.run.status, record.run.median.value_or(std::chrono::nanoseconds{0}));
+    (processed->duplicate ? duplicates : stored) += 1;
+    notifications += processed->notifications;
+    results.push_back({{"externalId", record.run.source_native.external_id},
+                       {"duplicate", processed->duplicate},
+                       {"verdict", detectors::to_string(processed->verdict.kind)},
+                       {"explanation", processed->verdict.explanation},
+                       {"fired", processed->fired},
+                       {"resolved", processed->resolved}});
+  }
+  if (notifications > 0 && c.worker != nullptr) c.worker->wake();
+  return HttpResponse::json(
+      200, json{{"stored", stored}, {"duplicates", duplicates}, {"runs", results}});
+}
+
+HttpResponse ack(const ApiContext& c, const HttpRequest& r) {
+  bool rebaseline = false;
+  if (!r.body.empty()) {
+    const json body = json::parse(r.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object())
+      return HttpResponse::error(400, "body must be a JSON object like {\"rebaseline\": false}");
+    for (const auto& [name, value] : body.items()) {
+      if (name != "rebaseline") return HttpResponse::error(400, "unknown field \"" + name + "\"");
+      if (!value.is_boolean()) return HttpResponse::error(400, "rebaseline must be true or false");
+      rebaseline = value.get<bool>();
+    }
+  }
+  const std::string id = r.params.at("id");
+  if (auto ok = c.engine->acknowledge(id, rebaseline, wall_now()); !ok) {
+    const auto code = ok.error().code;
+    return HttpResponse::error(code == core::ErrorCode::NotFound   ? 404
+                               : code == core::ErrorCode::Conflict ? 409
+                                                                   : 500,
+                               ok.error().message);
+  }
+  auto row = storage::AlertStore(*c.store).find(id);
+  return HttpResponse::json(200,
+                            json{{"id", id}, {"state", row && *row ? (*row)->state : "unknown"}});
+}
+
+}  // namespace
+
+void CycleState::count_run(core::RunStatus status, std::chrono::nanoseconds median) {
+  ++runs_by_status[std::string(core::to_string(status))];
+  if (status == core::RunStatus::Passed && median.count() > 0) {
+    run_seconds_sum += std::chrono::duration<double>(median).count();
+    ++run_seconds_count;
+  }
+}
+
+std::vector<Route> make_routes(std::function<ApiContext()> context) {
+  const auto get = [context](auto f) {
+    return [context, f](const HttpRequest& r) { return f(context(), r); };
+  };
+  return {
+      {"GET", "/healthz", Access::Public,
+       [](const HttpRequest&) {
+         return HttpResponse::json(200, json{{"status", "ok"}});
+       }},
+      {"GET", "/readyz", Access::Public, get([](const ApiContext& c, const HttpRequest&) {
+         if (!c.cycle->ready) return HttpResponse::error(503, "starting");
+         return HttpResponse::json(200, json{{"status", "ready"}, {"backend", c.backend}});
+       })},
+      {"GET", "/metrics", Access::Public, get([](const ApiContext& c, const HttpRequest&) {
+         return HttpResponse::text(200, render_metrics(c), std::string(kMetricsContentType));
+       })},
+      {"GET", "/api/v1/status", Access::Public,
+       get([](const ApiContext& c, const HttpRequest&) { return status(c); })},
+      {"GET", "/api/v1/keys", Access::Public,
+       get([](const ApiContext& c, const HttpRequest&) { return keys(c); })},
+      {"GET", "/api/v1/runs", Access::Public,
+       get([](const ApiContext& c, const HttpRequest& r) { return runs(c, r); })},
+      {"GET", "/api/v1/alerts", Access::Public,
+       get([](const ApiContext& c, const HttpRequest& r) { return alerts(c, r); })},
+      {"POST", "/api/v1/runs", Access::TokenRequired,
+       get([](const ApiContext& c, const HttpRequest& r) { return post_runs(c, r); })},
+      {"POST", "/api/v1/trigger", Access::TokenRequired,
+       get([](const ApiContext& c, const HttpRequest&) {
+         if (c.config->benchmarks.empty())
+           return HttpResponse::error(409, "no benchmarks configured");
+         if (!c.trigger()) return HttpResponse::error(409, "a cycle is already running");
+         return HttpResponse::json(202, json{{"status", "cycle started"}});
+       })},
+      {"POST", "/api/v1/alerts/{id}/ack", Access::TokenRequired,
+       get([](const ApiContext& c, const HttpRequest& r) { return ack(c, r); })},
+  };
+}
+
+}  // namespace kernelwatch::daemon

@@ -1,0 +1,495 @@
+#include "daemon/daemon.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <csignal>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "config/config.hpp"
+#include "core/time.hpp"
+#include "daemon/api.hpp"
+#include "daemon/engine.hpp"
+#include "daemon/http_server.hpp"
+#include "daemon/log.hpp"
+#include "daemon/systemd.hpp"
+#include "kernels/harness/bench.hpp"
+#include "notifiers/worker.hpp"
+#include "storage/outbox.hpp"
+
+namespace kernelwatch::daemon {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+core::Timestamp wall_now() {
+  return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
+}
+
+std::string host_name() {
+  char buffer[256] = {};
+  if (::gethostname(buffer, sizeof buffer - 1) != 0) return "kernelwatch";
+  return buffer;
+}
+
+EngineOptions engine_options(const config::Config& c) {
+  EngineOptions o;
+  auto& p = o.parameters;
+  p.band.window = c.detector.window;
+  p.band.min_history = c.detector.min_history;
+  p.band.big_step_min_history = c.detector.big_step_min_history;
+  p.band.big_step_threshold = c.detector.big_step_threshold;
+  p.band.min_relative_margin = c.detector.min_relative_margin;
+  p.band.spread_factor = c.detector.spread_factor;
+  p.drift.window = c.detector.drift.window;
+  p.drift.min_runs = c.detector.drift.min_runs;
+  p.drift.z_threshold = c.detector.drift.z_threshold;
+  p.drift.min_total_change = c.detector.drift.min_total_change;
+  o.policy.repeat_interval = c.detector.repeat_interval;
+  o.confirm_reruns = c.detector.confirm_reruns;
+  for (const auto& n : c.notifiers) o.destinations.push_back(n.name);
+  o.host = host_name();
+  return o;
+}
+
+notifiers::Destination destination_of(const config::NotifierConfig& n) {
+  notifiers::Destination d;
+  d.type = n.type == config::NotifierType::Slack     ? notifiers::DestinationType::Slack
+           : n.type == config::NotifierType::Webhook ? notifiers::DestinationType::Webhook
+                                                     : notifiers::DestinationType::Alertmanager;
+  d.name = n.name;
+  d.url = n.url;
+  d.secret = n.secret;
+  d.ca_file = n.ca_file.string();
+  d.insecure_http = n.insecure_http == config::InsecureHttp::Allow
+                        ? notifiers::InsecureHttp::Allow
+                        : notifiers::InsecureHttp::Refuse;
+  d.timeouts = {n.timeout, n.timeout, n.timeout, n.timeout, n.timeout};
+  if (n.min_interval) d.min_interval = *n.min_interval;
+  d.backoff = {n.backoff.base, n.backoff.cap, n.backoff.max_age};
+  return d;
+}
+
+// The cases one cycle runs, in order.
+std::vector<kernels::BenchRequest> cycle_cases(const config::Config& c, kernels::Backend backend) {
+  std::vector<kernels::BenchRequest> out;
+  for (const auto& b : c.benchmarks) {
+    for (const auto provider : b.providers) {
+      for (const auto& workload : b.workloads) {
+        auto spec = kernels::CaseSpec::from_workload(workload);
+        if (!spec) continue;  // validated by the config loader
+        kernels::BenchRequest r;
+        r.id.kernel =
+            b.kernel == core::KernelKind::Tvd ? kernels::Kernel::Tvd : kernels::Kernel::LayerNorm;
+        r.id.pass = b.pass == config::Pass::Forward    ? kernels::Pass::Forward
+                    : b.pass == config::Pass::Backward ? kernels::Pass::Backward
+                                                       : kernels::Pass::Full;
+        r.id.provider = provider == config::Provider::Fused ? kernels::Provider::Fused
+                                                            : kernels::Provider::Reference;
+        r.id.backend = backend;
+        r.spec = *spec;
+        r.policy.warmup = c.bench.warmup;
+        r.policy.repetitions = c.bench.repetitions;
+        out.push_back(std::move(r));
+      }
+    }
+  }
+  return out;
+}
+
+class Daemon {
+ public:
+  Daemon(DaemonOptions options, config::Config config, storage::SqliteStore store,
+         kernels::Backend backend, std::string backend_note)
+      : options_(std::move(options)),
+        config_(std::move(config)),
+        store_(std::move(store)),
+        backend_(backend),
+        backend_note_(std::move(backend_note)),
+        engine_(store_, engine_options(config_)),
+        signals_(io_, SIGHUP, SIGTERM, SIGINT),
+        schedule_timer_(io_),
+        watchdog_timer_(io_),
+        stop_timer_(io_),
+        started_(std::chrono::steady_clock::now()),
+        started_wall_(wall_now()) {}
+
+  int run();
+
+ private:
+  core::Status start();
+  void wait_signal();
+  void schedule_next(std::chrono::milliseconds delay);
+  void start_cycle(std::string reason);
+  void bench_loop();
+  void reload();
+  void shutdown();
+  void wait_for_bench(std::chrono::steady_clock::time_point deadline);
+  void ping_watchdog(std::chrono::microseconds interval);
+  core::Status start_worker();
+  std::vector<Route> routes();
+  ApiContext api_context();
+
+  DaemonOptions options_;
+  config::Config config_;
+  storage::SqliteStore store_;
+  kernels::Backend backend_;
+  std::string backend_note_;
+  Engine engine_;
+  Log log_;
+  asio::io_context io_;
+  asio::signal_set signals_;
+  asio::steady_timer schedule_timer_;
+  asio::steady_timer watchdog_timer_;
+  asio::steady_timer stop_timer_;
+  std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<notifiers::DeliveryWorker> worker_;
+  std::chrono::steady_clock::time_point started_;
+  core::Timestamp started_wall_;
+  std::mt19937_64 rng_{std::random_device{}()};
+  CycleState cycle_;
+
+  // The benchmark thread: waits for a cycle request, runs the cases, hands each record to the
+  // io thread and waits for its verdict (a breach is rerun at once).
+  std::thread bench_thread_;
+  std::mutex bench_mutex_;
+  std::condition_variable bench_wake_;
+  bool cycle_requested_ = false;
+  std::vector<kernels::BenchRequest> cycle_plan_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> bench_idle_{true};
+  bool stopped_ = false;
+};
+
+int Daemon::run() {
+  if (auto ok = start(); !ok) {
+    log_.error(ok.error().message);
+    return 1;
+  }
+  io_.run();
+  if (bench_thread_.joinable()) {
+    if (bench_idle_) {
+      bench_thread_.join();
+    } else {
+      // The repetition did not finish within the stop grace period: abandon it.
+      bench_thread_.detach();
+      log_.warning("stopped without waiting for the running benchmark");
+      std::fflush(stderr);
+      std::_Exit(0);
+    }
+  }
+  return 0;
+}
+
+core::Status Daemon::start() {
+  for (const auto& w : config_.warnings) log_.warning(w);
+  log_.info("config " + config_.source + ": " + config::redacted_json(config_).dump());
+  if (auto ok = engine_.rebuild(); !ok) return ok;
+
+  HttpServerOptions http_options;
+  http_options.host = config_.http.host;
+  http_options.port = config_.http.port;
+  auto http =
+      HttpServer::create(io_, http_options, routes(), config_.http.token,
+                         [this](std::string_view line) { log_.write(LogLevel::Debug, line); });
+  if (!http) return tl::unexpected(http.error());
+  http_ = std::move(*http);
+  http_->start();
+
+  if (auto ok = start_worker(); !ok) return ok;
+
+  bench_thread_ = std::thread([this] { bench_loop(); });
+  wait_signal();
+  if (auto interval = systemd::watchdog_interval()) ping_watchdog(*interval);
+  const std::string listening = config_.http.host + ":" + std::to_string(http_->port());
+  log_.info("listening on " + listening + "; backend " + std::string(kernels::to_string(backend_)) +
+            (backend_note_.empty() ? "" : " (" + backend_note_ + ")") + "; " +
+            std::to_string(config_.benchmarks.size()) + " benchmark(s), " +
+            std::to_string(config_.notifiers.size()) + " notifier(s)");
+  // Tests and scripts read the bound port from this line when they asked for port 0.
+  std::fprintf(stdout, "kernelwatch: listening on %s\n", listening.c_str());
+  std::fflush(stdout);
+  systemd::notify_ready("listening on " + listening + ", backend " +
+                        std::string(kernels::to_string(backend_)));
+  cycle_.ready = true;
+  if (!config_.benchmarks.empty()) {
+    schedule_next(config_.schedule.at_start == config::AtStart::Run ? 0ms
+                                                                    : config_.schedule.interval);
+  }
+  return {};
+}
+
+core::Status Daemon::start_worker() {
+  if (config_.notifiers.empty()) return {};
+  std::vector<notifiers::Destination> destinations;
+  for (const auto& n : config_.notifiers) destinations.push_back(destination_of(n));
+  notifiers::WorkerOptions options;
+  options.format.public_url = config_.http.public_url;
+  auto worker = notifiers::DeliveryWorker::create(
+      io_, store_, std::move(destinations), notifiers::system_clock(),
+      [this](notifiers::LogLevel level, std::string_view message) {
+        log_.write(level == notifiers::LogLevel::Error     ? LogLevel::Error
+                   : level == notifiers::LogLevel::Warning ? LogLevel::Warning
+                                                           : LogLevel::Info,
+                   message);
+      },
+      options);
+  if (!worker) return tl::unexpected(worker.error());
+  worker_ = std::move(*worker);
+  worker_->start();
+  return {};
+}
+
+void Daemon::wait_signal() {
+  signals_.async_wait([this](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    if (signal == SIGHUP) {
+      reload();
+      wait_signal();
+      return;
+    }
+    log_.info(signal == SIGTERM ? "SIGTERM: stopping" : "SIGINT: stopping");
+    shutdown();
+  });
+}
+
+void Daemon::ping_watchdog(std::chrono::microseconds interval) {
+  systemd::notify_watchdog();
+  watchdog_timer_.expires_after(interval);
+  watchdog_timer_.async_wait([this, interval](const boost::system::error_code& ec) {
+    if (!ec && !stopping_) ping_watchdog(interval);
+  });
+}
+
+void Daemon::schedule_next(std::chrono::milliseconds delay) {
+  if (config_.schedule.jitter.count() > 0 && delay.count() > 0) {
+    std::uniform_int_distribution<long long> jitter(0, config_.schedule.jitter.count() - 1);
+    delay += std::chrono::milliseconds(jitter(rng_));
+  }
+  cycle_.next = wall_now() + delay;
+  schedule_timer_.expires_after(delay);
+  schedule_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || stopping_) return;
+    start_cycle("schedule");
+    schedule_next(config_.schedule.interval);
+  });
+}
+
+void Daemon::start_cycle(std::string reason) {
+  auto plan = cycle_cases(config_, backend_);
+  std::lock_guard lock(bench_mutex_);
+  if (cycle_.running || cycle_requested_) {
+    log_.info("cycle (" + reason + ") skipped: one is already running");
+    return;
+  }
+  cycle_plan_ = std::move(plan);
+  cycle_requested_ = true;
+  cycle_.running = true;
+  cycle_.last_start = wall_now();
+  ++cycle_.count;
+  bench_wake_.notify_all();
+  systemd::notify_status("cycle " + std::to_string(cycle_.count) + " running (" + reason + ")");
+}
+
+void Daemon::bench_loop() {
+  while (true) {
+    std::vector<kernels::BenchRequest> plan;
+    {
+      std::unique_lock lock(bench_mutex_);
+      bench_wake_.wait(lock, [this] { return cycle_requested_ || stopping_; });
+      if (stopping_) return;
+      plan = std::move(cycle_plan_);
+      cycle_requested_ = false;
+    }
+    bench_idle_ = false;
+    const auto cycle_start = std::chrono::steady_clock::now();
+    kernels::BenchContext context;
+    context.now = wall_now;
+    for (const auto& request : plan) {
+      for (int attempt = 0; attempt <= std::max(0, config_.detector.confirm_reruns) && !stopping_;
+           ++attempt) {
+        auto outcome = kernels::run_benchmark(request, context);
+        if (stopping_) break;
+        std::promise<bool> rerun;
+        auto answer = rerun.get_future();
+        asio::post(io_, [this, &outcome, &rerun, &request] {
+          if (!outcome) {
+            log_.error(request.id.name() + ": " + outcome.error().message);
+            ++cycle_.errors;
+            rerun.set_value(false);
+            return;
+          }
+          auto processed = engine_.process(outcome->record, wall_now());
+          if (!processed) {
+            log_.error(request.id.name() +
+                       ": storing the run failed: " + processed.error().message);
+            ++cycle_.errors;
+            rerun.set_value(false);
+            return;
+          }
+          cycle_.count_run(outcome->record.run.status,
+                           outcome->summary ? outcome->summary->median : 0ns);
+          if (!processed->fired.empty() || !processed->resolved.empty()) {
+            log_.info(processed->key_display + ": " + std::to_string(processed->fired.size()) +
+                      " alert(s) fired, " + std::to_string(processed->resolved.size()) +
+                      " resolved");
+          }
+          if (processed->notifications > 0 && worker_) worker_->wake();
+          rerun.set_value(processed->awaits_confirmation);
+        });
+        if (!answer.get()) break;
+        log_.info(request.id.name() + ": breached its band; rerunning to confirm");
+      }
+      if (stopping_) break;
+    }
+    const auto seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - cycle_start).count();
+    asio::post(io_, [this, seconds] {
+      std::lock_guard lock(bench_mutex_);
+      cycle_.running = false;
+      cycle_.last_duration_seconds = seconds;
+      cycle_.last_end = wall_now();
+      systemd::notify_status("idle; last cycle took " + std::to_string(static_cast<int>(seconds)) +
+                             " s");
+    });
+    bench_idle_ = true;
+  }
+}
+
+void Daemon::reload() {
+  systemd::notify_reloading();
+  auto fresh = config::load_config(options_.config);
+  if (!fresh) {
+    log_.error("SIGHUP: keeping the running config: " + fresh.error().message);
+    systemd::notify_ready("config reload failed; running with the previous config");
+    return;
+  }
+  if (fresh->storage.path != config_.storage.path || fresh->http.listen != config_.http.listen) {
+    log_.warning("SIGHUP: storage.path and http.listen take effect at the next start only");
+  }
+  const bool notifiers_changed =
+      config::redacted_json(*fresh)["notifiers"] != config::redacted_json(config_)["notifiers"] ||
+      [&] {
+        if (fresh->notifiers.size() != config_.notifiers.size()) return true;
+        for (std::size_t i = 0; i < fresh->notifiers.size(); ++i) {
+          if (fresh->notifiers[i].url != config_.notifiers[i].url ||
+              fresh->notifiers[i].secret != config_.notifiers[i].secret) {
+            return true;
+          }
+        }
+        return false;
+      }();
+  const auto storage_path = config_.storage.path;
+  const auto listen = config_.http.listen;
+  config_ = std::move(*fresh);
+  config_.storage.path = storage_path;
+  config_.http.listen = listen;
+  for (const auto& w : config_.warnings) log_.warning(w);
+  engine_.set_options(engine_options(config_));
+  http_->set_token(config_.http.token);
+  if (notifiers_changed) {
+    // Rows in flight stay pending in the outbox and are delivered by the new worker.
+    if (worker_) worker_->stop();
+    worker_.reset();
+    if (auto ok = start_worker(); !ok) log_.error("SIGHUP: notifiers: " + ok.error().message);
+  }
+  schedule_timer_.cancel();
+  if (!config_.benchmarks.empty()) schedule_next(config_.schedule.interval);
+  log_.info("SIGHUP: config reloaded from " + config_.source);
+  systemd::notify_ready("config reloaded");
+}
+
+void Daemon::shutdown() {
+  if (stopped_) return;
+  stopped_ = true;
+  stopping_ = true;
+  systemd::notify_stopping();
+  schedule_timer_.cancel();
+  watchdog_timer_.cancel();
+  signals_.cancel();
+  if (http_) http_->stop();
+  if (worker_) worker_->stop();
+  {
+    std::lock_guard lock(bench_mutex_);
+    bench_wake_.notify_all();
+  }
+  // The current repetition may finish; past 9 s it is abandoned (systemd waits 10 s).
+  wait_for_bench(std::chrono::steady_clock::now() + 9s);
+}
+
+void Daemon::wait_for_bench(std::chrono::steady_clock::time_point deadline) {
+  if (bench_idle_ || std::chrono::steady_clock::now() >= deadline) {
+    io_.stop();
+    return;
+  }
+  stop_timer_.expires_after(50ms);
+  stop_timer_.async_wait(
+      [this, deadline](const boost::system::error_code&) { wait_for_bench(deadline); });
+}
+
+ApiContext Daemon::api_context() {
+  ApiContext c;
+  c.store = &store_;
+  c.engine = &engine_;
+  c.config = &config_;
+  c.cycle = &cycle_;
+  c.worker = worker_.get();
+  c.backend = std::string(kernels::to_string(backend_));
+  c.backend_note = backend_note_;
+  c.started = started_;
+  c.started_wall = started_wall_;
+  c.trigger = [this] {
+    if (cycle_.running) return false;
+    start_cycle("api");
+    return true;
+  };
+  return c;
+}
+
+std::vector<Route> Daemon::routes() {
+  return make_routes([this] { return api_context(); });
+}
+
+}  // namespace
+
+int run_daemon(const DaemonOptions& options) {
+  Log log;
+  auto config = config::load_config(options.config);
+  if (!config) {
+    log.error(config.error().message);
+    return 1;
+  }
+  auto store = storage::SqliteStore::open(config->storage.path, storage::OpenMode::Create);
+  if (!store) {
+    log.error(store.error().message);
+    return 1;
+  }
+  kernels::Backend backend = kernels::Backend::Cpu;
+  std::string note;
+  if (config->backend == config::Backend::Cuda || config->backend == config::Backend::Auto) {
+    auto cuda = kernels::backend_available(kernels::Backend::Cuda);
+    if (cuda) {
+      backend = kernels::Backend::Cuda;
+    } else if (config->backend == config::Backend::Cuda) {
+      log.error("backend cuda: " + cuda.error().message);
+      return 1;
+    } else {
+      note = cuda.error().message;
+    }
+  }
+  Daemon daemon(options, std::move(*config), std::move(*store), backend, note);
+  return daemon.run();
+}
+
+}  // namespace kernelwatch::daemon

@@ -1,0 +1,394 @@
+#include "daemon/engine.hpp"
+
+#include <algorithm>
+
+#include "core/key.hpp"
+#include "detectors/backtest.hpp"
+#include "storage/outbox.hpp"
+
+namespace kernelwatch::daemon {
+namespace {
+
+using nlohmann::json;
+
+std::string state_name(detectors::AlertState state) {
+  return std::string(detectors::to_string(state));
+}
+
+notifiers::AlertKind kind_of(detectors::AlertKind kind) {
+  switch (kind) {
+    case detectors::AlertKind::Step:
+      return notifiers::AlertKind::Step;
+    case detectors::AlertKind::Drift:
+      return notifiers::AlertKind::Drift;
+    case detectors::AlertKind::Environment:
+      return notifiers::AlertKind::Environment;
+  }
+  return notifiers::AlertKind::Step;
+}
+
+std::string attribution_text(const std::vector<detectors::AttributionChange>& changes) {
+  std::string out;
+  for (const auto& c : changes) {
+    if (!out.empty()) out += "; ";
+    out += c.field + " changed " + c.from + " -> " + c.to;
+  }
+  return out;
+}
+
+json alert_document(const detectors::Alert& alert) {
+  json doc = detectors::to_json(alert);
+  doc["id"] = alert.id;
+  doc["state"] = state_name(alert.state);
+  return doc;
+}
+
+// The failed-run alert of a key: one per key while its runs keep failing.
+json failed_document(const std::string& id, const detectors::KeyLabels& key,
+                     const core::Record& record, const std::string& state,
+                     const std::string& reason) {
+  return json{{"id", id},
+              {"benchmark", key.benchmark},
+              {"provider", key.provider},
+              {"workload", key.workload},
+              {"environment", key.environment},
+              {"kind", "failed"},
+              {"direction", "regression"},
+              {"state", state},
+              {"externalId", record.run.source_native.external_id},
+              {"observedAt", core::format_timestamp(record.run.observed_at)},
+              {"explanation", reason}};
+}
+
+std::string status_reason(const core::Record& record) {
+  const auto spec = record.run.document.find("spec");
+  if (spec == record.run.document.end() || !spec->is_object()) return {};
+  return spec->value("statusReason", std::string());
+}
+
+}  // namespace
+
+detectors::DetectorParameters parameters_for(const EngineOptions& options,
+                                             const core::Record& record) {
+  detectors::DetectorParameters p = options.parameters;
+  const bool own_run = record.run.source_native.source == "kernelwatch";
+  p.confirm = own_run && options.confirm_reruns > 0 ? detectors::ConfirmPolicy::Next
+                                                    : detectors::ConfirmPolicy::None;
+  return p;
+}
+
+notifiers::Alert to_notification_alert(const detectors::Alert& alert, notifiers::AlertState state) {
+  notifiers::Alert out;
+  out.id = alert.id;
+  out.key = {alert.key.benchmark, alert.key.provider, alert.key.workload, alert.key.environment};
+  out.state = state;
+  out.kind = kind_of(alert.kind);
+  out.direction = alert.direction == detectors::Direction::Improvement
+                      ? notifiers::Direction::Improvement
+                      : notifiers::Direction::Regression;
+  out.median = alert.median;
+  out.band_lower = alert.band.lower;
+  out.band_upper = alert.band.upper;
+  out.relative_change = alert.relative_change;
+  out.baseline_runs = static_cast<std::int64_t>(alert.baseline_runs);
+  out.attribution = attribution_text(alert.attribution);
+  out.external_id = alert.external_id;
+  out.observed_at = alert.observed_at;
+  out.run_record = nullptr;
+  return out;
+}
+
+Engine::Engine(storage::SqliteStore& store, EngineOptions options)
+    : store_(&store), options_(std::move(options)) {}
+
+Engine::KeyState& Engine::state_for(std::int64_t key_id, const detectors::KeyLabels& key,
+                                    const core::Record& record) {
+  auto& state = keys_[key_id];
+  if (!state.monitor) {
+    state.key_id = key_id;
+    state.monitor = std::make_unique<detectors::KeyMonitor>(key, parameters_for(options_, record),
+                                                            options_.policy);
+  }
+  return state;
+}
+
+core::Status Engine::rebuild() {
+  keys_.clear();
+  storage::AlertStore alerts(*store_);
+  auto actions = alerts.actions();
+  if (!actions) return tl::unexpected(actions.error());
+  auto keys = store_->keys();
+  if (!keys) return tl::unexpected(keys.error());
+  for (const auto& summary : *keys) {
+    auto history = store_->key_history(summary.id);
+    if (!history) return tl::unexpected(history.error());
+    if (history->empty()) continue;
+    const detectors::KeyLabels labels = detectors::key_labels(summary.key);
+    KeyState& state = state_for(summary.id, labels, history->front().record);
+    std::vector<const storage::AlertActionRow*> key_actions;
+    for (const auto& a : *actions) {
+      if (a.key_id == summary.id) key_actions.push_back(&a);
+    }
+    std::size_t next_action = 0;
+    for (const auto& run : *history) {
+      const auto observation =
+          detectors::observation_from_record(run.record, run.implementation_version);
+      // Operator actions replay at their place in time, between the runs around them.
+      while (next_action < key_actions.size() &&
+             key_actions[next_action]->at <= observation.observed_at) {
+        const auto* a = key_actions[next_action++];
+        (void)(a->action == storage::AlertAction::Acknowledge ? state.monitor->acknowledge(a->at)
+                                                              : state.monitor->rebaseline(a->at));
+      }
+      const auto step = state.monitor->observe(observation);
+      state.last_run = observation;
+      if (observation.judgeable()) state.last_verdict = step.detection.verdict;
+    }
+    while (next_action < key_actions.size()) {
+      const auto* a = key_actions[next_action++];
+      (void)(a->action == storage::AlertAction::Acknowledge ? state.monitor->acknowledge(a->at)
+                                                            : state.monitor->rebaseline(a->at));
+    }
+  }
+  // Open failed alerts come from the table: they are the daemon's own, not the detectors'.
+  auto open_failed = alerts.list("firing", 0);
+  if (!open_failed) return tl::unexpected(open_failed.error());
+  for (const auto& row : *open_failed) {
+    if (row.kind == "failed") keys_[row.key_id].open_failed_alert = row.id;
+  }
+  for (auto it = keys_.begin(); it != keys_.end();) {
+    it = it->second.monitor ? std::next(it)
+                            : keys_.erase(it);  // failed-only keys get a monitor on their next run
+  }
+  return {};
+}
+
+core::Status Engine::write_alert(storage::SqliteStore::Transaction& tx, std::int64_t key_id,
+                                 const detectors::Alert& alert, core::Timestamp now) {
+  storage::AlertRow row;
+  row.id = alert.id;
+  row.key_id = key_id;
+  row.kind = std::string(detectors::to_string(alert.kind));
+  row.direction = std::string(detectors::to_string(alert.direction));
+  row.state = state_name(alert.state);
+  row.fired_at = alert.observed_at;
+  row.updated_at = now;
+  row.document = alert_document(alert);
+  return storage::AlertStore(*store_).upsert(tx, row);
+}
+
+core::Result<std::size_t> Engine::notify(storage::SqliteStore::Transaction& tx,
+                                         std::vector<notifiers::Alert> alerts,
+                                         const std::string& idempotency_key, core::Timestamp now) {
+  if (alerts.empty() || options_.destinations.empty()) return std::size_t{0};
+  notifiers::Notification n;
+  n.idempotency_key = idempotency_key;
+  n.created_at = now;
+  n.host = options_.host;
+  n.alerts = std::move(alerts);
+  const std::string payload = notifiers::serialize(n);
+  storage::Outbox outbox(*store_);
+  std::size_t written = 0;
+  for (const auto& destination : options_.destinations) {
+    auto outcome = outbox.enqueue(tx, {destination, idempotency_key, payload, now, std::nullopt});
+    if (!outcome) return tl::unexpected(outcome.error());
+    written += *outcome == storage::EnqueueOutcome::Inserted ? 1 : 0;
+  }
+  return written;
+}
+
+core::Result<Processed> Engine::process(const core::Record& record, core::Timestamp now) {
+  auto key = core::key_of(record);
+  if (!key) return tl::unexpected(key.error());
+  Processed processed;
+  processed.key_display = key->display();
+  auto tx = store_->begin();
+  if (!tx) return tl::unexpected(tx.error());
+  auto inserted = store_->insert_run(*tx, record, "");
+  if (!inserted) return tl::unexpected(inserted.error());
+  if (*inserted == storage::InsertOutcome::Duplicate) {
+    processed.duplicate = true;
+    if (auto ok = tx->commit(); !ok) return tl::unexpected(ok.error());
+    return processed;
+  }
+  auto key_id = store_->find_key(key->digest());
+  if (!key_id) return tl::unexpected(key_id.error());
+  KW_ASSERT(key_id->has_value(), "the key was stored with the run");
+  const detectors::KeyLabels labels = detectors::key_labels(*key);
+  const bool fresh = !keys_.contains(**key_id) || !keys_[**key_id].monitor;
+  KeyState& state = state_for(**key_id, labels, record);
+  (void)fresh;
+
+  const std::string version = [&] {
+    for (const char* name :
+         {"implementation_version", "kernelwatch_version", "version", "liger_version"}) {
+      if (auto it = record.run.metadata.labels.find(name); it != record.run.metadata.labels.end())
+        return it->second;
+    }
+    return std::string();
+  }();
+  const auto observation = detectors::observation_from_record(record, version);
+  std::vector<notifiers::Alert> firing;
+  std::vector<notifiers::Alert> resolved;
+
+  if (state.last_run && observation.observed_at <= state.last_run->observed_at) {
+    processed.verdict.explanation = "stored; older than the key's newest run, so not judged";
+  } else {
+    const auto step = state.monitor->observe(observation);
+    state.last_run = observation;
+    processed.verdict = step.detection.verdict;
+    processed.role = step.detection.role;
+    if (observation.judgeable()) state.last_verdict = step.detection.verdict;
+    processed.awaits_confirmation = step.detection.role == detectors::RunRole::Pending;
+    if (step.fired) {
+      if (auto ok = write_alert(*tx, **key_id, *step.fired, now); !ok)
+        return tl::unexpected(ok.error());
+      processed.fired.push_back(step.fired->id);
+      firing.push_back(to_notification_alert(*step.fired, notifiers::AlertState::Firing));
+    }
+    for (const auto& event : step.events) {
+      if (step.fired && event.alert_id == step.fired->id) continue;
+      auto row = storage::AlertStore(*store_).find(event.alert_id);
+      if (!row) return tl::unexpected(row.error());
+      if (!*row) continue;
+      (*row)->state = state_name(event.to);
+      (*row)->updated_at = now;
+      (*row)->document["state"] = (*row)->state;
+      if (auto ok = storage::AlertStore(*store_).upsert(*tx, **row); !ok)
+        return tl::unexpected(ok.error());
+      if (event.notify == detectors::Notify::Resolved) {
+        processed.resolved.push_back(event.alert_id);
+        notifiers::Alert a;
+        a.id = event.alert_id;
+        const json& d = (*row)->document;
+        a.key = {d.value("benchmark", ""), d.value("provider", ""), d.value("workload", ""),
+                 d.value("environment", "")};
+        a.state = notifiers::AlertState::Resolved;
+        a.direction = d.value("direction", "") == "improvement" ? notifiers::Direction::Improvement
+                                                                : notifiers::Direction::Regression;
+        a.median = observation.median;
+        if (d.contains("band")) {
+          a.band_lower = std::chrono::nanoseconds{d["band"].value("lower", std::int64_t{0})};
+          a.band_upper = std::chrono::nanoseconds{d["band"].value("upper", std::int64_t{0})};
+        }
+        a.relative_change = d.value("relativeChange", 0.0);
+        a.baseline_runs = d.value("baselineRuns", std::int64_t{0});
+        a.external_id = observation.external_id;
+        a.observed_at = observation.observed_at;
+        resolved.push_back(std::move(a));
+      }
+    }
+  }
+
+  // Failed runs: one `failed` alert per key while they keep failing, resolved by a good run.
+  if (record.run.status == core::RunStatus::Failed && !state.open_failed_alert) {
+    const std::string id = key->digest() + "@failed@" + record.run.source_native.external_id;
+    const std::string reason = status_reason(record);
+    storage::AlertRow row{
+        id,
+        **key_id,
+        "failed",
+        "regression",
+        "firing",
+        record.run.observed_at,
+        now,
+        failed_document(id, labels, record, "firing", reason.empty() ? "the run failed" : reason)};
+    if (auto ok = storage::AlertStore(*store_).upsert(*tx, row); !ok)
+      return tl::unexpected(ok.error());
+    state.open_failed_alert = id;
+    processed.fired.push_back(id);
+    notifiers::Alert a;
+    a.id = id;
+    a.key = {labels.benchmark, labels.provider, labels.workload, labels.environment};
+    a.kind = notifiers::AlertKind::Failed;
+    a.attribution = reason;
+    a.external_id = record.run.source_native.external_id;
+    a.observed_at = record.run.observed_at;
+    firing.push_back(std::move(a));
+  } else if (record.run.status == core::RunStatus::Passed && state.open_failed_alert) {
+    auto row = storage::AlertStore(*store_).find(*state.open_failed_alert);
+    if (!row) return tl::unexpected(row.error());
+    if (*row) {
+      (*row)->state = "resolved";
+      (*row)->updated_at = now;
+      (*row)->document["state"] = "resolved";
+      if (auto ok = storage::AlertStore(*store_).upsert(*tx, **row); !ok)
+        return tl::unexpected(ok.error());
+      notifiers::Alert a;
+      a.id = (*row)->id;
+      a.key = {labels.benchmark, labels.provider, labels.workload, labels.environment};
+      a.kind = notifiers::AlertKind::Failed;
+      a.state = notifiers::AlertState::Resolved;
+      a.external_id = record.run.source_native.external_id;
+      a.observed_at = record.run.observed_at;
+      resolved.push_back(std::move(a));
+      processed.resolved.push_back((*row)->id);
+    }
+    state.open_failed_alert.reset();
+  }
+
+  const std::string base =
+      options_.host + "/" + key->digest() + "/" + record.run.source_native.external_id;
+  for (auto [alerts, suffix] : {std::pair{&firing, "/firing"}, std::pair{&resolved, "/resolved"}}) {
+    auto written = notify(*tx, std::move(*alerts), base + suffix, now);
+    if (!written) return tl::unexpected(written.error());
+    processed.notifications += *written;
+  }
+  if (auto ok = tx->commit(); !ok) {
+    // The monitor saw a run the database did not keep: rebuild from what is stored.
+    (void)rebuild();
+    return tl::unexpected(ok.error());
+  }
+  return processed;
+}
+
+core::Status Engine::acknowledge(std::string_view alert_id, bool rebaseline, core::Timestamp now) {
+  storage::AlertStore alerts(*store_);
+  auto row = alerts.find(alert_id);
+  if (!row) return tl::unexpected(row.error());
+  if (!*row)
+    return core::fail(core::ErrorCode::NotFound, "no alert with id " + std::string(alert_id));
+  if ((*row)->state == "resolved" || (*row)->state == "rebaselined") {
+    return core::fail(core::ErrorCode::Conflict,
+                      "alert " + std::string(alert_id) + " is already " + (*row)->state);
+  }
+  auto tx = store_->begin();
+  if (!tx) return tl::unexpected(tx.error());
+  const auto action =
+      rebaseline ? storage::AlertAction::Rebaseline : storage::AlertAction::Acknowledge;
+  if (auto ok = alerts.record_action(*tx, {std::string(alert_id), (*row)->key_id, action, now});
+      !ok)
+    return ok;
+  auto it = keys_.find((*row)->key_id);
+  if ((*row)->kind == "failed") {
+    (*row)->state = rebaseline ? "rebaselined" : "acknowledged";
+    if (rebaseline && it != keys_.end()) it->second.open_failed_alert.reset();
+  } else if (it != keys_.end() && it->second.monitor) {
+    const auto events =
+        rebaseline ? it->second.monitor->rebaseline(now) : it->second.monitor->acknowledge(now);
+    for (const auto& event : events) {
+      if (event.alert_id == alert_id) (*row)->state = state_name(event.to);
+    }
+  }
+  (*row)->updated_at = now;
+  (*row)->document["state"] = (*row)->state;
+  if (auto ok = alerts.upsert(*tx, **row); !ok) return ok;
+  return tx->commit();
+}
+
+std::vector<KeyStatus> Engine::status() const {
+  std::vector<KeyStatus> out;
+  for (const auto& [id, state] : keys_) {
+    KeyStatus s;
+    s.key_id = id;
+    s.key = state.monitor->key();
+    s.last_run = state.last_run;
+    s.last_verdict = state.last_verdict;
+    s.open_alert = state.monitor->alerts().open();
+    s.open_failed_alert = state.open_failed_alert;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace kernelwatch::daemon

@@ -1,0 +1,724 @@
+// The only translation unit of the daemon that includes Beast (it is template-heavy): one
+// coroutine per connection, a deadline on the stream before every read and write.
+#include "daemon/http_server.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+namespace kernelwatch::daemon {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using core::ErrorCode;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
+// After an answer that leaves request bytes unread, keep reading (and dropping) for a while so the
+// client sees the answer instead of a reset.
+constexpr std::chrono::milliseconds kMaxLinger{2000};
+constexpr std::size_t kMaxLingerBytes = 8 * 1024 * 1024;
+constexpr std::chrono::milliseconds kAcceptRetry{100};
+
+using Digest = std::array<unsigned char, SHA256_DIGEST_LENGTH>;
+
+Digest sha256(std::string_view text) {
+  Digest out{};
+  unsigned int length = 0;
+  const int ok = EVP_Digest(text.data(), text.size(), out.data(), &length, EVP_sha256(), nullptr);
+  KW_ASSERT(ok == 1 && length == out.size(), "SHA-256 failed");
+  return out;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+enum class PlusMeans { Plus, Space };
+
+// Decodes %XX escapes; nullopt on a broken escape or an encoded NUL.
+std::optional<std::string> percent_decode(std::string_view in, PlusMeans plus) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const char c = in[i];
+    if (c == '%') {
+      if (i + 2 >= in.size()) return std::nullopt;
+      const int high = hex_value(in[i + 1]);
+      const int low = hex_value(in[i + 2]);
+      if (high < 0 || low < 0) return std::nullopt;
+      const char decoded = static_cast<char>(high * 16 + low);
+      if (decoded == '\0') return std::nullopt;
+      out.push_back(decoded);
+      i += 2;
+    } else if (c == '+' && plus == PlusMeans::Space) {
+      out.push_back(' ');
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+struct Target {
+  std::string path;                   // decoded
+  std::vector<std::string> segments;  // decoded, split on the raw '/'
+  std::map<std::string, std::string> query;
+};
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return parts;
+}
+
+std::optional<Target> parse_target(std::string_view raw) {
+  if (raw.empty() || raw.front() != '/') return std::nullopt;  // origin-form only
+  const std::size_t question = raw.find('?');
+  const std::string_view raw_path = raw.substr(0, question);
+  Target target;
+  auto path = percent_decode(raw_path, PlusMeans::Plus);
+  if (!path) return std::nullopt;
+  target.path = std::move(*path);
+  if (raw_path.size() > 1) {
+    for (std::string_view segment : split(raw_path.substr(1), '/')) {
+      auto decoded = percent_decode(segment, PlusMeans::Plus);
+      if (!decoded) return std::nullopt;
+      target.segments.push_back(std::move(*decoded));
+    }
+  }
+  if (question != std::string_view::npos) {
+    for (std::string_view pair : split(raw.substr(question + 1), '&')) {
+      if (pair.empty()) continue;
+      const std::size_t equals = pair.find('=');
+      auto name = percent_decode(pair.substr(0, equals), PlusMeans::Space);
+      auto value = percent_decode(
+          equals == std::string_view::npos ? std::string_view{} : pair.substr(equals + 1),
+          PlusMeans::Space);
+      if (!name || !value) return std::nullopt;
+      target.query.insert_or_assign(std::move(*name), std::move(*value));
+    }
+  }
+  return target;
+}
+
+// Keeps access-log lines on one line whatever a client put in its path.
+std::string printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f || c == '\\') {
+      out += "\\x";
+      out.push_back(kHex[byte >> 4]);
+      out.push_back(kHex[byte & 0xf]);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+// The credentials of "Authorization: Bearer <token>", or nullopt when the header has another form.
+std::optional<std::string_view> bearer_token(std::string_view header) {
+  header = trim(header);
+  constexpr std::string_view kScheme = "bearer";
+  if (header.size() <= kScheme.size() || !iequals(header.substr(0, kScheme.size()), kScheme) ||
+      (header[kScheme.size()] != ' ' && header[kScheme.size()] != '\t')) {
+    return std::nullopt;
+  }
+  const std::string_view token = trim(header.substr(kScheme.size()));
+  if (token.empty()) return std::nullopt;
+  return token;
+}
+
+std::string endpoint_text(const tcp::endpoint& endpoint) {
+  const auto address = endpoint.address();
+  const std::string host = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
+  return host + ":" + std::to_string(endpoint.port());
+}
+
+bool has_line_break(std::string_view text) {
+  return text.find_first_of("\r\n") != text.npos;
+}
+
+struct Segment {
+  std::string text;
+  bool parameter = false;
+};
+
+struct CompiledRoute {
+  Route route;
+  std::vector<Segment> segments;
+};
+
+core::Result<std::vector<Segment>> compile_pattern(const std::string& pattern) {
+  if (pattern.empty() || pattern.front() != '/') {
+    return core::fail(ErrorCode::InvalidArgument,
+                      "route `" + pattern + "`: a pattern must start with '/'");
+  }
+  std::vector<Segment> segments;
+  if (pattern.size() == 1) return segments;
+  std::set<std::string> names;
+  for (std::string_view part : split(std::string_view(pattern).substr(1), '/')) {
+    if (part.empty()) {
+      return core::fail(ErrorCode::InvalidArgument, "route `" + pattern + "`: empty path segment");
+    }
+    if (part.front() == '{') {
+      if (part.size() < 3 || part.back() != '}' ||
+          part.substr(1, part.size() - 2).find_first_of("{}") != std::string_view::npos) {
+        return core::fail(ErrorCode::InvalidArgument,
+                          "route `" + pattern + "`: a parameter must look like {name}");
+      }
+      std::string name(part.substr(1, part.size() - 2));
+      if (!names.insert(name).second) {
+        return core::fail(ErrorCode::InvalidArgument,
+                          "route `" + pattern + "`: parameter {" + name + "} appears twice");
+      }
+      segments.push_back(Segment{std::move(name), true});
+    } else {
+      if (part.find_first_of("{}") != std::string_view::npos) {
+        return core::fail(ErrorCode::InvalidArgument,
+                          "route `" + pattern + "`: a parameter must fill a whole segment");
+      }
+      segments.push_back(Segment{std::string(part), false});
+    }
+  }
+  return segments;
+}
+
+std::optional<std::map<std::string, std::string>> match(const std::vector<Segment>& pattern,
+                                                        const std::vector<std::string>& path) {
+  if (pattern.size() != path.size()) return std::nullopt;
+  std::map<std::string, std::string> params;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i].parameter) {
+      if (path[i].empty()) return std::nullopt;
+      params.emplace(pattern[i].text, path[i]);
+    } else if (pattern[i].text != path[i]) {
+      return std::nullopt;
+    }
+  }
+  return params;
+}
+
+bool valid_method(std::string_view method) {
+  return !method.empty() &&
+         std::all_of(method.begin(), method.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
+// An answer from the server itself (not a handler), and whether the connection must close after it.
+struct Answer {
+  HttpResponse response;
+  bool close = false;
+};
+
+}  // namespace
+
+HttpResponse HttpResponse::json(unsigned status, const nlohmann::json& body) {
+  HttpResponse out;
+  out.status = status;
+  // Replace invalid UTF-8 (a client's path echoed in an error) instead of throwing.
+  out.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return out;
+}
+
+HttpResponse HttpResponse::error(unsigned status, std::string_view message) {
+  return json(status, nlohmann::json{{"error", std::string(message)}});
+}
+
+HttpResponse HttpResponse::text(unsigned status, std::string body, std::string content_type) {
+  HttpResponse out;
+  out.status = status;
+  out.body = std::move(body);
+  out.content_type = std::move(content_type);
+  return out;
+}
+
+class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
+ public:
+  Impl(asio::io_context& io, HttpServerOptions options, std::vector<CompiledRoute> routes,
+       AccessLog access_log)
+      : options_(std::move(options)),
+        routes_(std::move(routes)),
+        access_log_(std::move(access_log)),
+        acceptor_(io),
+        retry_timer_(io) {}
+
+  core::Status listen() {
+    boost::system::error_code ec;
+    const std::string host = options_.host == "localhost" ? "127.0.0.1" : options_.host;
+    const auto address = asio::ip::make_address(host, ec);
+    const std::string where = options_.host + ":" + std::to_string(options_.port);
+    if (ec) {
+      return core::fail(ErrorCode::InvalidArgument,
+                        "cannot listen on " + where + ": the host must be an IP address");
+    }
+    const tcp::endpoint endpoint(address, options_.port);
+    const auto refuse = [&](std::string_view step) {
+      return core::fail(ErrorCode::IoError, "cannot listen on " + where + ": " + std::string(step) +
+                                                ": " + ec.message());
+    };
+    acceptor_.open(endpoint.protocol(), ec);
+    if (ec) return refuse("open");
+    acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    if (ec) return refuse("SO_REUSEADDR");
+    acceptor_.bind(endpoint, ec);
+    if (ec) return refuse("bind");
+    acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return refuse("listen");
+    port_ = acceptor_.local_endpoint(ec).port();
+    if (ec) return refuse("local address");
+    return {};
+  }
+
+  std::uint16_t port() const { return port_; }
+
+  void set_token(std::string token) {
+    std::optional<Digest> digest;
+    if (!token.empty()) digest = sha256(token);
+    // Overwrite the caller's copy of the secret before it is freed.
+    OPENSSL_cleanse(token.data(), token.size());
+    std::lock_guard lock(token_mutex_);
+    token_digest_ = digest;
+  }
+
+  void start() {
+    if (started_ || stopped_) return;
+    started_ = true;
+    asio::co_spawn(acceptor_.get_executor(), accept_loop(shared_from_this()), asio::detached);
+  }
+
+  void stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    retry_timer_.cancel();
+    // close() never runs a handler inline, so the map stays intact while we walk it.
+    for (auto& [id, stream] : connections_) {
+      stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
+      stream->close();
+    }
+  }
+
+ private:
+  void log(std::string_view line) const {
+    if (!access_log_) return;
+    try {
+      access_log_(line);
+    } catch (...) {  // a failing log must not take the server down
+    }
+  }
+
+  static asio::awaitable<void> accept_loop(std::shared_ptr<Impl> self) {
+    while (!self->stopped_) {
+      auto [ec, socket] = co_await self->acceptor_.async_accept(kUseTuple);
+      if (self->stopped_ || ec == asio::error::operation_aborted) break;
+      if (ec) {
+        // Out of descriptors and the like: wait a little instead of spinning.
+        self->log("accept failed: " + ec.message());
+        self->retry_timer_.expires_after(kAcceptRetry);
+        co_await self->retry_timer_.async_wait(kUseTuple);
+        continue;
+      }
+      if (self->active_ >= self->options_.max_connections) {
+        boost::system::error_code ignored;
+        const auto remote = socket.remote_endpoint(ignored);
+        self->log("connection limit (" + std::to_string(self->options_.max_connections) +
+                  ") reached; closed the connection from " + endpoint_text(remote));
+        socket.close(ignored);
+        continue;
+      }
+      ++self->active_;
+      const std::uint64_t id = self->next_id_++;
+      asio::co_spawn(self->acceptor_.get_executor(), session(self, std::move(socket), id),
+                     asio::detached);
+    }
+  }
+
+  // Drops what the client still sends for a short while, then closes.
+  static asio::awaitable<void> linger_close(Impl& self, beast::tcp_stream& stream) {
+    boost::system::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream.expires_after(std::min(self.options_.read_timeout, kMaxLinger));
+    std::array<char, 16 * 1024> scratch{};
+    std::size_t dropped = 0;
+    while (!self.stopped_ && dropped < kMaxLingerBytes) {
+      auto [ec, n] = co_await stream.async_read_some(asio::buffer(scratch), kUseTuple);
+      if (ec) break;
+      dropped += n;
+    }
+    stream.close();
+  }
+
+  static asio::awaitable<void> session(std::shared_ptr<Impl> self, tcp::socket socket,
+                                       std::uint64_t id) {
+    beast::tcp_stream stream(std::move(socket));
+    struct Registration {
+      Impl& impl;
+      std::uint64_t id;
+      ~Registration() {
+        impl.connections_.erase(id);
+        --impl.active_;
+      }
+    } registration{*self, id};
+    if (self->stopped_) co_return;
+    self->connections_.emplace(id, &stream);
+    boost::system::error_code ec;
+    const std::string remote = endpoint_text(stream.socket().remote_endpoint(ec));
+    try {
+      const bool linger = co_await self->serve(stream, remote);
+      if (linger && !self->stopped_) {
+        co_await linger_close(*self, stream);
+      } else {
+        stream.close();
+      }
+    } catch (...) {
+      self->log(remote + ": connection failed; closed");
+      stream.close();
+    }
+  }
+
+  // Serves requests until the connection should end. Returns true when the connection should be
+  // closed gracefully (answer sent), false when it is already gone or timed out.
+  asio::awaitable<bool> serve(beast::tcp_stream& stream, const std::string& remote) {
+    beast::flat_buffer buffer;
+    bool first = true;
+    while (!stopped_) {
+      if (!first && buffer.size() == 0) {
+        stream.expires_after(options_.idle_timeout);
+        auto [ec, n] = co_await stream.async_read_some(buffer.prepare(4096), kUseTuple);
+        if (ec) co_return false;  // idle timeout, the client left, or stop()
+        buffer.commit(n);
+      }
+      first = false;
+      const auto started = Clock::now();
+
+      http::request_parser<http::string_body> parser;
+      parser.header_limit(
+          static_cast<std::uint32_t>(std::min<std::size_t>(options_.max_header_bytes, UINT32_MAX)));
+      parser.body_limit(boost::none);  // judged after routing and the token check
+      stream.expires_after(options_.read_timeout);
+      auto [hec, header_bytes] =
+          co_await http::async_read_header(stream, buffer, parser, kUseTuple);
+      if (hec) {
+        if (hec == http::error::header_limit) {
+          co_await respond(stream, remote, "-", "-", started, false,
+                           HttpResponse::error(431, "request header too large"));
+          co_return true;
+        }
+        if (hec == beast::error::timeout) {
+          log(remote + " - - timed out reading the request; connection closed");
+          co_return false;
+        }
+        if (hec == http::error::end_of_stream || hec == http::error::partial_message ||
+            hec == asio::error::eof || hec == asio::error::connection_reset ||
+            hec == asio::error::operation_aborted || stopped_) {
+          co_return false;
+        }
+        co_await respond(stream, remote, "-", "-", started, false,
+                         HttpResponse::error(400, "malformed request: " + hec.message()));
+        co_return true;
+      }
+
+      auto& header = parser.get();
+      const std::string method(header.method_string());
+      const auto target = parse_target(header.target());
+      if (!target) {
+        co_await respond(stream, remote, method, "-", started, false,
+                         HttpResponse::error(400, "malformed request target"));
+        co_return true;
+      }
+      bool keep_alive = header.keep_alive();
+
+      std::optional<Answer> early;
+      const CompiledRoute* route = nullptr;
+      std::map<std::string, std::string> params;
+      find_route(method, *target, route, params, early);
+      if (!early && route->route.access == Access::TokenRequired) {
+        early = check_token(header[http::field::authorization]);
+      }
+      if (!early && parser.content_length() && *parser.content_length() > options_.max_body_bytes) {
+        early =
+            Answer{HttpResponse::error(413, "request body larger than " +
+                                                std::to_string(options_.max_body_bytes) + " bytes"),
+                   true};
+      }
+      if (early) {
+        const bool body_pending = !parser.is_done();
+        const bool close = early->close || body_pending || !keep_alive;
+        if (!co_await respond(stream, remote, method, target->path, started, !close,
+                              std::move(early->response), method == "HEAD")) {
+          co_return false;
+        }
+        if (close) co_return true;
+        continue;
+      }
+
+      if (!parser.is_done()) {
+        if (iequals(trim(header[http::field::expect]), "100-continue")) {
+          http::response<http::empty_body> proceed{http::status::continue_, 11};
+          stream.expires_after(options_.write_timeout);
+          auto [wec, written] = co_await http::async_write(stream, proceed, kUseTuple);
+          if (wec) co_return false;
+          stream.expires_after(options_.read_timeout);
+        }
+        parser.body_limit(options_.max_body_bytes);
+        auto [bec, body_bytes] = co_await http::async_read(stream, buffer, parser, kUseTuple);
+        if (bec == http::error::body_limit) {
+          co_await respond(
+              stream, remote, method, target->path, started, false,
+              HttpResponse::error(413, "request body larger than " +
+                                           std::to_string(options_.max_body_bytes) + " bytes"));
+          co_return true;
+        }
+        if (bec == beast::error::timeout) {
+          log(remote + " " + method + " " + printable(target->path) +
+              " timed out reading the request body; connection closed");
+          co_return false;
+        }
+        if (bec) {
+          if (bec == http::error::partial_message || bec == asio::error::eof ||
+              bec == asio::error::connection_reset || stopped_) {
+            co_return false;
+          }
+          co_await respond(stream, remote, method, target->path, started, false,
+                           HttpResponse::error(400, "malformed request body: " + bec.message()));
+          co_return true;
+        }
+      }
+      stream.expires_never();
+
+      HttpRequest request;
+      request.method = method;
+      request.path = target->path;
+      request.query = target->query;
+      request.params = std::move(params);
+      request.body = std::move(parser.get().body());
+      request.content_type = std::string(parser.get()[http::field::content_type]);
+      request.remote = remote;
+      HttpResponse response;
+      try {
+        response = route->route.handler(request);
+      } catch (...) {
+        // The exception's text could quote a request or a secret: log only where it happened.
+        log(remote + " " + method + " " + printable(target->path) +
+            ": the handler threw; answered 500");
+        response = HttpResponse::error(500, "internal error");
+      }
+      keep_alive = keep_alive && !stopped_;
+      if (!co_await respond(stream, remote, method, target->path, started, keep_alive,
+                            std::move(response), method == "HEAD")) {
+        co_return false;
+      }
+      if (!keep_alive) co_return true;
+    }
+    co_return false;
+  }
+
+  void find_route(const std::string& method, const Target& target, const CompiledRoute*& route,
+                  std::map<std::string, std::string>& params, std::optional<Answer>& early) const {
+    std::set<std::string> allowed;
+    const CompiledRoute* get_route = nullptr;
+    std::map<std::string, std::string> get_params;
+    for (const auto& candidate : routes_) {
+      auto matched = match(candidate.segments, target.segments);
+      if (!matched) continue;
+      allowed.insert(candidate.route.method);
+      if (candidate.route.method == method && !route) {
+        route = &candidate;
+        params = std::move(*matched);
+      } else if (candidate.route.method == "GET" && !get_route) {
+        get_route = &candidate;
+        get_params = std::move(*matched);
+      }
+    }
+    if (route) return;
+    if (method == "HEAD" && get_route) {  // HEAD is GET without the body
+      route = get_route;
+      params = std::move(get_params);
+      return;
+    }
+    if (allowed.empty()) {
+      early = Answer{HttpResponse::error(404, "no such endpoint: " + method + " " + target.path),
+                     false};
+      return;
+    }
+    if (allowed.count("GET")) allowed.insert("HEAD");
+    std::string allow;
+    for (const auto& name : allowed) allow += (allow.empty() ? "" : ", ") + name;
+    auto response = HttpResponse::error(405, "method " + method + " not allowed on " + target.path);
+    response.headers.emplace_back("Allow", allow);
+    early = Answer{std::move(response), false};
+  }
+
+  std::optional<Answer> check_token(std::string_view authorization) const {
+    std::optional<Digest> expected;
+    {
+      std::lock_guard lock(token_mutex_);
+      expected = token_digest_;
+    }
+    if (!expected) return Answer{HttpResponse::error(403, "no token configured"), false};
+    const auto presented = bearer_token(authorization);
+    // Digests of equal length, compared in constant time: neither the token's length nor its
+    // matching prefix shows in the timing.
+    const Digest digest = sha256(presented ? *presented : std::string_view{});
+    if (presented && CRYPTO_memcmp(digest.data(), expected->data(), digest.size()) == 0) {
+      return std::nullopt;
+    }
+    auto response = HttpResponse::error(401, "missing or wrong bearer token");
+    response.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"kernelwatch\"");
+    return Answer{std::move(response), false};
+  }
+
+  // Writes one answer and logs it; false when the connection failed.
+  asio::awaitable<bool> respond(beast::tcp_stream& stream, const std::string& remote,
+                                std::string_view method, std::string_view path,
+                                Clock::time_point started, bool keep_alive, HttpResponse answer,
+                                bool head = false) {
+    http::response<http::string_body> res{static_cast<http::status>(answer.status), 11};
+    res.set(http::field::server, "kernelwatch");
+    res.set(http::field::content_type, answer.content_type);
+    res.set(http::field::cache_control, "no-store");
+    for (const auto& [name, value] : answer.headers) {
+      if (name.empty() || has_line_break(name) || has_line_break(value)) continue;
+      res.set(name, value);
+    }
+    res.body() = std::move(answer.body);
+    res.keep_alive(keep_alive);
+    res.prepare_payload();
+    if (head) res.body().clear();  // Content-Length still tells the GET size
+    stream.expires_after(options_.write_timeout);
+    auto [ec, written] = co_await http::async_write(stream, res, kUseTuple);
+    const auto elapsed = std::chrono::duration<double, std::milli>(Clock::now() - started);
+    char duration[32];
+    std::snprintf(duration, sizeof duration, "%.3fms", elapsed.count());
+    log(remote + " " + printable(method) + " " + printable(path) + " " +
+        std::to_string(answer.status) + " " + duration + (ec ? " (write failed)" : ""));
+    co_return !ec;
+  }
+
+  HttpServerOptions options_;
+  std::vector<CompiledRoute> routes_;
+  AccessLog access_log_;
+  tcp::acceptor acceptor_;
+  asio::steady_timer retry_timer_;
+  std::uint16_t port_ = 0;
+  bool started_ = false;
+  bool stopped_ = false;
+  std::size_t active_ = 0;
+  std::uint64_t next_id_ = 0;
+  std::unordered_map<std::uint64_t, beast::tcp_stream*> connections_;
+  mutable std::mutex token_mutex_;
+  std::optional<Digest> token_digest_;
+};
+
+HttpServer::HttpServer(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() {
+  if (impl_) impl_->stop();
+}
+
+core::Result<std::unique_ptr<HttpServer>> HttpServer::create(asio::io_context& io,
+                                                             HttpServerOptions options,
+                                                             std::vector<Route> routes,
+                                                             std::string token,
+                                                             AccessLog access_log) {
+  using std::chrono::milliseconds;
+  if (options.max_connections == 0 || options.max_header_bytes == 0 ||
+      options.read_timeout <= milliseconds::zero() ||
+      options.write_timeout <= milliseconds::zero() ||
+      options.idle_timeout <= milliseconds::zero()) {
+    return core::fail(ErrorCode::InvalidArgument,
+                      "HTTP server: connection limit, header limit and timeouts must be positive");
+  }
+  std::vector<CompiledRoute> compiled;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (auto& route : routes) {
+    if (!valid_method(route.method)) {
+      return core::fail(ErrorCode::InvalidArgument, "route `" + route.pattern + "`: method `" +
+                                                        route.method +
+                                                        "` must be an upper-case HTTP method");
+    }
+    if (!route.handler) {
+      return core::fail(ErrorCode::InvalidArgument,
+                        "route " + route.method + " " + route.pattern + " has no handler");
+    }
+    auto segments = compile_pattern(route.pattern);
+    if (!segments) return tl::unexpected(segments.error());
+    if (!seen.emplace(route.method, route.pattern).second) {
+      return core::fail(ErrorCode::InvalidArgument,
+                        "route " + route.method + " " + route.pattern + " is defined twice");
+    }
+    compiled.push_back(CompiledRoute{std::move(route), std::move(*segments)});
+  }
+  auto impl =
+      std::make_shared<Impl>(io, std::move(options), std::move(compiled), std::move(access_log));
+  if (auto ok = impl->listen(); !ok) return tl::unexpected(ok.error());
+  impl->set_token(std::move(token));
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+std::uint16_t HttpServer::port() const {
+  return impl_->port();
+}
+void HttpServer::start() {
+  impl_->start();
+}
+void HttpServer::stop() {
+  impl_->stop();
+}
+void HttpServer::set_token(std::string token) {
+  impl_->set_token(std::move(token));
+}
+
+}  // namespace kernelwatch::daemon

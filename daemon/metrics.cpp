@@ -1,0 +1,103 @@
+#include "daemon/metrics.hpp"
+
+#include "notifiers/worker.hpp"
+#include "storage/alerts.hpp"
+#include "storage/outbox.hpp"
+
+#ifndef KERNELWATCH_VERSION
+#define KERNELWATCH_VERSION "0.0.0-dev"
+#endif
+
+namespace kernelwatch::daemon {
+namespace {
+
+double seconds(std::chrono::nanoseconds ns) {
+  return std::chrono::duration<double>(ns).count();
+}
+
+MetricLabels key_labels(const detectors::KeyLabels& k) {
+  return {{"benchmark", k.benchmark},
+          {"provider", k.provider},
+          {"workload", k.workload},
+          {"environment", k.environment}};
+}
+
+}  // namespace
+
+std::string render_metrics(const ApiContext& c) {
+  PrometheusText text;
+  text.family("kernelwatch_build_info", MetricType::Gauge, "Build of this kernelwatch: always 1")
+      .sample({{"version", KERNELWATCH_VERSION}, {"backend", c.backend}}, 1);
+  text.family("kernelwatch_uptime_seconds", MetricType::Gauge, "Seconds since the daemon started")
+      .sample(std::chrono::duration<double>(std::chrono::steady_clock::now() - c.started).count());
+
+  auto& runs = text.family("kernelwatch_runs_total", MetricType::Counter,
+                           "Runs stored since start (scheduled and posted), by status");
+  for (const char* status : {"passed", "failed", "inconclusive"}) {
+    const auto it = c.cycle->runs_by_status.find(status);
+    runs.sample({{"status", status}},
+                it == c.cycle->runs_by_status.end() ? 0.0 : static_cast<double>(it->second));
+  }
+  text.family("kernelwatch_run_median_seconds_sum", MetricType::Counter,
+              "Sum of the medians of passed runs since start")
+      .sample(c.cycle->run_seconds_sum);
+  text.family("kernelwatch_run_median_seconds_count", MetricType::Counter,
+              "Passed runs since start")
+      .sample(static_cast<double>(c.cycle->run_seconds_count));
+  text.family("kernelwatch_cycles_total", MetricType::Counter, "Benchmark cycles started")
+      .sample(static_cast<double>(c.cycle->count));
+  text.family("kernelwatch_cycle_errors_total", MetricType::Counter,
+              "Cases that could not run or be stored")
+      .sample(static_cast<double>(c.cycle->errors));
+  text.family("kernelwatch_cycle_duration_seconds", MetricType::Gauge,
+              "Wall time of the last finished cycle")
+      .sample(c.cycle->last_duration_seconds);
+
+  auto& median = text.family("kernelwatch_key_median_seconds", MetricType::Gauge,
+                             "Median of each key's newest run");
+  auto& lower = text.family("kernelwatch_key_band_lower_seconds", MetricType::Gauge,
+                            "Lower edge of each key's band");
+  auto& upper = text.family("kernelwatch_key_band_upper_seconds", MetricType::Gauge,
+                            "Upper edge of each key's band");
+  auto& open = text.family("kernelwatch_key_alert_open", MetricType::Gauge,
+                           "1 when the key has an open alert");
+  for (const auto& s : c.engine->status()) {
+    const MetricLabels labels = key_labels(s.key);
+    if (s.last_run && s.last_run->median.count() > 0)
+      median.sample(labels, seconds(s.last_run->median));
+    if (s.last_verdict.has_band) {
+      lower.sample(labels, seconds(s.last_verdict.band.lower));
+      upper.sample(labels, seconds(s.last_verdict.band.upper));
+    }
+    open.sample(labels, s.open_alert || s.open_failed_alert ? 1.0 : 0.0);
+  }
+
+  auto& alerts = text.family("kernelwatch_alerts", MetricType::Gauge, "Stored alerts by state");
+  for (const char* state : {"firing", "acknowledged", "resolved", "rebaselined"}) {
+    auto count = storage::AlertStore(*c.store).count_by_state(state);
+    alerts.sample({{"state", state}}, count ? static_cast<double>(*count) : 0.0);
+  }
+  auto& depth = text.family("kernelwatch_outbox_notifications", MetricType::Gauge,
+                            "Notifications in the outbox by destination and state");
+  if (auto counts = storage::Outbox(*c.store).counts()) {
+    for (const auto& d : *counts) {
+      depth.sample({{"destination", d.destination}, {"state", "pending"}},
+                   static_cast<double>(d.pending));
+      depth.sample({{"destination", d.destination}, {"state", "delivered"}},
+                   static_cast<double>(d.delivered));
+      depth.sample({{"destination", d.destination}, {"state", "dead"}},
+                   static_cast<double>(d.dead));
+    }
+  }
+  auto& deliveries = text.family("kernelwatch_deliveries_total", MetricType::Counter,
+                                 "Delivery attempts since start by result");
+  const auto stats = c.worker != nullptr ? c.worker->stats() : notifiers::DeliveryWorker::Stats{};
+  deliveries.sample({{"result", "delivered"}}, static_cast<double>(stats.delivered));
+  deliveries.sample({{"result", "retried"}}, static_cast<double>(stats.retried));
+  deliveries.sample({{"result", "dead"}}, static_cast<double>(stats.dead));
+
+  auto rendered = text.render();
+  return rendered ? *rendered : "# metrics error: " + rendered.error().message + "\n";
+}
+
+}  // namespace kernelwatch::daemon

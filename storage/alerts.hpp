@@ -1,0 +1,57 @@
+// Alert state as the daemon serves it (one document per alert, its state and key), and the
+// operator's actions on alerts. Written in the same transaction as the run that changed them.
+// Plain C++ over core types; SQL stays in storage/alerts.cpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "storage/sqlite_store.hpp"
+
+namespace kernelwatch::storage {
+
+struct AlertRow {
+  std::string id;
+  std::int64_t key_id = 0;
+  std::string kind;       // "step", "drift", "environment", "failed"
+  std::string direction;  // "regression", "improvement"
+  std::string state;      // "firing", "acknowledged", "resolved", "rebaselined"
+  core::Timestamp fired_at{};
+  core::Timestamp updated_at{};
+  nlohmann::json document = nlohmann::json::object();  // what the API answers
+};
+
+enum class AlertAction { Acknowledge, Rebaseline };
+
+struct AlertActionRow {
+  std::string alert_id;
+  std::int64_t key_id = 0;
+  AlertAction action = AlertAction::Acknowledge;
+  core::Timestamp at{};
+};
+
+class AlertStore {
+ public:
+  explicit AlertStore(SqliteStore& store) : store_(&store) {}
+
+  // Inserts or replaces the alert's row inside the caller's transaction.
+  [[nodiscard]] Status upsert(SqliteStore::Transaction& tx, const AlertRow& row);
+  [[nodiscard]] Status record_action(SqliteStore::Transaction& tx, const AlertActionRow& row);
+
+  // Newest first; an empty state matches every state; limit 0 means all.
+  [[nodiscard]] Result<std::vector<AlertRow>> list(std::string_view state, std::size_t limit) const;
+  [[nodiscard]] Result<std::optional<AlertRow>> find(std::string_view id) const;
+  // Every action, oldest first (the daemon replays them with the runs at start).
+  [[nodiscard]] Result<std::vector<AlertActionRow>> actions() const;
+  [[nodiscard]] Result<std::int64_t> count_by_state(std::string_view state) const;
+
+ private:
+  SqliteStore* store_;
+};
+
+}  // namespace kernelwatch::storage

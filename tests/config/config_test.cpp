@@ -1,0 +1,619 @@
+#include "config/config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "config/duration.hpp"
+#include "detectors/parameters.hpp"
+#include "notifiers/destination.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace kernelwatch::config {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+// Distinctive secret values: no message or redacted output may ever contain them.
+const std::string kSlackUrl = "https://hooks.slack.com/services/T0000/B0000/SLACKSECRETxyzzy";
+const std::string kWebhookUrl = "https://alerts.example.com/hook?key=WEBHOOKSECRETplugh";
+const std::string kSigningKey = "SIGNINGKEYfrobozz";
+const std::string kToken = "TOKENSECRETgrue";
+const std::vector<std::string> kSecrets = {kSlackUrl, kWebhookUrl,        kSigningKey,
+                                           kToken,    "SLACKSECRETxyzzy", "WEBHOOKSECRETplugh"};
+
+const fs::path kBaseDir = "/etc/kernelwatch";
+
+Result<Config> parse(const std::string& text, const Environment& env = Environment::from_map({})) {
+  return parse_config(text, "kernelwatch.json", env, kBaseDir);
+}
+
+std::string error_of(const std::string& text, const Environment& env = Environment::from_map({})) {
+  const auto config = parse(text, env);
+  if (config) return "(no error)";
+  return config.error().message;
+}
+
+void expect_no_secret(const std::string& text) {
+  for (const auto& secret : kSecrets) {
+    EXPECT_EQ(text.find(secret), std::string::npos) << "leaks a secret: " << text;
+  }
+}
+
+void write_private(const fs::path& path, const std::string& content) {
+  testing::write_file(path, content);
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+}
+
+fs::path source_file(const std::string& name) {
+  return fs::path(KW_SOURCE_DIR) / "config" / name;
+}
+
+TEST(ParseConfig, EmptyObjectGivesTheDocumentedDefaults) {
+  const auto config = parse("{}");
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_EQ(config->source, "kernelwatch.json");
+  EXPECT_EQ(config->storage.path, "/var/lib/kernelwatch/kernelwatch.db");
+  EXPECT_EQ(config->http.listen, "127.0.0.1:9477");
+  EXPECT_EQ(config->http.host, "127.0.0.1");
+  EXPECT_EQ(config->http.port, 9477);
+  EXPECT_EQ(config->http.token, "");
+  EXPECT_EQ(config->http.token_source.origin, SecretOrigin::None);
+  EXPECT_EQ(config->http.public_url, "");
+  EXPECT_EQ(config->backend, Backend::Auto);
+  EXPECT_EQ(config->schedule.interval, std::chrono::minutes(15));
+  EXPECT_EQ(config->schedule.jitter, milliseconds(0));
+  EXPECT_EQ(config->schedule.at_start, AtStart::Run);
+  EXPECT_TRUE(config->benchmarks.empty());
+  EXPECT_EQ(config->bench.warmup, milliseconds(25));
+  EXPECT_EQ(config->bench.repetitions, milliseconds(100));
+  EXPECT_EQ(config->detector.confirm_reruns, 1);
+  EXPECT_EQ(config->detector.repeat_interval, std::chrono::hours(24));
+  EXPECT_TRUE(config->notifiers.empty());
+  EXPECT_TRUE(config->warnings.empty());
+}
+
+TEST(ParseConfig, DetectorDefaultsMatchTheDetectorsModule) {
+  const DetectorConfig d;
+  const detectors::DetectorParameters p;
+  EXPECT_EQ(d.window, p.band.window);
+  EXPECT_EQ(d.min_history, p.band.min_history);
+  EXPECT_EQ(d.big_step_min_history, p.band.big_step_min_history);
+  EXPECT_EQ(d.big_step_threshold, p.band.big_step_threshold);
+  EXPECT_EQ(d.min_relative_margin, p.band.min_relative_margin);
+  EXPECT_EQ(d.spread_factor, p.band.spread_factor);
+  EXPECT_EQ(d.drift.window, p.drift.window);
+  EXPECT_EQ(d.drift.min_runs, p.drift.min_runs);
+  EXPECT_EQ(d.drift.z_threshold, p.drift.z_threshold);
+  EXPECT_EQ(d.drift.min_total_change, p.drift.min_total_change);
+  EXPECT_EQ(d.controls.reference_providers, p.controls.reference_providers);
+  EXPECT_EQ(d.controls.cycle_gap, p.controls.cycle_gap);
+  EXPECT_EQ(d.controls.environment_fraction, p.controls.environment_fraction);
+  EXPECT_EQ(d.controls.environment_min_keys, p.controls.environment_min_keys);
+}
+
+TEST(ParseConfig, NotifierDefaultsMatchTheNotifiersModule) {
+  const auto config =
+      parse(R"({"notifiers": [{"type": "webhook", "url": "https://example.com/x"}]})");
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  const NotifierConfig& n = config->notifiers.at(0);
+  const notifiers::Destination d;
+  EXPECT_EQ(n.name, "webhook-0");
+  EXPECT_EQ(n.timeout, d.timeouts.connect);
+  EXPECT_EQ(n.timeout, d.timeouts.read);
+  EXPECT_EQ(n.min_interval.has_value(), d.min_interval.has_value());
+  EXPECT_EQ(n.backoff.base, d.backoff.base);
+  EXPECT_EQ(n.backoff.cap, d.backoff.cap);
+  EXPECT_EQ(n.backoff.max_age, d.backoff.max_age);
+  EXPECT_EQ(n.insecure_http, InsecureHttp::Refuse);
+}
+
+TEST(LoadConfig, ShippedCpuExampleLoadsWithATokenFromTheEnvironment) {
+  const auto config = load_config(source_file("kernelwatch.example.json"),
+                                  Environment::from_map({{"KERNELWATCH_TOKEN", kToken}}));
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_EQ(config->storage.path, "/var/lib/kernelwatch/kernelwatch.db");
+  EXPECT_EQ(config->http.host, "127.0.0.1");
+  EXPECT_EQ(config->http.port, 9477);
+  EXPECT_EQ(config->http.token, kToken);
+  EXPECT_EQ(config->http.token_source.origin, SecretOrigin::Environment);
+  EXPECT_EQ(config->http.token_source.name, "KERNELWATCH_TOKEN");
+  EXPECT_EQ(config->backend, Backend::Auto);
+  EXPECT_EQ(config->schedule.interval, std::chrono::minutes(15));
+  EXPECT_EQ(config->schedule.jitter, std::chrono::minutes(1));
+  EXPECT_EQ(config->schedule.at_start, AtStart::Run);
+  ASSERT_EQ(config->benchmarks.size(), 2U);
+  EXPECT_EQ(config->benchmarks[0].kernel, core::KernelKind::LayerNorm);
+  EXPECT_EQ(config->benchmarks[0].pass, Pass::Backward);
+  EXPECT_EQ(config->benchmarks[0].providers,
+            (std::vector<Provider>{Provider::Fused, Provider::Reference}));
+  ASSERT_EQ(config->benchmarks[0].workloads.size(), 1U);
+  EXPECT_EQ(config->benchmarks[0].workloads[0].label(), "hidden2048-rows2048-fp32");
+  EXPECT_EQ(config->benchmarks[1].kernel, core::KernelKind::Tvd);
+  EXPECT_EQ(config->benchmarks[1].pass, Pass::Forward);
+  EXPECT_EQ(config->benchmarks[1].workloads.at(0).label(), "tokens1024-vocab4096-fp32");
+  EXPECT_TRUE(config->notifiers.empty());
+  EXPECT_TRUE(config->warnings.empty());
+}
+
+TEST(LoadConfig, ShippedCpuExampleStartsWithoutAToken) {
+  const auto config =
+      load_config(source_file("kernelwatch.example.json"), Environment::from_map({}));
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_EQ(config->http.token, "");
+  ASSERT_EQ(config->warnings.size(), 1U);
+  EXPECT_EQ(config->warnings[0],
+            "http.token_env: environment variable KERNELWATCH_TOKEN is not set; the mutating "
+            "endpoints are disabled");
+}
+
+TEST(LoadConfig, ShippedGpuExampleListsTheFoundingWorkloads) {
+  const auto config = load_config(source_file("kernelwatch.gpu.example.json"),
+                                  Environment::from_map({{"KERNELWATCH_TOKEN", kToken}}));
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_EQ(config->backend, Backend::Cuda);
+  ASSERT_EQ(config->benchmarks.size(), 2U);
+  EXPECT_EQ(config->benchmarks[0].workloads.at(0).label(), "hidden16384-rows4096-fp32");
+  EXPECT_EQ(config->benchmarks[1].workloads.at(0).label(), "tokens16384-vocab65536-fp32");
+}
+
+TEST(LoadConfig, MissingFileIsNotFound) {
+  const auto config = load_config("/nonexistent/kernelwatch.json", Environment::from_map({}));
+  ASSERT_FALSE(config.has_value());
+  EXPECT_EQ(config.error().code, core::ErrorCode::NotFound);
+  EXPECT_EQ(config.error().message,
+            "cannot read config file \"/nonexistent/kernelwatch.json\": No such file or directory");
+}
+
+TEST(LoadConfig, ResolvesRelativePathsAgainstTheConfigDirectory) {
+  testing::TempDir dir;
+  write_private(dir / "token", kToken + "\n");
+  write_private(dir / "hook", kWebhookUrl + "\n");
+  write_private(dir / "key", kSigningKey);
+  testing::write_file(dir / "ca.pem", "not checked here\n");
+  testing::write_file(dir / "kernelwatch.json", R"({
+    "storage": {"path": "state/kw.db"},
+    "http": {"token_file": "token"},
+    "notifiers": [{"type": "webhook", "name": "ops", "url_file": "hook", "secret_file": "key",
+                   "ca_file": "ca.pem"}]
+  })");
+  const auto config = load_config(dir / "kernelwatch.json", Environment::from_map({}));
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_EQ(config->storage.path, dir / "state/kw.db");
+  EXPECT_EQ(config->http.token, kToken);
+  EXPECT_EQ(config->http.token_source.name, (dir / "token").string());
+  ASSERT_EQ(config->notifiers.size(), 1U);
+  EXPECT_EQ(config->notifiers[0].name, "ops");
+  EXPECT_EQ(config->notifiers[0].url, kWebhookUrl);
+  EXPECT_EQ(config->notifiers[0].url_source.origin, SecretOrigin::File);
+  EXPECT_EQ(config->notifiers[0].secret, kSigningKey);
+  EXPECT_EQ(config->notifiers[0].ca_file, dir / "ca.pem");
+}
+
+TEST(LoadConfig, WarnsAboutAnInlineUrlInAWorldReadableFile) {
+  testing::TempDir dir;
+  testing::write_file(dir / "kernelwatch.json",
+                      R"({"notifiers": [{"type": "slack", "url": ")" + kSlackUrl + R"("}]})");
+  fs::permissions(dir / "kernelwatch.json", fs::perms::others_read, fs::perm_options::add);
+  const auto config = load_config(dir / "kernelwatch.json", Environment::from_map({}));
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  ASSERT_EQ(config->warnings.size(), 1U);
+  EXPECT_EQ(config->warnings[0], "notifiers[0].url is written in " +
+                                     (dir / "kernelwatch.json").string() +
+                                     ", which is readable by others; prefer url_file or url_env");
+}
+
+TEST(ParseConfig, ReadsEveryField) {
+  const auto env = Environment::from_map(
+      {{"SLACK_URL", kSlackUrl}, {"HOOK_KEY", kSigningKey}, {"KW_TOKEN", kToken}});
+  const auto config = parse(R"({
+    "storage": {"path": "/srv/kw/kw.db"},
+    "http": {"listen": "[::1]:8080", "token_env": "KW_TOKEN",
+             "public_url": "https://kw.example.com/"},
+    "backend": "cpu",
+    "schedule": {"interval": "1.5h", "jitter": "30s", "run_at_start": false},
+    "benchmarks": [{"kernel": "tvd", "pass": "full", "providers": ["kernelwatch-reference"],
+                    "workloads": ["tokens1024-vocab4096-fp32", "tokens2048-vocab4096-bf16"]}],
+    "bench": {"warmup": "10ms", "repetitions": "1s"},
+    "detector": {"window": 30, "min_history": 8, "big_step_min_history": 3,
+                 "big_step_threshold": 0.3, "min_relative_margin": 0.01, "spread_factor": 2.5,
+                 "confirm_reruns": 2, "repeat_interval": "12h",
+                 "drift": {"window": 25, "min_runs": 12, "z_threshold": 3.5,
+                           "min_total_change": 0.05},
+                 "controls": {"reference_providers": ["torch"], "cycle_gap": "30m",
+                              "environment_fraction": 0.6, "environment_min_keys": 4}},
+    "notifiers": [
+      {"type": "slack", "url_env": "SLACK_URL", "min_interval": "2s"},
+      {"type": "webhook", "url": "http://127.0.0.1:9000/hook", "secret_env": "HOOK_KEY",
+       "timeout": "5s", "backoff": {"base": "1s", "cap": "5m", "max_age": "6h"}},
+      {"type": "alertmanager", "name": "am", "url": "http://alertmanager.internal:9093",
+       "allow_insecure_http": true}
+    ]
+  })",
+                            env);
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_EQ(config->storage.path, "/srv/kw/kw.db");
+  EXPECT_EQ(config->http.host, "::1");
+  EXPECT_EQ(config->http.port, 8080);
+  EXPECT_EQ(config->http.token, kToken);
+  EXPECT_EQ(config->http.public_url, "https://kw.example.com");
+  EXPECT_EQ(config->backend, Backend::Cpu);
+  EXPECT_EQ(config->schedule.interval, std::chrono::minutes(90));
+  EXPECT_EQ(config->schedule.jitter, std::chrono::seconds(30));
+  EXPECT_EQ(config->schedule.at_start, AtStart::Wait);
+  ASSERT_EQ(config->benchmarks.size(), 1U);
+  EXPECT_EQ(config->benchmarks[0].pass, Pass::Full);
+  EXPECT_EQ(config->benchmarks[0].providers, std::vector<Provider>{Provider::Reference});
+  EXPECT_EQ(config->benchmarks[0].workloads.at(1).dtype, core::DType::Bf16);
+  EXPECT_EQ(config->bench.warmup, milliseconds(10));
+  EXPECT_EQ(config->bench.repetitions, std::chrono::seconds(1));
+  const DetectorConfig& d = config->detector;
+  EXPECT_EQ(d.window, 30U);
+  EXPECT_EQ(d.min_history, 8U);
+  EXPECT_EQ(d.big_step_min_history, 3U);
+  EXPECT_EQ(d.big_step_threshold, 0.3);
+  EXPECT_EQ(d.min_relative_margin, 0.01);
+  EXPECT_EQ(d.spread_factor, 2.5);
+  EXPECT_EQ(d.confirm_reruns, 2);
+  EXPECT_EQ(d.repeat_interval, std::chrono::hours(12));
+  EXPECT_EQ(d.drift.window, 25U);
+  EXPECT_EQ(d.drift.min_runs, 12U);
+  EXPECT_EQ(d.drift.z_threshold, 3.5);
+  EXPECT_EQ(d.drift.min_total_change, 0.05);
+  EXPECT_EQ(d.controls.reference_providers, std::vector<std::string>{"torch"});
+  EXPECT_EQ(d.controls.cycle_gap, std::chrono::minutes(30));
+  EXPECT_EQ(d.controls.environment_fraction, 0.6);
+  EXPECT_EQ(d.controls.environment_min_keys, 4U);
+  ASSERT_EQ(config->notifiers.size(), 3U);
+  EXPECT_EQ(config->notifiers[0].type, NotifierType::Slack);
+  EXPECT_EQ(config->notifiers[0].name, "slack-0");
+  EXPECT_EQ(config->notifiers[0].url, kSlackUrl);
+  EXPECT_EQ(config->notifiers[0].min_interval, std::chrono::seconds(2));
+  EXPECT_EQ(config->notifiers[1].name, "webhook-1");
+  EXPECT_EQ(config->notifiers[1].secret, kSigningKey);
+  EXPECT_EQ(config->notifiers[1].timeout, std::chrono::seconds(5));
+  EXPECT_EQ(config->notifiers[1].backoff.base, std::chrono::seconds(1));
+  EXPECT_EQ(config->notifiers[1].backoff.cap, std::chrono::minutes(5));
+  EXPECT_EQ(config->notifiers[1].backoff.max_age, std::chrono::hours(6));
+  EXPECT_EQ(config->notifiers[2].name, "am");
+  EXPECT_EQ(config->notifiers[2].insecure_http, InsecureHttp::Allow);
+}
+
+TEST(ParseConfig, ListenAddresses) {
+  const struct {
+    const char* listen;
+    const char* host;
+    int port;
+  } good[] = {{"127.0.0.1:9477", "127.0.0.1", 9477},
+              {"0.0.0.0:0", "0.0.0.0", 0},
+              {"localhost:65535", "localhost", 65535},
+              {"[::]:80", "::", 80}};
+  for (const auto& c : good) {
+    const auto config = parse(std::string(R"({"http": {"listen": ")") + c.listen + "\"}}");
+    ASSERT_TRUE(config.has_value()) << c.listen << ": " << config.error().message;
+    EXPECT_EQ(config->http.host, c.host);
+    EXPECT_EQ(config->http.port, c.port);
+  }
+  EXPECT_EQ(error_of(R"({"http": {"listen": "127.0.0.1"}})"),
+            "kernelwatch.json: http.listen: \"127.0.0.1\" is not host:port like "
+            "\"127.0.0.1:9477\" or \"[::1]:9477\" (the port is missing)");
+  EXPECT_EQ(error_of(R"({"http": {"listen": "::1:9477"}})"),
+            "kernelwatch.json: http.listen: \"::1:9477\" is not host:port like "
+            "\"127.0.0.1:9477\" or \"[::1]:9477\" (write IPv6 addresses in brackets)");
+  EXPECT_EQ(error_of(R"({"http": {"listen": "127.0.0.1:65536"}})"),
+            "kernelwatch.json: http.listen: \"127.0.0.1:65536\" is not host:port like "
+            "\"127.0.0.1:9477\" or \"[::1]:9477\" (the port is above 65535)");
+  EXPECT_EQ(error_of(R"({"http": {"listen": "localhost:http"}})"),
+            "kernelwatch.json: http.listen: \"localhost:http\" is not host:port like "
+            "\"127.0.0.1:9477\" or \"[::1]:9477\"");
+}
+
+TEST(ParseConfig, EmptyBenchmarkListIsValid) {
+  const auto config = parse(R"({"benchmarks": []})");
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_TRUE(config->benchmarks.empty());
+}
+
+TEST(ParseConfig, BenchmarkProvidersDefaultToBoth) {
+  const auto config = parse(R"({"benchmarks": [{"kernel": "layer_norm", "pass": "forward",
+                                 "workloads": ["hidden4096-rows512-bf16-eps1e-05"]}]})");
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_EQ(config->benchmarks.at(0).providers,
+            (std::vector<Provider>{Provider::Fused, Provider::Reference}));
+  EXPECT_EQ(config->benchmarks.at(0).workloads.at(0).eps, 1e-5);
+}
+
+TEST(ParseConfig, RejectsUnknownFieldsWithTheirPath) {
+  EXPECT_EQ(error_of(R"({"storge": {}})"), "kernelwatch.json: storge: unknown field");
+  EXPECT_EQ(error_of(R"({"schedule": {"intervall": "15m"}})"),
+            "kernelwatch.json: schedule.intervall: unknown field");
+  EXPECT_EQ(error_of(R"({"notifiers": [{"type": "webhook", "url": "https://example.com/a"},
+                                       {"type": "slack", "uurl": "x"}]})"),
+            "kernelwatch.json: notifiers[1].uurl: unknown field");
+  EXPECT_EQ(error_of(R"({"detector": {"drift": {"zthreshold": 3}}})"),
+            "kernelwatch.json: detector.drift.zthreshold: unknown field");
+  EXPECT_EQ(error_of(R"({"benchmarks": [{"kernel": "tvd", "pass": "forward",
+                                         "workloads": ["tokens1-vocab2-fp32"], "dtype": "x"}]})"),
+            "kernelwatch.json: benchmarks[0].dtype: unknown field");
+  // An inline token is not a field: tokens come from files or the environment only.
+  EXPECT_EQ(error_of(R"({"http": {"token": "abc"}})"),
+            "kernelwatch.json: http.token: unknown field");
+}
+
+TEST(ParseConfig, RejectsWrongTypes) {
+  EXPECT_EQ(error_of("[]"), "kernelwatch.json: expected an object at the top level, got array");
+  EXPECT_EQ(error_of(R"({"storage": "/tmp/x"})"),
+            "kernelwatch.json: storage: expected an object, got string");
+  EXPECT_EQ(error_of(R"({"schedule": {"run_at_start": "yes"}})"),
+            "kernelwatch.json: schedule.run_at_start: expected true or false, got string");
+  EXPECT_EQ(error_of(R"({"schedule": {"interval": 900}})"),
+            "kernelwatch.json: schedule.interval: expected a duration string like \"15m\", got "
+            "number");
+  EXPECT_EQ(error_of(R"({"detector": {"window": "20"}})"),
+            "kernelwatch.json: detector.window: expected an integer, got string");
+  EXPECT_EQ(error_of(R"({"detector": {"window": 20.5}})"),
+            "kernelwatch.json: detector.window: expected an integer, got number");
+  EXPECT_EQ(error_of(R"({"detector": {"spread_factor": "3"}})"),
+            "kernelwatch.json: detector.spread_factor: expected a number, got string");
+  EXPECT_EQ(error_of(R"({"benchmarks": {}})"),
+            "kernelwatch.json: benchmarks: expected an array, got object");
+  EXPECT_EQ(error_of(R"({"notifiers": [{"type": "slack", "url": 12}]})"),
+            "kernelwatch.json: notifiers[0].url: expected a string, got number");
+  EXPECT_EQ(error_of(R"({"backend": null})"),
+            "kernelwatch.json: backend: expected a string, got null");
+}
+
+TEST(ParseConfig, RejectsBadDurationsAndRanges) {
+  EXPECT_EQ(error_of(R"({"schedule": {"interval": "15 minutes"}})"),
+            "kernelwatch.json: schedule.interval: \"15 minutes\" is not a duration like \"15m\" "
+            "or \"30s\"");
+  EXPECT_EQ(
+      error_of(R"({"schedule": {"interval": "15"}})"),
+      "kernelwatch.json: schedule.interval: \"15\" is not a duration like \"15m\" or \"30s\"");
+  EXPECT_EQ(error_of(R"({"schedule": {"interval": "500ms"}})"),
+            "kernelwatch.json: schedule.interval: 500ms is shorter than 1s");
+  EXPECT_EQ(error_of(R"({"schedule": {"interval": "1m", "jitter": "1m"}})"),
+            "kernelwatch.json: schedule.jitter: 1m is not shorter than schedule.interval (1m)");
+  EXPECT_EQ(error_of(R"({"notifiers": [{"type": "webhook", "url": "https://e.com/",
+                                        "backoff": {"base": "-1s"}}]})"),
+            "kernelwatch.json: notifiers[0].backoff.base: \"-1s\" is not a duration like \"15m\" "
+            "or \"30s\"");
+  EXPECT_EQ(error_of(R"({"detector": {"confirm_reruns": 6}})"),
+            "kernelwatch.json: detector.confirm_reruns: 6 is not between 0 and 5");
+  EXPECT_EQ(error_of(R"({"detector": {"confirm_reruns": -1}})"),
+            "kernelwatch.json: detector.confirm_reruns: -1 is not between 0 and 5");
+  EXPECT_EQ(error_of(R"({"detector": {"window": 4}})"),
+            "kernelwatch.json: detector.min_history: 5 is larger than detector.window (4)");
+  EXPECT_EQ(error_of(R"({"detector": {"min_relative_margin": 1.5}})"),
+            "kernelwatch.json: detector.min_relative_margin: 1.5 is not at least 0.0 and at most "
+            "1.0");
+  EXPECT_EQ(error_of(R"({"backend": "gpu"})"),
+            "kernelwatch.json: backend: \"gpu\" is not one of auto, cuda, cpu");
+}
+
+TEST(ParseConfig, RejectsBadBenchmarks) {
+  EXPECT_EQ(error_of(R"({"benchmarks": [{"kernel": "layer_norm", "pass": "backward",
+                                         "workloads": ["hidden-rows4096-fp32"]}]})"),
+            "kernelwatch.json: benchmarks[0].workloads[0]: workload \"hidden-rows4096-fp32\": "
+            "expected hidden<N>-rows<M>-<dtype> with positive integers");
+  EXPECT_EQ(error_of(R"({"benchmarks": [{"kernel": "tvd", "pass": "forward",
+                                         "workloads": ["hidden2048-rows2048-fp32"]}]})"),
+            "kernelwatch.json: benchmarks[0].workloads[0]: \"hidden2048-rows2048-fp32\" is a "
+            "layer_norm workload, not a tvd one");
+  EXPECT_EQ(error_of(R"({"benchmarks": [{"kernel": "tvd", "pass": "forward",
+                                         "workloads": ["softmax-4096"]}]})"),
+            "kernelwatch.json: benchmarks[0].workloads[0]: \"softmax-4096\" is not a tvd "
+            "workload like \"tokens1024-vocab4096-fp32\"");
+  EXPECT_EQ(error_of(R"({"benchmarks": [{"kernel": "softmax", "pass": "forward",
+                                         "workloads": ["x"]}]})"),
+            "kernelwatch.json: benchmarks[0].kernel: \"softmax\" is not one of tvd, layer_norm");
+  EXPECT_EQ(error_of(R"({"benchmarks": [{"kernel": "tvd", "pass": "sideways",
+                                         "workloads": ["x"]}]})"),
+            "kernelwatch.json: benchmarks[0].pass: \"sideways\" is not one of forward, backward, "
+            "full");
+  EXPECT_EQ(error_of(R"({"benchmarks": [{"kernel": "tvd", "pass": "forward",
+                                         "providers": ["liger"],
+                                         "workloads": ["tokens1-vocab2-fp32"]}]})"),
+            "kernelwatch.json: benchmarks[0].providers[0]: \"liger\" is not one of "
+            "kernelwatch-fused, kernelwatch-reference");
+  EXPECT_EQ(error_of(R"({"benchmarks": [{"kernel": "tvd", "pass": "forward"}]})"),
+            "kernelwatch.json: benchmarks[0]: workloads is missing");
+  EXPECT_EQ(error_of(R"({"benchmarks": [{"kernel": "tvd", "pass": "forward", "workloads": []}]})"),
+            "kernelwatch.json: benchmarks[0].workloads: lists no workload");
+  EXPECT_EQ(error_of(R"({"benchmarks": [
+                {"kernel": "tvd", "pass": "forward", "workloads": ["tokens1-vocab2-fp32"]},
+                {"kernel": "tvd", "pass": "forward", "workloads": ["tokens4-vocab2-fp32"]}]})"),
+            "kernelwatch.json: benchmarks[1]: tvd/forward is already listed in benchmarks[0]");
+}
+
+TEST(ParseConfig, RejectsBadNotifierUrlsAndSecrets) {
+  testing::TempDir dir;
+  const auto env = Environment::from_map({{"SLACK_URL", kSlackUrl}, {"BAD_URL", "ftp://x/y"}});
+  const auto in_dir = [&](const std::string& text) {
+    const auto config = parse_config(text, "kernelwatch.json", env, dir.path());
+    return config ? std::string("(no error)") : config.error().message;
+  };
+  EXPECT_EQ(error_of(R"({"notifiers": [{"type": "slack"}]})", env),
+            "kernelwatch.json: notifiers[0]: exactly one of url, url_file, url_env");
+  EXPECT_EQ(error_of(R"({"notifiers": [{"type": "slack", "url": ")" + kSlackUrl +
+                         R"(", "url_env": "SLACK_URL"}]})",
+                     env),
+            "kernelwatch.json: notifiers[0]: exactly one of url, url_file, url_env");
+  EXPECT_EQ(error_of(R"({"notifiers": [{"url_env": "SLACK_URL"}]})", env),
+            "kernelwatch.json: notifiers[0]: type is missing");
+  EXPECT_EQ(error_of(R"({"notifiers": [{"type": "email", "url_env": "SLACK_URL"}]})", env),
+            "kernelwatch.json: notifiers[0].type: \"email\" is not one of slack, webhook, "
+            "alertmanager");
+  const auto missing =
+      parse(R"({"notifiers": [{"type": "slack", "url_env": "SLACK_URL_2"}]})", env);
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().code, core::ErrorCode::NotFound);
+  EXPECT_EQ(missing.error().message,
+            "kernelwatch.json: notifiers[0].url_env: environment variable SLACK_URL_2 is not set");
+  EXPECT_EQ(error_of(R"({"notifiers": [{"type": "webhook", "url_env": "BAD_URL"}]})", env),
+            "kernelwatch.json: notifiers[0].url_env: the value of BAD_URL is not an http:// or "
+            "https:// URL");
+  EXPECT_EQ(
+      error_of(R"({"notifiers": [{"type": "webhook", "url": "http://hooks.example.com/x"}]})"),
+      "kernelwatch.json: notifiers[0].url: the value is plain http:// to a host other than "
+      "loopback; use https:// or set allow_insecure_http: true");
+  EXPECT_EQ(error_of(R"({"notifiers": [{"type": "slack", "url_env": "SLACK_URL",
+                                        "secret_env": "SLACK_URL"}]})",
+                     env),
+            "kernelwatch.json: notifiers[0].secret_env: only webhook notifiers are signed");
+  EXPECT_EQ(error_of(R"({"notifiers": [{"type": "webhook", "url_env": "SLACK_URL",
+                                        "secret_file": "k", "secret_env": "SLACK_URL"}]})",
+                     env),
+            "kernelwatch.json: notifiers[0]: at most one of secret_file, secret_env");
+  EXPECT_EQ(in_dir(R"({"notifiers": [{"type": "webhook", "url_env": "SLACK_URL",
+                                      "secret_file": "missing-key"}]})"),
+            "kernelwatch.json: notifiers[0].secret_file: cannot read secret file \"" +
+                (dir / "missing-key").string() + "\": No such file or directory");
+  EXPECT_EQ(in_dir(R"({"http": {"token_file": "no-token"}})"),
+            "kernelwatch.json: http.token_file: cannot read secret file \"" +
+                (dir / "no-token").string() + "\": No such file or directory");
+  EXPECT_EQ(error_of(R"({"notifiers": [{"type": "slack", "url_env": "SLACK_URL"},
+                                       {"type": "slack", "name": "slack-0", "url_env": "SLACK_URL"}]})",
+                     env),
+            "kernelwatch.json: notifiers[1].name: \"slack-0\" is already the name of notifiers[0]");
+}
+
+TEST(ParseConfig, ReportsMalformedJsonWithItsPosition) {
+  const auto config = parse("{\n  \"storage\": {\n    \"path\": \"x\",\n  }\n}");
+  ASSERT_FALSE(config.has_value());
+  EXPECT_EQ(config.error().code, core::ErrorCode::ParseError);
+  EXPECT_EQ(config.error().message,
+            "kernelwatch.json: line 4 column 3: malformed JSON: syntax error while parsing "
+            "object key - unexpected '}'; expected string literal");
+  EXPECT_EQ(error_of(""),
+            "kernelwatch.json: line 1 column 1: malformed JSON: syntax error while parsing value "
+            "- unexpected end of input; expected '[', '{', or a literal");
+  // The "last read" echo of nlohmann's message is cut: it may be part of a secret.
+  EXPECT_EQ(error_of("{\"notifiers\": [{\"url\": \"https://hooks.example.com/abc\n\"}]}"),
+            "kernelwatch.json: line 1 column 54: malformed JSON: syntax error while parsing value "
+            "- invalid string: control character U+000A (LF) must be escaped to \\u000A or "
+            "\\n");
+}
+
+// Every way a secret could reach a message: pasted into the wrong field, a bad value behind a
+// variable, an unterminated string in malformed JSON, a URL as a key.
+TEST(Secrets, NeverAppearInErrorMessages) {
+  testing::TempDir dir;
+  write_private(dir / "hook", kWebhookUrl + " extra\n");
+  write_private(dir / "open", kSigningKey);
+  fs::permissions(dir / "open", fs::perms::others_read, fs::perm_options::add);
+  const auto env = Environment::from_map({{"SLACK_URL", "ftp" + kSlackUrl.substr(5)},
+                                          {"HTTP_SLACK", "http" + kSlackUrl.substr(5)},
+                                          {"TOKEN", kToken}});
+  const std::vector<std::string> documents = {
+      R"({"notifiers": [{"type": "slack", "url_env": ")" + kSlackUrl + R"("}]})",
+      R"({"notifiers": [{"type": "slack", "url_file": ")" + kSlackUrl + R"("}]})",
+      R"({"notifiers": [{"type": "slack", "url_env": "SLACK_URL"}]})",
+      R"({"notifiers": [{"type": "slack", "url_env": "HTTP_SLACK"}]})",
+      R"({"notifiers": [{"type": "webhook", "url_file": "hook"}]})",
+      R"({"notifiers": [{"type": "webhook", "url": "https://e.com/", "secret_file": "open"}]})",
+      R"({"notifiers": [{"type": ")" + kSlackUrl + R"(", "url": "https://e.com/"}]})",
+      R"({"notifiers": [{"type": "slack", "name": ")" + kSlackUrl +
+          R"(", "url": "https://e.com/"}]})",
+      R"({"notifiers": [{")" + kSlackUrl + R"(": 1}]})",
+      R"({"notifiers": [{"type": "slack", "url": ")" + kSlackUrl + R"(", "url_env": "TOKEN"}]})",
+      R"({"notifiers": [{"type": "slack", "url": "http://)" + kSlackUrl.substr(8) + R"("}]})",
+      R"({"notifiers": [{"type": "slack", "url": ")" + kSlackUrl + "\n",
+      R"({"notifiers": [{"type": "slack", "url": ")" + kSlackUrl + R"(" "x"}]})",
+      R"({"http": {"listen": ")" + kSlackUrl + R"("}})",
+      R"({"http": {"public_url": "ftp://)" + kToken + R"("}})",
+      R"({"benchmarks": [{"kernel": ")" + kWebhookUrl +
+          R"(", "pass": "forward", "workloads": []}]})",
+      R"({"backend": ")" + kWebhookUrl + R"("})",
+      R"({"http": {"token_env": "TOKEN", "listen": "bad"}})",
+  };
+  for (const auto& document : documents) {
+    const auto config = parse_config(document, "kernelwatch.json", env, dir.path());
+    ASSERT_FALSE(config.has_value()) << document;
+    expect_no_secret(config.error().message);
+  }
+}
+
+TEST(Secrets, AreRedactedInTheEffectiveConfig) {
+  testing::TempDir dir;
+  write_private(dir / "key", kSigningKey + "\n");
+  const auto env = Environment::from_map({{"SLACK_URL", kSlackUrl}, {"KW_TOKEN", kToken}});
+  const auto config = parse_config(R"({
+    "http": {"token_env": "KW_TOKEN"},
+    "notifiers": [
+      {"type": "slack", "url_env": "SLACK_URL"},
+      {"type": "webhook", "url": ")" + kWebhookUrl +
+                                       R"(", "secret_file": "key"}
+    ]
+  })",
+                                   "kernelwatch.json", env, dir.path());
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  const auto redacted = redacted_json(*config);
+  const std::string text = redacted.dump();
+  expect_no_secret(text);
+  for (const auto& warning : config->warnings) expect_no_secret(warning);
+  EXPECT_EQ(redacted["http"]["token"], "<redacted>");
+  EXPECT_EQ(redacted["http"]["token_env"], "KW_TOKEN");
+  EXPECT_EQ(redacted["notifiers"][0]["url"], "<redacted>");
+  EXPECT_EQ(redacted["notifiers"][0]["url_env"], "SLACK_URL");
+  EXPECT_EQ(redacted["notifiers"][1]["url"], "<redacted>");
+  EXPECT_EQ(redacted["notifiers"][1]["secret"], "<redacted>");
+  EXPECT_EQ(redacted["notifiers"][1]["secret_file"], (dir / "key").string());
+  EXPECT_EQ(redacted["schedule"]["interval"], "15m");
+  EXPECT_EQ(redacted["detector"]["repeat_interval"], "1d");
+  // The secrets really were resolved: the redaction is not an artefact of empty values.
+  EXPECT_EQ(config->notifiers[0].url, kSlackUrl);
+  EXPECT_EQ(config->notifiers[1].secret, kSigningKey);
+}
+
+TEST(Secrets, RedactedExampleReloadsWithoutTheSecretFields) {
+  const auto config = load_config(source_file("kernelwatch.example.json"),
+                                  Environment::from_map({{"KERNELWATCH_TOKEN", kToken}}));
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  auto redacted = redacted_json(*config);
+  expect_no_secret(redacted.dump());
+  redacted["http"].erase("token");
+  const auto again = parse_config(redacted.dump(), "redacted", Environment::from_map({}), "/");
+  ASSERT_TRUE(again.has_value()) << again.error().message;
+  EXPECT_EQ(redacted_json(*again)["benchmarks"], redacted["benchmarks"]);
+  EXPECT_EQ(redacted_json(*again)["detector"], redacted["detector"]);
+}
+
+std::vector<std::string> directives(const fs::path& unit) {
+  std::ifstream in(unit);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#') out.push_back(line);
+  }
+  return out;
+}
+
+bool has(const std::vector<std::string>& lines, const std::string& line) {
+  return std::find(lines.begin(), lines.end(), line) != lines.end();
+}
+
+TEST(SystemdUnit, IsANotifyServiceThatStillReachesTheGpu) {
+  const auto lines = directives(source_file("kernelwatch.service"));
+  ASSERT_FALSE(lines.empty());
+  for (const char* expected :
+       {"Type=notify", "WatchdogSec=60", "Restart=on-failure", "StateDirectory=kernelwatch",
+        "ExecStart=/usr/local/bin/kernelwatch daemon --config /etc/kernelwatch/kernelwatch.json",
+        "ExecReload=/bin/kill -HUP $MAINPID", "DevicePolicy=closed", "DeviceAllow=char-nvidia* rw",
+        "SupplementaryGroups=video", "NoNewPrivileges=yes", "ProtectSystem=strict",
+        "EnvironmentFile=-/etc/kernelwatch/env"}) {
+    EXPECT_TRUE(has(lines, expected)) << expected;
+  }
+  for (const auto& line : lines) {
+    EXPECT_NE(line.rfind("ProcSubset=", 0), 0U) << line;
+    EXPECT_NE(line.rfind("PrivateDevices=", 0), 0U) << line;
+    EXPECT_NE(line.rfind("MemoryDenyWriteExecute=", 0), 0U) << line;
+  }
+}
+
+}  // namespace
+}  // namespace kernelwatch::config

@@ -1,0 +1,342 @@
+// The real kernelwatch daemon as a process on the CPU backend, an ephemeral port and a loopback
+// webhook receiver: scheduled runs, posted runs that fire and resolve one alert, bad requests,
+// SIGHUP with a broken config, SIGKILL with a queued notification, SIGTERM.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/notifiers/support/spawn.hpp"
+#include "tests/notifiers/support/test_receiver.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace kernelwatch {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+namespace spawn = notifiers::testing;
+
+constexpr const char* kToken = "e2e-token-5f1d";
+
+struct Reply {
+  int status = 0;
+  std::string body;
+};
+
+// One blocking HTTP/1.1 request on a fresh connection; status 0 when the connection failed.
+Reply http(std::uint16_t port, const std::string& method, const std::string& path,
+           const std::string& body = "", const std::string& token = "") {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return {};
+  }
+  std::string request =
+      method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+  if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
+  if (!body.empty() || method == "POST") {
+    request +=
+        "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  }
+  request += "\r\n" + body;
+  (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string response;
+  char buffer[65536];
+  ssize_t n = 0;
+  while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0)
+    response.append(buffer, static_cast<std::size_t>(n));
+  ::close(fd);
+  Reply reply;
+  if (response.size() < 12) return reply;
+  reply.status = std::stoi(response.substr(9, 3));
+  const auto end = response.find("\r\n\r\n");
+  reply.body = end == std::string::npos ? "" : response.substr(end + 4);
+  if (response.find("chunked") != std::string::npos) {
+    std::string decoded;
+    std::size_t pos = 0;
+    while (pos < reply.body.size()) {
+      const auto eol = reply.body.find("\r\n", pos);
+      if (eol == std::string::npos) break;
+      const std::size_t size = std::stoul(reply.body.substr(pos, eol - pos), nullptr, 16);
+      if (size == 0) break;
+      decoded += reply.body.substr(eol + 2, size);
+      pos = eol + 2 + size + 2;
+    }
+    reply.body = decoded;
+  }
+  return reply;
+}
+
+// Polls `done` until it holds or 30 s pass (a condition, not a sleep, decides).
+bool eventually(const std::function<bool()>& done, std::chrono::milliseconds deadline = 30s) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return done();
+}
+
+json synthetic_record(int index, std::int64_t median_ns) {
+  const std::string at =
+      "2026-11-29T10:" + std::string(index < 10 ? "0" : "") + std::to_string(index) + ":00.000Z";
+  const std::string id_time =
+      "2026-11-29-10-" + std::string(index < 10 ? "0" : "") + std::to_string(index) + "-00";
+  const json hardware = {{"vendor", "nvidia"},
+                         {"product", "NVIDIA H100"},
+                         {"formFactor", "80GB HBM3"},
+                         {"architecture", "sm_90"}};
+  return json{
+      {"run",
+       {{"apiVersion", "kernelindex.dev/v1alpha1"},
+        {"kind", "BenchmarkRun"},
+        {"spec",
+         {{"status", "passed"},
+          {"timing", {{"latencyNs", {{"median", median_ns}}}, {"primaryStatistic", "median"}}},
+          {"observedAt", at},
+          {"measurements", json::array({{{"metric", "latency"},
+                                         {"statistic", "p20"},
+                                         {"unit", "ns"},
+                                         {"value", median_ns - median_ns / 2000}},
+                                        {{"metric", "latency"},
+                                         {"statistic", "p80"},
+                                         {"unit", "ns"},
+                                         {"value", median_ns + median_ns / 2000}}})},
+          {"sourceNative",
+           {{"source", "e2e-test"},
+            {"benchmark", "synthetic/forward"},
+            {"externalId",
+             "synthetic/forward/posted/nvidia-h100-80gb-hbm3/synthetic-e2e/" + id_time}}}}},
+        {"metadata", {{"labels", {{"provider", "posted"}, {"workload", "synthetic-e2e"}}}}}}},
+      {"protocol",
+       {{"apiVersion", "kernelindex.dev/v1alpha1"},
+        {"kind", "BenchmarkProtocol"},
+        {"spec", {{"harness", {{"name", "e2e"}}}, {"measurement", {{"timer", "cuda_events"}}}}},
+        {"metadata", {{"name", "e2e-protocol"}}}}},
+      {"environment",
+       {{"apiVersion", "kernelindex.dev/v1alpha1"},
+        {"kind", "ExecutionEnvironment"},
+        {"spec", {{"hardware", hardware}, {"software", json::object()}}}}}};
+}
+
+// 1% noise around 1 ms, deterministic.
+std::int64_t noisy(int i) {
+  return 1'000'000 + static_cast<std::int64_t>(10'000 * std::sin(i * 1.7));
+}
+
+class DaemonProcess {
+ public:
+  DaemonProcess(const testing::TempDir& dir, const std::string& hook_url,
+                const std::string& extra = "")
+      : dir_(dir) {
+    testing::write_file(dir / "token", std::string(kToken) + "\n");
+    testing::write_file(dir / "secret", "hook-secret\n");
+    // The config loader refuses secret files that others can read.
+    std::filesystem::permissions(
+        dir / "token", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    std::filesystem::permissions(
+        dir / "secret", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    write_config(hook_url, extra);
+  }
+  void write_config(const std::string& hook_url, const std::string& benchmarks = "") {
+    const json config = {
+        {"storage", {{"path", (dir_ / "kw.db").string()}}},
+        {"http", {{"listen", "127.0.0.1:0"}, {"token_file", (dir_ / "token").string()}}},
+        {"backend", "cpu"},
+        {"schedule", {{"interval", "1h"}, {"jitter", "0s"}, {"run_at_start", true}}},
+        {"benchmarks", benchmarks.empty() ? json::array() : json::parse(benchmarks)},
+        {"bench", {{"warmup", "1ms"}, {"repetitions", "5ms"}}},
+        {"notifiers",
+         json::array({{{"type", "webhook"},
+                       {"name", "hook"},
+                       {"url", hook_url},
+                       {"secret_file", (dir_ / "secret").string()},
+                       {"timeout", "500ms"},
+                       {"backoff", {{"base", "50ms"}, {"cap", "200ms"}, {"max_age", "1h"}}}}})}};
+    testing::write_file(dir_ / "kernelwatch.json", config.dump(2));
+  }
+  void start() {
+    const auto log = dir_ / ("daemon-" + std::to_string(starts_++) + ".log");
+    pid_ = spawn::spawn(testing::kernelwatch_binary(),
+                        {"daemon", "--config", (dir_ / "kernelwatch.json").string()}, log);
+    log_ = log;
+    eventually([&] { return port_from_log() != 0 || exited(); });
+    port_ = port_from_log();
+  }
+  std::uint16_t port_from_log() const {
+    std::ifstream in(log_);
+    std::string line;
+    static const std::regex listening("kernelwatch: listening on 127\\.0\\.0\\.1:([0-9]+)");
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (std::regex_search(line, m, listening)) return static_cast<std::uint16_t>(std::stoi(m[1]));
+    }
+    return 0;
+  }
+  // The child has exited (it could not start); reaps it.
+  bool exited() {
+    int status = 0;
+    return ::waitpid(pid_, &status, WNOHANG) == pid_;
+  }
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  [[nodiscard]] std::string log() const { return testing::read_file(log_); }
+  void kill_hard() { spawn::kill_hard(pid_); }
+
+ private:
+  const testing::TempDir& dir_;
+  std::filesystem::path log_;
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+  int starts_ = 0;
+};
+
+TEST(DaemonE2E, ScheduledRunsPostedStepOneFiringOneResolveAndSigterm) {
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;
+  DaemonProcess daemon(
+      dir, receiver.url(),
+      R"([{"kernel": "layer_norm", "pass": "forward", "providers": ["kernelwatch-fused"],
+                            "workloads": ["hidden256-rows16-fp32"]}])");
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  const auto port = daemon.port();
+  EXPECT_EQ(http(port, "GET", "/healthz").status, 200);
+
+  // The scheduled cycle (run_at_start) stores a run of the configured case.
+  ASSERT_TRUE(eventually([&] {
+    const auto r = http(port, "GET", "/api/v1/runs?benchmark=layer_norm/forward");
+    return r.status == 200 && !json::parse(r.body).empty();
+  })) << daemon.log();
+
+  // Ten runs of a synthetic key with 1% noise, then one 30% slower.
+  json batch = json::array();
+  for (int i = 0; i < 10; ++i) batch.push_back(synthetic_record(i, noisy(i)));
+  auto posted = http(port, "POST", "/api/v1/runs", batch.dump(), kToken);
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  EXPECT_EQ(json::parse(posted.body)["stored"], 10);
+  posted = http(port, "POST", "/api/v1/runs", synthetic_record(10, 1'300'000).dump(), kToken);
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  ASSERT_EQ(json::parse(posted.body)["runs"][0]["fired"].size(), 1u) << posted.body;
+
+  ASSERT_TRUE(receiver.wait_for_requests(1)) << daemon.log();
+  auto alerts = json::parse(http(port, "GET", "/api/v1/alerts?state=firing").body);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0]["workload"], "synthetic-e2e");
+  EXPECT_EQ(alerts[0]["direction"], "regression");
+  const std::string metrics = http(port, "GET", "/metrics").body;
+  EXPECT_NE(metrics.find("kernelwatch_alerts{state=\"firing\"} 1"), std::string::npos) << metrics;
+
+  // Back at the old level: one resolve notification.
+  posted = http(port, "POST", "/api/v1/runs", synthetic_record(11, noisy(11)).dump(), kToken);
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  ASSERT_TRUE(receiver.wait_for_requests(2)) << daemon.log();
+  EXPECT_TRUE(json::parse(http(port, "GET", "/api/v1/alerts?state=firing").body).empty());
+
+  const auto requests = receiver.snapshot().requests;
+  ASSERT_EQ(requests.size(), 2u);
+  const json first = json::parse(requests[0].body);
+  const json second = json::parse(requests[1].body);
+  ASSERT_EQ(first["alerts"].size(), 1u);
+  EXPECT_EQ(first["alerts"][0]["state"], "firing");
+  EXPECT_EQ(second["alerts"][0]["state"], "resolved");
+  EXPECT_FALSE(requests[0].header("x-kernelwatch-signature").empty());
+  EXPECT_EQ(daemon.log().find(kToken), std::string::npos);
+  EXPECT_EQ(daemon.log().find("hook-secret"), std::string::npos);
+
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+}
+
+TEST(DaemonE2E, BadRequestsAreRefusedAndStoreNothing) {
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;
+  DaemonProcess daemon(dir, receiver.url());
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  const auto port = daemon.port();
+  const std::string good = synthetic_record(1, 1'000'000).dump();
+
+  EXPECT_EQ(http(port, "POST", "/api/v1/runs", good).status, 401);
+  EXPECT_EQ(http(port, "POST", "/api/v1/runs", good, "wrong-token").status, 401);
+  EXPECT_EQ(http(port, "POST", "/api/v1/runs", "{\"run\": ", kToken).status, 400);
+  json bad = json::parse(good);
+  bad["run"]["spec"]["timing"]["latencyNs"]["median"] = "slow";
+  const auto reply =
+      http(port, "POST", "/api/v1/runs", json::array({json::parse(good), bad}).dump(), kToken);
+  EXPECT_EQ(reply.status, 400);
+  EXPECT_NE(reply.body.find("record 1: run.spec.timing.latencyNs.median"), std::string::npos)
+      << reply.body;
+  EXPECT_EQ(http(port, "POST", "/api/v1/runs", std::string(2 * 1024 * 1024, ' '), kToken).status,
+            413);
+  EXPECT_EQ(http(port, "GET", "/api/v1/nothing").status, 404);
+  EXPECT_EQ(http(port, "POST", "/api/v1/alerts/nope/ack", "{}", kToken).status, 404);
+  EXPECT_EQ(http(port, "GET", "/api/v1/alerts?state=sleeping").status, 400);
+  // Nothing of the above was stored.
+  EXPECT_TRUE(json::parse(http(port, "GET", "/api/v1/runs").body).empty());
+  EXPECT_TRUE(json::parse(http(port, "GET", "/api/v1/keys").body).empty());
+
+  // SIGHUP with a broken config: logged, the old one keeps serving.
+  testing::write_file(dir / "kernelwatch.json", "{\"storage\": {\"path\": 5}}");
+  ASSERT_EQ(::kill(daemon.pid(), SIGHUP), 0);
+  ASSERT_TRUE(eventually([&] {
+    return daemon.log().find("keeping the running config") != std::string::npos;
+  })) << daemon.log();
+  EXPECT_EQ(http(port, "GET", "/healthz").status, 200);
+  EXPECT_EQ(http(port, "POST", "/api/v1/runs", good, kToken).status, 200);
+
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+}
+
+TEST(DaemonE2E, SigkillWithAQueuedNotificationLosesNothing) {
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;
+  receiver.set_script(
+      [](std::size_t, const auto&) { return notifiers::testing::Action::respond(503, "down"); });
+  DaemonProcess daemon(dir, receiver.url());
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  json batch = json::array();
+  for (int i = 0; i < 10; ++i) batch.push_back(synthetic_record(i, noisy(i)));
+  batch.push_back(synthetic_record(10, 1'300'000));
+  const auto posted = http(daemon.port(), "POST", "/api/v1/runs", batch.dump(), kToken);
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  // The receiver is down: the notification is tried, refused, and stays queued.
+  ASSERT_TRUE(receiver.wait_for_requests(1)) << daemon.log();
+  daemon.kill_hard();
+
+  receiver.set_script(
+      [](std::size_t, const auto&) { return notifiers::testing::Action::respond(200); });
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  ASSERT_TRUE(receiver.wait_for_2xx(1)) << daemon.log();
+  const auto requests = receiver.snapshot().requests;
+  std::set<std::string> keys;
+  for (const auto& r : requests) keys.insert(r.header("idempotency-key"));
+  EXPECT_EQ(keys.size(), 1u);  // every attempt, before and after the crash, is one notification
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+}
+
+}  // namespace
+}  // namespace kernelwatch
