@@ -198,7 +198,8 @@ HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
                        {"fired", processed->fired},
                        {"resolved", processed->resolved}});
   }
-  if (notifications > 0 && c.worker != nullptr) c.worker->wake();
+  // One posted batch is one cycle: its alerts go out as one notification per destination.
+  if (notifications > 0 && c.flush) c.flush();
   return HttpResponse::json(
       200, json{{"stored", stored}, {"duplicates", duplicates}, {"runs", results}});
 }

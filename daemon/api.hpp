@@ -50,6 +50,7 @@ struct ApiContext {
   std::chrono::steady_clock::time_point started;
   core::Timestamp started_wall{};
   std::function<bool()> trigger;  // false when a cycle is already running
+  std::function<void()> flush;    // sends the notifications owed, grouped
 };
 
 // The routes, reading the context through `context()` at each request (it changes on reload).

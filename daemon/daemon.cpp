@@ -135,6 +135,7 @@ class Daemon {
   void bench_loop();
   void reload();
   void shutdown();
+  void flush_notifications();
   void wait_for_bench(std::chrono::steady_clock::time_point deadline);
   void ping_watchdog(std::chrono::microseconds interval);
   core::Status start_worker();
@@ -208,6 +209,7 @@ core::Status Daemon::start() {
   http_->start();
 
   if (auto ok = start_worker(); !ok) return ok;
+  flush_notifications();  // owed by runs stored just before a crash
 
   bench_thread_ = std::thread([this] { bench_loop(); });
   wait_signal();
@@ -345,7 +347,6 @@ void Daemon::bench_loop() {
                       " alert(s) fired, " + std::to_string(processed->resolved.size()) +
                       " resolved");
           }
-          if (processed->notifications > 0 && worker_) worker_->wake();
           rerun.set_value(processed->awaits_confirmation);
         });
         if (!answer.get()) break;
@@ -356,6 +357,7 @@ void Daemon::bench_loop() {
     const auto seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - cycle_start).count();
     asio::post(io_, [this, seconds] {
+      flush_notifications();
       std::lock_guard lock(bench_mutex_);
       cycle_.running = false;
       cycle_.last_duration_seconds = seconds;
@@ -438,6 +440,16 @@ void Daemon::wait_for_bench(std::chrono::steady_clock::time_point deadline) {
       [this, deadline](const boost::system::error_code&) { wait_for_bench(deadline); });
 }
 
+void Daemon::flush_notifications() {
+  auto written = engine_.flush_notifications(wall_now());
+  if (!written) {
+    log_.error("queueing notifications failed (they stay owed and go out with the next cycle): " +
+               written.error().message);
+    return;
+  }
+  if (*written > 0 && worker_) worker_->wake();
+}
+
 ApiContext Daemon::api_context() {
   ApiContext c;
   c.store = &store_;
@@ -449,6 +461,7 @@ ApiContext Daemon::api_context() {
   c.backend_note = backend_note_;
   c.started = started_;
   c.started_wall = started_wall_;
+  c.flush = [this] { flush_notifications(); };
   c.trigger = [this] {
     if (cycle_.running) return false;
     start_cycle("api");

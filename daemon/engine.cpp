@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/digest.hpp"
 #include "core/key.hpp"
 #include "detectors/backtest.hpp"
 #include "storage/outbox.hpp"
@@ -66,6 +67,12 @@ std::string status_reason(const core::Record& record) {
   return spec->value("statusReason", std::string());
 }
 
+void owe(storage::AlertRow& row, const notifiers::Alert& alert) {
+  notifiers::Notification one;
+  one.alerts.push_back(alert);
+  if (!row.pending_notifications.is_array()) row.pending_notifications = json::array();
+  row.pending_notifications.push_back(notifiers::to_json(one)["alerts"][0]);
+}
 }  // namespace
 
 detectors::DetectorParameters parameters_for(const EngineOptions& options,
@@ -174,26 +181,41 @@ core::Status Engine::write_alert(storage::SqliteStore::Transaction& tx, std::int
   row.fired_at = alert.observed_at;
   row.updated_at = now;
   row.document = alert_document(alert);
+  owe(row, to_notification_alert(alert, notifiers::AlertState::Firing));
   return storage::AlertStore(*store_).upsert(tx, row);
 }
 
-core::Result<std::size_t> Engine::notify(storage::SqliteStore::Transaction& tx,
-                                         std::vector<notifiers::Alert> alerts,
-                                         const std::string& idempotency_key, core::Timestamp now) {
-  if (alerts.empty() || options_.destinations.empty()) return std::size_t{0};
-  notifiers::Notification n;
-  n.idempotency_key = idempotency_key;
-  n.created_at = now;
-  n.host = options_.host;
-  n.alerts = std::move(alerts);
-  const std::string payload = notifiers::serialize(n);
+// Appends a notification the alert owes to its row (sent by flush_notifications()).
+
+core::Result<std::size_t> Engine::flush_notifications(core::Timestamp now) {
+  storage::AlertStore alerts(*store_);
+  auto owed = alerts.with_pending_notifications();
+  if (!owed) return tl::unexpected(owed.error());
+  if (owed->empty()) return std::size_t{0};
+  json items = json::array();
+  for (const auto& row : *owed) {
+    for (const auto& item : row.pending_notifications) items.push_back(item);
+  }
+  // Stable for the same owed set, so a retried flush cannot send two different keys.
+  const std::string idempotency_key = options_.host + "/" + core::digest_of(items).substr(7, 32);
+  const json doc = {{"idempotencyKey", idempotency_key},
+                    {"createdAt", core::format_timestamp(now)},
+                    {"host", options_.host},
+                    {"alerts", std::move(items)}};
+  auto notification = notifiers::notification_from_json(doc);
+  if (!notification) return tl::unexpected(notification.error());
+  const std::string payload = notifiers::serialize(*notification);
+  auto tx = store_->begin();
+  if (!tx) return tl::unexpected(tx.error());
   storage::Outbox outbox(*store_);
   std::size_t written = 0;
   for (const auto& destination : options_.destinations) {
-    auto outcome = outbox.enqueue(tx, {destination, idempotency_key, payload, now, std::nullopt});
+    auto outcome = outbox.enqueue(*tx, {destination, idempotency_key, payload, now, std::nullopt});
     if (!outcome) return tl::unexpected(outcome.error());
     written += *outcome == storage::EnqueueOutcome::Inserted ? 1 : 0;
   }
+  if (auto ok = alerts.clear_pending_notifications(*tx); !ok) return tl::unexpected(ok.error());
+  if (auto ok = tx->commit(); !ok) return tl::unexpected(ok.error());
   return written;
 }
 
@@ -228,9 +250,6 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
     return std::string();
   }();
   const auto observation = detectors::observation_from_record(record, version);
-  std::vector<notifiers::Alert> firing;
-  std::vector<notifiers::Alert> resolved;
-
   if (state.last_run && observation.observed_at <= state.last_run->observed_at) {
     processed.verdict.explanation = "stored; older than the key's newest run, so not judged";
   } else {
@@ -244,7 +263,6 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
       if (auto ok = write_alert(*tx, **key_id, *step.fired, now); !ok)
         return tl::unexpected(ok.error());
       processed.fired.push_back(step.fired->id);
-      firing.push_back(to_notification_alert(*step.fired, notifiers::AlertState::Firing));
     }
     for (const auto& event : step.events) {
       if (step.fired && event.alert_id == step.fired->id) continue;
@@ -254,8 +272,6 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
       (*row)->state = state_name(event.to);
       (*row)->updated_at = now;
       (*row)->document["state"] = (*row)->state;
-      if (auto ok = storage::AlertStore(*store_).upsert(*tx, **row); !ok)
-        return tl::unexpected(ok.error());
       if (event.notify == detectors::Notify::Resolved) {
         processed.resolved.push_back(event.alert_id);
         notifiers::Alert a;
@@ -275,8 +291,10 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
         a.baseline_runs = d.value("baselineRuns", std::int64_t{0});
         a.external_id = observation.external_id;
         a.observed_at = observation.observed_at;
-        resolved.push_back(std::move(a));
+        owe(**row, a);
       }
+      if (auto ok = storage::AlertStore(*store_).upsert(*tx, **row); !ok)
+        return tl::unexpected(ok.error());
     }
   }
 
@@ -293,10 +311,6 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
         record.run.observed_at,
         now,
         failed_document(id, labels, record, "firing", reason.empty() ? "the run failed" : reason)};
-    if (auto ok = storage::AlertStore(*store_).upsert(*tx, row); !ok)
-      return tl::unexpected(ok.error());
-    state.open_failed_alert = id;
-    processed.fired.push_back(id);
     notifiers::Alert a;
     a.id = id;
     a.key = {labels.benchmark, labels.provider, labels.workload, labels.environment};
@@ -304,7 +318,11 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
     a.attribution = reason;
     a.external_id = record.run.source_native.external_id;
     a.observed_at = record.run.observed_at;
-    firing.push_back(std::move(a));
+    owe(row, a);
+    if (auto ok = storage::AlertStore(*store_).upsert(*tx, row); !ok)
+      return tl::unexpected(ok.error());
+    state.open_failed_alert = id;
+    processed.fired.push_back(id);
   } else if (record.run.status == core::RunStatus::Passed && state.open_failed_alert) {
     auto row = storage::AlertStore(*store_).find(*state.open_failed_alert);
     if (!row) return tl::unexpected(row.error());
@@ -312,8 +330,6 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
       (*row)->state = "resolved";
       (*row)->updated_at = now;
       (*row)->document["state"] = "resolved";
-      if (auto ok = storage::AlertStore(*store_).upsert(*tx, **row); !ok)
-        return tl::unexpected(ok.error());
       notifiers::Alert a;
       a.id = (*row)->id;
       a.key = {labels.benchmark, labels.provider, labels.workload, labels.environment};
@@ -321,19 +337,15 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
       a.state = notifiers::AlertState::Resolved;
       a.external_id = record.run.source_native.external_id;
       a.observed_at = record.run.observed_at;
-      resolved.push_back(std::move(a));
+      owe(**row, a);
+      if (auto ok = storage::AlertStore(*store_).upsert(*tx, **row); !ok)
+        return tl::unexpected(ok.error());
       processed.resolved.push_back((*row)->id);
     }
     state.open_failed_alert.reset();
   }
 
-  const std::string base =
-      options_.host + "/" + key->digest() + "/" + record.run.source_native.external_id;
-  for (auto [alerts, suffix] : {std::pair{&firing, "/firing"}, std::pair{&resolved, "/resolved"}}) {
-    auto written = notify(*tx, std::move(*alerts), base + suffix, now);
-    if (!written) return tl::unexpected(written.error());
-    processed.notifications += *written;
-  }
+  processed.notifications = processed.fired.size() + processed.resolved.size();
   if (auto ok = tx->commit(); !ok) {
     // The monitor saw a run the database did not keep: rebuild from what is stored.
     (void)rebuild();

@@ -1,6 +1,6 @@
 // The daemon's detection path: one run in, one transaction out (the run, the alert state it
-// changes and the notifications for every destination). Keeps one KeyMonitor per key, rebuilt at
-// start by replaying stored history and operator actions. Used on the io_context thread only.
+// changes and the notifications it owes, which go out grouped per cycle). Keeps one KeyMonitor
+// per key, rebuilt at start by replaying history and operator actions. io_context thread only.
 // Composition code over storage, detectors and notifiers.
 #pragma once
 
@@ -38,7 +38,7 @@ struct Processed {
   bool awaits_confirmation = false;   // breached: rerun the case before the next one
   std::vector<std::string> fired;     // alert ids
   std::vector<std::string> resolved;  // alert ids
-  std::size_t notifications = 0;      // outbox rows written
+  std::size_t notifications = 0;      // notifications owed (sent by flush_notifications)
 };
 
 // The latest view of one key for the status API and the metrics.
@@ -59,6 +59,10 @@ class Engine {
   [[nodiscard]] core::Status rebuild();
   // Stores and judges one run. A run older than its key's newest is stored, not judged.
   [[nodiscard]] core::Result<Processed> process(const core::Record& record, core::Timestamp now);
+  // Sends every notification the alerts owe as ONE grouped notification per destination (the
+  // alerts a cycle or a posted batch raised or resolved) and clears them, in one transaction.
+  // Returns the outbox rows written. Call after a cycle, a posted batch, and at start.
+  [[nodiscard]] core::Result<std::size_t> flush_notifications(core::Timestamp now);
   // Operator action from the API; NotFound for an unknown alert, Conflict for a closed one.
   [[nodiscard]] core::Status acknowledge(std::string_view alert_id, bool rebaseline,
                                          core::Timestamp now);
@@ -79,10 +83,6 @@ class Engine {
                       const core::Record& record);
   [[nodiscard]] core::Status write_alert(storage::SqliteStore::Transaction& tx, std::int64_t key_id,
                                          const detectors::Alert& alert, core::Timestamp now);
-  [[nodiscard]] core::Result<std::size_t> notify(storage::SqliteStore::Transaction& tx,
-                                                 std::vector<notifiers::Alert> alerts,
-                                                 const std::string& idempotency_key,
-                                                 core::Timestamp now);
 
   storage::SqliteStore* store_;
   EngineOptions options_;

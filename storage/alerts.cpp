@@ -22,7 +22,9 @@ Result<AlertRow> read_row(const Statement& s, const std::filesystem::path& path)
   row.fired_at = at(s.column_int(5));
   row.updated_at = at(s.column_int(6));
   row.document = nlohmann::json::parse(s.column_text(7), nullptr, false);
-  if (row.document.is_discarded()) {
+  if (!s.column_is_null(8))
+    row.pending_notifications = nlohmann::json::parse(s.column_text(8), nullptr, false);
+  if (row.document.is_discarded() || row.pending_notifications.is_discarded()) {
     return core::fail(core::ErrorCode::NotADatabase,
                       path.string() + ": alert " + row.id + ": document is not JSON");
   }
@@ -30,7 +32,25 @@ Result<AlertRow> read_row(const Statement& s, const std::filesystem::path& path)
 }
 
 constexpr const char* kColumns =
-    "id, key_id, kind, direction, state, fired_at_ns, updated_at_ns, document";
+    "id, key_id, kind, direction, state, fired_at_ns, updated_at_ns, document, "
+    "pending_notifications";
+
+Result<std::vector<AlertRow>> collect_rows(Statement& stmt, const std::filesystem::path& path) {
+  std::vector<AlertRow> out;
+  while (true) {
+    auto row = stmt.step();
+    if (!row) return tl::unexpected(row.error().with_context(path.string()));
+    if (!*row) break;
+    auto alert = read_row(stmt, path);
+    if (!alert) {
+      stmt.reset();
+      return tl::unexpected(alert.error());
+    }
+    out.push_back(std::move(*alert));
+  }
+  stmt.reset();
+  return out;
+}
 
 }  // namespace
 
@@ -38,10 +58,10 @@ Status AlertStore::upsert(SqliteStore::Transaction& tx, const AlertRow& row) {
   KW_ASSERT(tx.db_ == store_->db_.get(), "transaction belongs to this store");
   auto stmt = store_->db_->prepare_cached(
       "INSERT INTO alerts (id, key_id, kind, direction, state, fired_at_ns, updated_at_ns, "
-      "document) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (id) DO UPDATE SET state = "
-      "excluded.state, "
-      "updated_at_ns = excluded.updated_at_ns, document = excluded.document");
+      "document, pending_notifications) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+      "ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated_at_ns = "
+      "excluded.updated_at_ns, "
+      "document = excluded.document, pending_notifications = excluded.pending_notifications");
   if (!stmt) return tl::unexpected(stmt.error());
   (*stmt)
       ->bind(1, row.id)
@@ -52,6 +72,11 @@ Status AlertStore::upsert(SqliteStore::Transaction& tx, const AlertRow& row) {
       .bind(6, ns(row.fired_at))
       .bind(7, ns(row.updated_at))
       .bind(8, row.document.dump());
+  if (row.pending_notifications.is_null()) {
+    (*stmt)->bind_null(9);
+  } else {
+    (*stmt)->bind(9, row.pending_notifications.dump());
+  }
   if (auto ok = (*stmt)->run(); !ok)
     return tl::unexpected(ok.error().with_context(store_->path().string()));
   return {};
@@ -80,20 +105,27 @@ Result<std::vector<AlertRow>> AlertStore::list(std::string_view state, std::size
   auto stmt = store_->db_->prepare_cached(sql.c_str());
   if (!stmt) return tl::unexpected(stmt.error());
   (*stmt)->bind(1, state).bind(2, limit == 0 ? std::int64_t{-1} : static_cast<std::int64_t>(limit));
-  std::vector<AlertRow> out;
-  while (true) {
-    auto row = (*stmt)->step();
-    if (!row) return tl::unexpected(row.error().with_context(store_->path().string()));
-    if (!*row) break;
-    auto alert = read_row(**stmt, store_->path());
-    if (!alert) {
-      (*stmt)->reset();
-      return tl::unexpected(alert.error());
-    }
-    out.push_back(std::move(*alert));
+  return collect_rows(**stmt, store_->path());
+}
+
+Result<std::vector<AlertRow>> AlertStore::with_pending_notifications() const {
+  static const std::string sql = std::string("SELECT ") + kColumns +
+                                 " FROM alerts WHERE pending_notifications IS NOT NULL "
+                                 "ORDER BY fired_at_ns, id";
+  auto stmt = store_->db_->prepare_cached(sql.c_str());
+  if (!stmt) return tl::unexpected(stmt.error());
+  return collect_rows(**stmt, store_->path());
+}
+
+Status AlertStore::clear_pending_notifications(SqliteStore::Transaction& tx) {
+  KW_ASSERT(tx.db_ == store_->db_.get(), "transaction belongs to this store");
+  auto stmt = store_->db_->prepare_cached(
+      "UPDATE alerts SET pending_notifications = NULL WHERE pending_notifications IS NOT NULL");
+  if (!stmt) return tl::unexpected(stmt.error());
+  if (auto ok = (*stmt)->run(); !ok) {
+    return tl::unexpected(ok.error().with_context(store_->path().string()));
   }
-  (*stmt)->reset();
-  return out;
+  return {};
 }
 
 Result<std::optional<AlertRow>> AlertStore::find(std::string_view id) const {

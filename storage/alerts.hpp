@@ -24,6 +24,9 @@ struct AlertRow {
   core::Timestamp fired_at{};
   core::Timestamp updated_at{};
   nlohmann::json document = nlohmann::json::object();  // what the API answers
+  // Notifications this alert still owes, oldest first (null when none): written in the
+  // transaction of the run that changed the alert, cleared in the one that enqueues them.
+  nlohmann::json pending_notifications = nullptr;
 };
 
 enum class AlertAction { Acknowledge, Rebaseline };
@@ -49,6 +52,9 @@ class AlertStore {
   // Every action, oldest first (the daemon replays them with the runs at start).
   [[nodiscard]] Result<std::vector<AlertActionRow>> actions() const;
   [[nodiscard]] Result<std::int64_t> count_by_state(std::string_view state) const;
+  // Alerts with pending notifications, oldest first.
+  [[nodiscard]] Result<std::vector<AlertRow>> with_pending_notifications() const;
+  [[nodiscard]] Status clear_pending_notifications(SqliteStore::Transaction& tx);
 
  private:
   SqliteStore* store_;

@@ -89,8 +89,9 @@ CREATE INDEX outbox_next ON outbox (destination, next_attempt_at_ns) WHERE state
 CREATE INDEX outbox_dead ON outbox (finished_at_ns) WHERE state = 'dead';
 )sql";
 
-// Version 3: alert state for the status API, and the operator's actions (acknowledge,
-// rebaseline), the only alert input that cannot be rebuilt by replaying a key's runs.
+// Version 3: alert state for the status API, with the notifications a state change still owes
+// (written with the run, sent grouped at the end of the cycle), and the operator's actions
+// (acknowledge, rebaseline), the only alert input that cannot be rebuilt by replaying runs.
 constexpr const char* kV3 = R"sql(
 CREATE TABLE alerts (
   id TEXT PRIMARY KEY,
@@ -100,8 +101,10 @@ CREATE TABLE alerts (
   state TEXT NOT NULL CHECK (state IN ('firing', 'acknowledged', 'resolved', 'rebaselined')),
   fired_at_ns INTEGER NOT NULL,
   updated_at_ns INTEGER NOT NULL,
-  document TEXT NOT NULL
+  document TEXT NOT NULL,
+  pending_notifications TEXT
 ) WITHOUT ROWID;
+CREATE INDEX alerts_pending ON alerts (fired_at_ns) WHERE pending_notifications IS NOT NULL;
 CREATE INDEX alerts_by_state ON alerts (state, fired_at_ns);
 CREATE INDEX alerts_by_key ON alerts (key_id, fired_at_ns);
 CREATE TABLE alert_actions (

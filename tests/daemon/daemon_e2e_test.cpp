@@ -96,7 +96,8 @@ bool eventually(const std::function<bool()>& done, std::chrono::milliseconds dea
   return done();
 }
 
-json synthetic_record(int index, std::int64_t median_ns) {
+json synthetic_record(int index, std::int64_t median_ns,
+                      const std::string& workload = "synthetic-e2e") {
   const std::string at =
       "2026-11-29T10:" + std::string(index < 10 ? "0" : "") + std::to_string(index) + ":00.000Z";
   const std::string id_time =
@@ -126,7 +127,7 @@ json synthetic_record(int index, std::int64_t median_ns) {
             {"benchmark", "synthetic/forward"},
             {"externalId",
              "synthetic/forward/posted/nvidia-h100-80gb-hbm3/synthetic-e2e/" + id_time}}}}},
-        {"metadata", {{"labels", {{"provider", "posted"}, {"workload", "synthetic-e2e"}}}}}}},
+        {"metadata", {{"labels", {{"provider", "posted"}, {"workload", workload}}}}}}},
       {"protocol",
        {{"apiVersion", "kernelindex.dev/v1alpha1"},
         {"kind", "BenchmarkProtocol"},
@@ -263,6 +264,29 @@ TEST(DaemonE2E, ScheduledRunsPostedStepOneFiringOneResolveAndSigterm) {
   EXPECT_EQ(daemon.log().find(kToken), std::string::npos);
   EXPECT_EQ(daemon.log().find("hook-secret"), std::string::npos);
 
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+}
+
+TEST(DaemonE2E, AlertsOfOneBatchGoOutAsOneGroupedNotification) {
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;
+  DaemonProcess daemon(dir, receiver.url());
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  json batch = json::array();
+  for (const char* workload : {"synthetic-a", "synthetic-b"}) {
+    for (int i = 0; i < 10; ++i) batch.push_back(synthetic_record(i, noisy(i), workload));
+    batch.push_back(synthetic_record(10, 1'300'000, workload));
+  }
+  const auto posted = http(daemon.port(), "POST", "/api/v1/runs", batch.dump(), kToken);
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  ASSERT_TRUE(receiver.wait_for_requests(1)) << daemon.log();
+  const auto requests = receiver.snapshot().requests;
+  ASSERT_EQ(requests.size(), 1u);
+  const json body = json::parse(requests[0].body);
+  ASSERT_EQ(body["alerts"].size(), 2u) << body.dump();
+  EXPECT_NE(body["alerts"][0]["key"]["workload"], body["alerts"][1]["key"]["workload"]);
   ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
   EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
 }
