@@ -122,6 +122,7 @@ class Daemon {
         schedule_timer_(io_),
         watchdog_timer_(io_),
         stop_timer_(io_),
+        reminder_timer_(io_),
         started_(std::chrono::steady_clock::now()),
         started_wall_(wall_now()) {}
 
@@ -136,6 +137,7 @@ class Daemon {
   void reload();
   void shutdown();
   void flush_notifications();
+  void remind();
   void wait_for_bench(std::chrono::steady_clock::time_point deadline);
   void ping_watchdog(std::chrono::microseconds interval);
   core::Status start_worker();
@@ -154,6 +156,7 @@ class Daemon {
   asio::steady_timer schedule_timer_;
   asio::steady_timer watchdog_timer_;
   asio::steady_timer stop_timer_;
+  asio::steady_timer reminder_timer_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<notifiers::DeliveryWorker> worker_;
   std::chrono::steady_clock::time_point started_;
@@ -210,6 +213,7 @@ core::Status Daemon::start() {
 
   if (auto ok = start_worker(); !ok) return ok;
   flush_notifications();  // owed by runs stored just before a crash
+  remind();
 
   bench_thread_ = std::thread([this] { bench_loop(); });
   wait_signal();
@@ -419,6 +423,7 @@ void Daemon::shutdown() {
   systemd::notify_stopping();
   schedule_timer_.cancel();
   watchdog_timer_.cancel();
+  reminder_timer_.cancel();
   signals_.cancel();
   if (http_) http_->stop();
   if (worker_) worker_->stop();
@@ -438,6 +443,19 @@ void Daemon::wait_for_bench(std::chrono::steady_clock::time_point deadline) {
   stop_timer_.expires_after(50ms);
   stop_timer_.async_wait(
       [this, deadline](const boost::system::error_code&) { wait_for_bench(deadline); });
+}
+
+// Once a minute: reminders of firing, unacknowledged alerts that are due.
+void Daemon::remind() {
+  if (auto owed = engine_.tick(wall_now()); !owed) {
+    log_.error("alert reminders: " + owed.error().message);
+  } else if (*owed > 0) {
+    flush_notifications();
+  }
+  reminder_timer_.expires_after(1min);
+  reminder_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec && !stopping_) remind();
+  });
 }
 
 void Daemon::flush_notifications() {

@@ -73,6 +73,33 @@ void owe(storage::AlertRow& row, const notifiers::Alert& alert) {
   if (!row.pending_notifications.is_array()) row.pending_notifications = json::array();
   row.pending_notifications.push_back(notifiers::to_json(one)["alerts"][0]);
 }
+// The notification form of a stored alert, with the run that changed it.
+notifiers::Alert alert_from_row(const storage::AlertRow& row, notifiers::AlertState state,
+                                const detectors::Observation& run) {
+  notifiers::Alert a;
+  a.id = row.id;
+  const json& d = row.document;
+  a.key = {d.value("benchmark", ""), d.value("provider", ""), d.value("workload", ""),
+           d.value("environment", "")};
+  a.state = state;
+  a.kind = row.kind == "drift"         ? notifiers::AlertKind::Drift
+           : row.kind == "environment" ? notifiers::AlertKind::Environment
+           : row.kind == "failed"      ? notifiers::AlertKind::Failed
+                                       : notifiers::AlertKind::Step;
+  a.direction = row.direction == "improvement" ? notifiers::Direction::Improvement
+                                               : notifiers::Direction::Regression;
+  a.median = run.median;
+  if (d.contains("band") && d["band"].is_object()) {
+    a.band_lower = std::chrono::nanoseconds{d["band"].value("lower", std::int64_t{0})};
+    a.band_upper = std::chrono::nanoseconds{d["band"].value("upper", std::int64_t{0})};
+  }
+  a.relative_change = d.value("relativeChange", 0.0);
+  a.baseline_runs = d.value("baselineRuns", std::int64_t{0});
+  a.external_id = run.external_id;
+  a.observed_at = run.observed_at;
+  return a;
+}
+
 }  // namespace
 
 detectors::DetectorParameters parameters_for(const EngineOptions& options,
@@ -274,24 +301,7 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
       (*row)->document["state"] = (*row)->state;
       if (event.notify == detectors::Notify::Resolved) {
         processed.resolved.push_back(event.alert_id);
-        notifiers::Alert a;
-        a.id = event.alert_id;
-        const json& d = (*row)->document;
-        a.key = {d.value("benchmark", ""), d.value("provider", ""), d.value("workload", ""),
-                 d.value("environment", "")};
-        a.state = notifiers::AlertState::Resolved;
-        a.direction = d.value("direction", "") == "improvement" ? notifiers::Direction::Improvement
-                                                                : notifiers::Direction::Regression;
-        a.median = observation.median;
-        if (d.contains("band")) {
-          a.band_lower = std::chrono::nanoseconds{d["band"].value("lower", std::int64_t{0})};
-          a.band_upper = std::chrono::nanoseconds{d["band"].value("upper", std::int64_t{0})};
-        }
-        a.relative_change = d.value("relativeChange", 0.0);
-        a.baseline_runs = d.value("baselineRuns", std::int64_t{0});
-        a.external_id = observation.external_id;
-        a.observed_at = observation.observed_at;
-        owe(**row, a);
+        owe(**row, alert_from_row(**row, notifiers::AlertState::Resolved, observation));
       }
       if (auto ok = storage::AlertStore(*store_).upsert(*tx, **row); !ok)
         return tl::unexpected(ok.error());
@@ -352,6 +362,33 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
     return tl::unexpected(ok.error());
   }
   return processed;
+}
+
+core::Result<std::size_t> Engine::tick(core::Timestamp now) {
+  std::size_t owed = 0;
+  std::optional<storage::SqliteStore::Transaction> tx;
+  for (auto& [id, state] : keys_) {
+    for (const auto& event : state.monitor->tick(now)) {
+      if (event.notify != detectors::Notify::Repeated) continue;
+      auto row = storage::AlertStore(*store_).find(event.alert_id);
+      if (!row) return tl::unexpected(row.error());
+      if (!*row || !state.last_run) continue;
+      if (!tx) {
+        auto begun = store_->begin();
+        if (!begun) return tl::unexpected(begun.error());
+        tx.emplace(std::move(*begun));
+      }
+      // A reminder carries the alert as it fired, with the key's newest run.
+      owe(**row, alert_from_row(**row, notifiers::AlertState::Firing, *state.last_run));
+      if (auto ok = storage::AlertStore(*store_).upsert(*tx, **row); !ok)
+        return tl::unexpected(ok.error());
+      ++owed;
+    }
+  }
+  if (tx) {
+    if (auto ok = tx->commit(); !ok) return tl::unexpected(ok.error());
+  }
+  return owed;
 }
 
 core::Status Engine::acknowledge(std::string_view alert_id, bool rebaseline, core::Timestamp now) {

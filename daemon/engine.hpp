@@ -63,6 +63,9 @@ class Engine {
   // alerts a cycle or a posted batch raised or resolved) and clears them, in one transaction.
   // Returns the outbox rows written. Call after a cycle, a posted batch, and at start.
   [[nodiscard]] core::Result<std::size_t> flush_notifications(core::Timestamp now);
+  // Reminders: a firing, unacknowledged alert owes a notification again every repeat_interval.
+  // Returns how many were owed (send them with flush_notifications()).
+  [[nodiscard]] core::Result<std::size_t> tick(core::Timestamp now);
   // Operator action from the API; NotFound for an unknown alert, Conflict for a closed one.
   [[nodiscard]] core::Status acknowledge(std::string_view alert_id, bool rebaseline,
                                          core::Timestamp now);

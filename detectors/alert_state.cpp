@@ -104,6 +104,7 @@ std::vector<AlertEvent> AlertStateMachine::rebaseline(std::string_view alert_id,
 std::vector<AlertEvent> AlertStateMachine::tick(core::Timestamp now) {
   std::vector<AlertEvent> events;
   if (!open_ || open_->state != AlertState::Firing) return events;
+  if (policy_.repeat_interval.count() <= 0) return events;  // 0: never repeat
   if (now - last_notified_ < policy_.repeat_interval) return events;
   last_notified_ = now;
   events.push_back(

@@ -59,7 +59,8 @@ struct AlertEvent {
 };
 
 struct AlertPolicy {
-  // A firing, unacknowledged alert is notified again this long after its last notification.
+  // A firing, unacknowledged alert is notified again this long after its last notification;
+  // zero never repeats.
   std::chrono::nanoseconds repeat_interval = std::chrono::hours(24);
 };
 

@@ -54,6 +54,13 @@ TEST(AlertStateMachine, RepeatsWhileFiringAndUnacknowledged) {
   EXPECT_EQ(machine.tick(week(8) + 48h).size(), 1u);
 }
 
+TEST(AlertStateMachine, ZeroRepeatIntervalNeverRepeats) {
+  AlertStateMachine machine(AlertPolicy{std::chrono::nanoseconds{0}});
+  (void)machine.fire(alert_on("a", 98000, 102000), week(8));
+  EXPECT_TRUE(machine.tick(week(8)).empty());
+  EXPECT_TRUE(machine.tick(week(9)).empty());
+}
+
 TEST(AlertStateMachine, FiringToResolvedWhenARunIsBackInTheBand) {
   AlertStateMachine machine;
   (void)machine.fire(alert_on("a", 98000, 102000), week(8));
