@@ -56,6 +56,10 @@ EngineOptions engine_options(const config::Config& c) {
   p.drift.min_runs = c.detector.drift.min_runs;
   p.drift.z_threshold = c.detector.drift.z_threshold;
   p.drift.min_total_change = c.detector.drift.min_total_change;
+  p.controls.reference_providers = c.detector.controls.reference_providers;
+  p.controls.cycle_gap = c.detector.controls.cycle_gap;
+  p.controls.environment_fraction = c.detector.controls.environment_fraction;
+  p.controls.environment_min_keys = c.detector.controls.environment_min_keys;
   o.policy.repeat_interval = c.detector.repeat_interval;
   o.confirm_reruns = c.detector.confirm_reruns;
   for (const auto& n : c.notifiers) o.destinations.push_back(n.name);

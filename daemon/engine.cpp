@@ -177,6 +177,7 @@ core::Status Engine::rebuild() {
       const auto step = state.monitor->observe(observation);
       state.last_run = observation;
       if (observation.judgeable()) state.last_verdict = step.detection.verdict;
+      remember_verdict(state, observation, step.detection.verdict);
     }
     while (next_action < key_actions.size()) {
       const auto* a = key_actions[next_action++];
@@ -214,11 +215,61 @@ core::Status Engine::write_alert(storage::SqliteStore::Transaction& tx, std::int
 
 // Appends a notification the alert owes to its row (sent by flush_notifications()).
 
+void Engine::remember_verdict(KeyState& state, const detectors::Observation& run,
+                              const detectors::Verdict& verdict) {
+  if (!run.judgeable()) return;
+  state.verdicts.push_back({run.observed_at, verdict.kind});
+  constexpr std::size_t kKept = 64;  // far more than one cycle needs
+  if (state.verdicts.size() > kKept) state.verdicts.erase(state.verdicts.begin());
+}
+
+core::Status Engine::apply_controls(storage::SqliteStore::Transaction& tx) {
+  if (unsent_steps_.empty()) return {};
+  std::vector<detectors::Alert> alerts;
+  for (const auto& [key_id, alert] : unsent_steps_) alerts.push_back(alert);
+  std::vector<detectors::KeyVerdicts> verdicts;
+  for (const auto& [id, state] : keys_) verdicts.push_back({state.monitor->key(), state.verdicts});
+  detectors::apply_controls(alerts, verdicts, options_.parameters.controls);
+  storage::AlertStore store(*store_);
+  for (std::size_t i = 0; i < alerts.size(); ++i) {
+    if (alerts[i].kind != detectors::AlertKind::Environment) continue;
+    auto row = store.find(alerts[i].id);
+    if (!row) return tl::unexpected(row.error());
+    if (!*row) continue;
+    (*row)->kind = "environment";
+    (*row)->document["kind"] = "environment";
+    (*row)->document["incident"] = alerts[i].incident;
+    if ((*row)->pending_notifications.is_array()) {
+      for (auto& owed : (*row)->pending_notifications) {
+        if (owed.value("id", "") == alerts[i].id) owed["kind"] = "environment";
+      }
+    }
+    if (auto ok = store.upsert(tx, **row); !ok) return ok;
+  }
+  unsent_steps_.clear();
+  return {};
+}
+
 core::Result<std::size_t> Engine::flush_notifications(core::Timestamp now) {
+  {
+    // Before anything is sent: a step that the reference provider or most keys of the
+    // environment show too is an environment incident.
+    auto tx = store_->begin();
+    if (!tx) return tl::unexpected(tx.error());
+    if (auto ok = apply_controls(*tx); !ok) return tl::unexpected(ok.error());
+    if (auto ok = tx->commit(); !ok) return tl::unexpected(ok.error());
+  }
   storage::AlertStore alerts(*store_);
   auto owed = alerts.with_pending_notifications();
   if (!owed) return tl::unexpected(owed.error());
   if (owed->empty()) return std::size_t{0};
+  if (options_.destinations.empty()) {
+    auto tx = store_->begin();
+    if (!tx) return tl::unexpected(tx.error());
+    if (auto ok = alerts.clear_pending_notifications(*tx); !ok) return tl::unexpected(ok.error());
+    if (auto ok = tx->commit(); !ok) return tl::unexpected(ok.error());
+    return std::size_t{0};
+  }
   json items = json::array();
   for (const auto& row : *owed) {
     for (const auto& item : row.pending_notifications) items.push_back(item);
@@ -285,11 +336,14 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
     processed.verdict = step.detection.verdict;
     processed.role = step.detection.role;
     if (observation.judgeable()) state.last_verdict = step.detection.verdict;
+    remember_verdict(state, observation, step.detection.verdict);
     processed.awaits_confirmation = step.detection.role == detectors::RunRole::Pending;
     if (step.fired) {
       if (auto ok = write_alert(*tx, **key_id, *step.fired, now); !ok)
         return tl::unexpected(ok.error());
       processed.fired.push_back(step.fired->id);
+      if (step.fired->kind == detectors::AlertKind::Step)
+        unsent_steps_.emplace_back(**key_id, *step.fired);
     }
     for (const auto& event : step.events) {
       if (step.fired && event.alert_id == step.fired->id) continue;

@@ -14,6 +14,7 @@
 
 #include "core/record.hpp"
 #include "detectors/alert_state.hpp"
+#include "detectors/controls.hpp"
 #include "detectors/parameters.hpp"
 #include "notifiers/notification.hpp"
 #include "storage/alerts.hpp"
@@ -81,6 +82,7 @@ class Engine {
     std::optional<detectors::Observation> last_run;
     detectors::Verdict last_verdict;
     std::optional<std::string> open_failed_alert;
+    std::vector<detectors::RunVerdictRecord> verdicts;  // recent, oldest first (the controls)
   };
   KeyState& state_for(std::int64_t key_id, const detectors::KeyLabels& key,
                       const core::Record& record);
@@ -90,6 +92,12 @@ class Engine {
   storage::SqliteStore* store_;
   EngineOptions options_;
   std::map<std::int64_t, KeyState> keys_;
+  // Step alerts fired since the last flush: the controls may turn them into one environment
+  // incident before they are sent.
+  std::vector<std::pair<std::int64_t, detectors::Alert>> unsent_steps_;
+  void remember_verdict(KeyState& state, const detectors::Observation& run,
+                        const detectors::Verdict& verdict);
+  [[nodiscard]] core::Status apply_controls(storage::SqliteStore::Transaction& tx);
 };
 
 // Detector parameters for one key: the daemon's own runs (source "kernelwatch") are confirmed

@@ -287,6 +287,33 @@ TEST(DaemonE2E, AlertsOfOneBatchGoOutAsOneGroupedNotification) {
   const json body = json::parse(requests[0].body);
   ASSERT_EQ(body["alerts"].size(), 2u) << body.dump();
   EXPECT_NE(body["alerts"][0]["key"]["workload"], body["alerts"][1]["key"]["workload"]);
+  // Two keys of the environment: below environment_min_keys (3), so two kernel steps.
+  EXPECT_EQ(body["alerts"][0]["kind"], "step");
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+}
+
+TEST(DaemonE2E, MostKeysOfAnEnvironmentSteppingTogetherIsOneEnvironmentIncident) {
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;
+  DaemonProcess daemon(dir, receiver.url());
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  json batch = json::array();
+  for (const char* workload : {"synthetic-a", "synthetic-b", "synthetic-c"}) {
+    for (int i = 0; i < 10; ++i) batch.push_back(synthetic_record(i, noisy(i), workload));
+    batch.push_back(synthetic_record(10, 1'300'000, workload));
+  }
+  const auto posted = http(daemon.port(), "POST", "/api/v1/runs", batch.dump(), kToken);
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  ASSERT_TRUE(receiver.wait_for_requests(1)) << daemon.log();
+  const json body = json::parse(receiver.snapshot().requests[0].body);
+  ASSERT_EQ(body["alerts"].size(), 3u) << body.dump();
+  for (const auto& alert : body["alerts"]) EXPECT_EQ(alert["kind"], "environment") << body.dump();
+  const auto alerts = json::parse(http(daemon.port(), "GET", "/api/v1/alerts?state=firing").body);
+  ASSERT_EQ(alerts.size(), 3u);
+  EXPECT_EQ(alerts[0]["incident"], alerts[2]["incident"]);
+  EXPECT_FALSE(alerts[0]["incident"].get<std::string>().empty());
   ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
   EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
 }
