@@ -6,6 +6,7 @@
 
 #include "core/key.hpp"
 #include "daemon/metrics.hpp"
+#include "daemon/store_commands.hpp"
 #include "notifiers/worker.hpp"
 #include "storage/alerts.hpp"
 #include "storage/outbox.hpp"
@@ -126,17 +127,7 @@ HttpResponse keys(const ApiContext& c) {
   auto found = c.store->keys();
   if (!found) return internal(found.error());
   json out = json::array();
-  for (const auto& k : *found) {
-    out.push_back({{"benchmark", k.key.benchmark.label},
-                   {"provider", k.key.provider.label},
-                   {"workload", k.key.workload.label},
-                   {"environment", k.key.environment.label},
-                   {"protocol", k.key.protocol.label},
-                   {"digest", k.key.digest()},
-                   {"runs", k.run_count},
-                   {"firstObservedAt", core::format_timestamp(k.first_observed)},
-                   {"lastObservedAt", core::format_timestamp(k.last_observed)}});
-  }
+  for (const auto& k : *found) out.push_back(to_json(k));
   return HttpResponse::json(200, out);
 }
 

@@ -17,6 +17,18 @@ std::string optional_duration(std::optional<std::chrono::nanoseconds> value) {
 
 }  // namespace
 
+nlohmann::json to_json(const storage::KeySummary& k) {
+  return json{{"benchmark", k.key.benchmark.label},
+              {"provider", k.key.provider.label},
+              {"workload", k.key.workload.label},
+              {"environment", k.key.environment.label},
+              {"protocol", k.key.protocol.label},
+              {"digest", k.key.digest()},
+              {"runs", k.run_count},
+              {"firstObservedAt", core::format_timestamp(k.first_observed)},
+              {"lastObservedAt", core::format_timestamp(k.last_observed)}};
+}
+
 int run_import(const ImportOptions& options, std::ostream& out, std::ostream& err) {
   auto store = storage::SqliteStore::open(options.db, storage::OpenMode::Create);
   if (!store) {
@@ -53,17 +65,7 @@ int run_keys(const std::filesystem::path& db, OutputFormat format, std::ostream&
   }
   if (format == OutputFormat::Json) {
     json array = json::array();
-    for (const auto& k : *keys) {
-      array.push_back({{"benchmark", k.key.benchmark.label},
-                       {"provider", k.key.provider.label},
-                       {"workload", k.key.workload.label},
-                       {"environment", k.key.environment.label},
-                       {"protocol", k.key.protocol.label},
-                       {"digest", k.key.digest()},
-                       {"runs", k.run_count},
-                       {"firstObservedAt", core::format_timestamp(k.first_observed)},
-                       {"lastObservedAt", core::format_timestamp(k.last_observed)}});
-    }
+    for (const auto& k : *keys) array.push_back(to_json(k));
     out << array.dump(2) << '\n';
     return 0;
   }

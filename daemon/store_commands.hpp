@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "storage/sqlite_store.hpp"
 
 namespace kernelwatch::daemon {
@@ -24,6 +26,9 @@ struct HistoryOptions {
   storage::RunFilter filter;
   OutputFormat format = OutputFormat::Table;
 };
+
+// A key with its run count and first/last run, as `keys --json` and GET /api/v1/keys print it.
+[[nodiscard]] nlohmann::json to_json(const storage::KeySummary& summary);
 
 // Each returns the process exit code (0 success, 1 failure) after printing.
 int run_import(const ImportOptions& options, std::ostream& out, std::ostream& err);
