@@ -167,6 +167,7 @@ class Daemon {
   core::Timestamp started_wall_;
   std::mt19937_64 rng_{std::random_device{}()};
   CycleState cycle_;
+  std::chrono::steady_clock::time_point next_prune_{};
 
   // The benchmark thread: waits for a cycle request, runs the cases, hands each record to the
   // io thread and waits for its verdict (a breach is rerun at once).
@@ -451,6 +452,13 @@ void Daemon::wait_for_bench(std::chrono::steady_clock::time_point deadline) {
 
 // Once a minute: reminders of firing, unacknowledged alerts that are due.
 void Daemon::remind() {
+  // Delivered notifications are kept a week for the record, then pruned (hourly).
+  if (std::chrono::steady_clock::now() >= next_prune_) {
+    next_prune_ = std::chrono::steady_clock::now() + 1h;
+    if (auto pruned = storage::Outbox(store_).prune_delivered(wall_now() - 24h * 7); !pruned) {
+      log_.error("pruning delivered notifications: " + pruned.error().message);
+    }
+  }
   if (auto owed = engine_.tick(wall_now()); !owed) {
     log_.error("alert reminders: " + owed.error().message);
   } else if (*owed > 0) {

@@ -115,6 +115,9 @@ CREATE TABLE alert_actions (
   at_ns INTEGER NOT NULL
 );
 CREATE INDEX alert_actions_by_key ON alert_actions (key_id, at_ns);
+-- The status API counts the outbox per destination and state on every request: a covering
+-- index keeps that off the payloads.
+CREATE INDEX outbox_state ON outbox (destination, state);
 )sql";
 
 constexpr const char* kMigrations[] = {kV1, kV2, kV3};

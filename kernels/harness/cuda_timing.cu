@@ -2,6 +2,7 @@
 // flush buffer before each start event, so each repetition reads its inputs from HBM.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <vector>
@@ -49,18 +50,23 @@ core::Result<Timings> time_cuda_case(Case& c, const TimingPolicy& policy) {
   // Warm-up by budget on the host clock; each warm-up run is timed with events too, and the
   // last one estimates a repetition.
   const auto warmup_end = std::chrono::steady_clock::now() + policy.warmup;
-  float last_ms = 0;
+  std::vector<float> warmup_ms;
   do {
     if (auto ok = flush_once(timings.warmup_runs); !ok) return tl::unexpected(ok.error());
     KW_CUDA_TRY(cudaEventRecord(start->get(), stream));
     if (auto ok = c.launch(); !ok) return tl::unexpected(ok.error());
     KW_CUDA_TRY(cudaEventRecord(stop->get(), stream));
     if (auto ok = c.synchronize(); !ok) return tl::unexpected(ok.error());
-    KW_CUDA_TRY(cudaEventElapsedTime(&last_ms, start->get(), stop->get()));
+    float ms = 0;
+    KW_CUDA_TRY(cudaEventElapsedTime(&ms, start->get(), stop->get()));
+    warmup_ms.push_back(ms);
     ++timings.warmup_runs;
   } while (std::chrono::steady_clock::now() < warmup_end);
 
-  const int count = repetitions_for(policy, static_cast<double>(last_ms) * 1e6);
+  // The median warm-up run, not the last: one slow run would cut the repetitions short.
+  std::sort(warmup_ms.begin(), warmup_ms.end());
+  const int count =
+      repetitions_for(policy, static_cast<double>(warmup_ms[warmup_ms.size() / 2]) * 1e6);
   std::vector<Event> starts;
   std::vector<Event> stops;
   starts.reserve(static_cast<std::size_t>(count));

@@ -54,16 +54,18 @@ core::Result<Timings> time_cpu(Case& c, const TimingPolicy& policy) {
 
   // Warm-up by budget; its last runs estimate one repetition's time.
   const auto warmup_end = Clock::now() + policy.warmup;
-  double last_ns = 0;
+  std::vector<double> warmup_ns;
   do {
     flush.write();
     const auto start = Clock::now();
     if (auto ok = c.run(); !ok) return tl::unexpected(ok.error());
-    last_ns = elapsed_ns(start, Clock::now());
+    warmup_ns.push_back(elapsed_ns(start, Clock::now()));
     ++timings.warmup_runs;
   } while (Clock::now() < warmup_end);
 
-  const int count = repetitions_for(policy, last_ns);
+  // The median warm-up run, not the last: one slow run would cut the repetitions short.
+  std::sort(warmup_ns.begin(), warmup_ns.end());
+  const int count = repetitions_for(policy, warmup_ns[warmup_ns.size() / 2]);
   timings.samples_ns.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) {
     flush.write();
