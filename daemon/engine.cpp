@@ -186,10 +186,13 @@ core::Status Engine::rebuild() {
     }
   }
   // Open failed alerts come from the table: they are the daemon's own, not the detectors'.
-  auto open_failed = alerts.list("firing", 0);
-  if (!open_failed) return tl::unexpected(open_failed.error());
-  for (const auto& row : *open_failed) {
-    if (row.kind == "failed") keys_[row.key_id].open_failed_alert = row.id;
+  // An acknowledged failed alert is still the key's open one (only a good run closes it).
+  for (const char* open_state : {"firing", "acknowledged"}) {
+    auto open_failed = alerts.list(open_state, 0);
+    if (!open_failed) return tl::unexpected(open_failed.error());
+    for (const auto& row : *open_failed) {
+      if (row.kind == "failed") keys_[row.key_id].open_failed_alert = row.id;
+    }
   }
   for (auto it = keys_.begin(); it != keys_.end();) {
     it = it->second.monitor ? std::next(it)
@@ -337,7 +340,10 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
     processed.role = step.detection.role;
     if (observation.judgeable()) state.last_verdict = step.detection.verdict;
     remember_verdict(state, observation, step.detection.verdict);
-    processed.awaits_confirmation = step.detection.role == detectors::RunRole::Pending;
+    // Pending with nothing fired: the detector waits for a confirming run (the daemon reruns).
+    // Without confirmation a breach is Pending too, but it has already fired.
+    processed.awaits_confirmation =
+        step.detection.role == detectors::RunRole::Pending && !step.fired;
     if (step.fired) {
       if (auto ok = write_alert(*tx, **key_id, *step.fired, now); !ok)
         return tl::unexpected(ok.error());
