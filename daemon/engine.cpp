@@ -186,6 +186,13 @@ core::Status Engine::rebuild() {
     }
   }
   // Open failed alerts come from the table: they are the daemon's own, not the detectors'.
+  for (auto& [id, state] : keys_) {
+    const auto& open = state.monitor->alerts().open();
+    if (!open) continue;
+    auto row = alerts.find(open->id);
+    if (!row) return tl::unexpected(row.error());
+    if (!*row) state.unraised_alert = open->id;
+  }
   // An acknowledged failed alert is still the key's open one (only a good run closes it).
   for (const char* open_state : {"firing", "acknowledged"}) {
     auto open_failed = alerts.list(open_state, 0);
@@ -494,6 +501,7 @@ std::vector<KeyStatus> Engine::status() const {
     s.last_run = state.last_run;
     s.last_verdict = state.last_verdict;
     s.open_alert = state.monitor->alerts().open();
+    if (s.open_alert && s.open_alert->id == state.unraised_alert) s.open_alert.reset();
     s.open_failed_alert = state.open_failed_alert;
     out.push_back(std::move(s));
   }

@@ -83,6 +83,9 @@ class Engine {
     detectors::Verdict last_verdict;
     std::optional<std::string> open_failed_alert;
     std::vector<detectors::RunVerdictRecord> verdicts;  // recent, oldest first (the controls)
+    // An open alert the replay of imported history implies but this daemon never raised (no
+    // alert row): not reported as the key's open alert.
+    std::string unraised_alert;
   };
   KeyState& state_for(std::int64_t key_id, const detectors::KeyLabels& key,
                       const core::Record& record);
