@@ -551,3 +551,30 @@ TEST_F(EngineTest, ARunOlderThanTheKeysNewestIsStoredButNotJudged) {
 
 }  // namespace
 }  // namespace kernelwatch::daemon
+
+namespace kernelwatch::daemon {
+namespace {
+
+TEST_F(EngineTest, ImportedHistoryWithAStepIsNotReportedAsAnOpenAlert) {
+  // Stored by an import, never judged by this daemon: no alert row, nothing owed.
+  const Series series;
+  {
+    auto tx = store_->begin();
+    ASSERT_TRUE(tx);
+    for (int i = 0; i < 10; ++i)
+      ASSERT_TRUE(store_->insert_run(*tx, record(series, i, noisy(i)), ""));
+    ASSERT_TRUE(store_->insert_run(*tx, record(series, 10, 1'300'000), ""));
+    ASSERT_TRUE(tx->commit());
+  }
+  Engine rebuilt(*store_, options_);
+  ASSERT_TRUE(rebuilt.rebuild());
+  const auto status = rebuilt.status();
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_EQ(status[0].last_run->median.count(), 1'300'000);
+  EXPECT_FALSE(status[0].open_alert) << status[0].open_alert->id;
+  EXPECT_EQ(count("firing"), 0);
+  EXPECT_EQ(*rebuilt.flush_notifications(arrival(11)), 0u);
+}
+
+}  // namespace
+}  // namespace kernelwatch::daemon
