@@ -1,5 +1,8 @@
 #include "config/config.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -593,9 +596,16 @@ bool name_char_ok(char c) {
          c == '-' || c == '_';
 }
 
+// An address in 127.0.0.0/8 or ::1, or "localhost"; not a name that merely starts like one
+// ("127.evil.example").
 bool is_loopback(std::string_view host) {
-  const std::string h = lower(host);
-  return h == "localhost" || h == "::1" || h == "[::1]" || h.rfind("127.", 0) == 0;
+  std::string h = lower(host);
+  if (h == "localhost") return true;
+  if (h.size() > 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  in_addr v4{};
+  if (::inet_pton(AF_INET, h.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return ::inet_pton(AF_INET6, h.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 // Scheme and host of a resolved notifier URL; messages name the field, never the URL.

@@ -101,7 +101,8 @@ std::optional<std::size_t> parse_limit(const HttpRequest& r, std::size_t fallbac
   std::size_t value = 0;
   const auto& text = it->second;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value > 10000)
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value == 0 ||
+      value > 10000)
     return std::nullopt;
   return value;
 }
@@ -113,7 +114,7 @@ std::string query(const HttpRequest& r, const char* name) {
 
 HttpResponse runs(const ApiContext& c, const HttpRequest& r) {
   const auto limit = parse_limit(r, 100);
-  if (!limit) return HttpResponse::error(400, "limit must be an integer from 0 to 10000");
+  if (!limit) return HttpResponse::error(400, "limit must be an integer from 1 to 10000");
   storage::RunFilter filter{query(r, "benchmark"), query(r, "provider"), query(r, "workload"),
                             query(r, "environment"), *limit};
   auto found = c.store->runs(filter);
@@ -138,7 +139,7 @@ HttpResponse alerts(const ApiContext& c, const HttpRequest& r) {
     return HttpResponse::error(400, "state must be firing, acknowledged, resolved or rebaselined");
   }
   const auto limit = parse_limit(r, 100);
-  if (!limit) return HttpResponse::error(400, "limit must be an integer from 0 to 10000");
+  if (!limit) return HttpResponse::error(400, "limit must be an integer from 1 to 10000");
   auto found = storage::AlertStore(*c.store).list(state, *limit);
   if (!found) return internal(found.error());
   json out = json::array();
@@ -178,7 +179,11 @@ HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
   std::size_t notifications = 0;
   for (const auto& record : records) {
     auto processed = c.engine->process(record, wall_now());
-    if (!processed) return internal(processed.error());
+    if (!processed) {
+      // What was stored before the failure keeps its alerts: send what they owe.
+      if (stored > 0 && c.flush && !c.cycle->running) c.flush();
+      return internal(processed.error());
+    }
     c.cycle->count_run(record.run.status, record.run.median.value_or(std::chrono::nanoseconds{0}));
     (processed->duplicate ? duplicates : stored) += 1;
     notifications += processed->notifications;
@@ -190,7 +195,8 @@ HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
                        {"resolved", processed->resolved}});
   }
   // One posted batch is one cycle: its alerts go out as one notification per destination.
-  if (notifications > 0 && c.flush) c.flush();
+  // During a cycle its end sends them, so the controls see the whole cycle.
+  if (notifications > 0 && c.flush && !c.cycle->running) c.flush();
   return HttpResponse::json(
       200, json{{"stored", stored}, {"duplicates", duplicates}, {"runs", results}});
 }

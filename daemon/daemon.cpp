@@ -176,6 +176,7 @@ class Daemon {
   std::condition_variable bench_wake_;
   bool cycle_requested_ = false;
   std::vector<kernels::BenchRequest> cycle_plan_;
+  int cycle_confirm_reruns_ = 0;  // copied with the plan: reload() replaces config_
   std::atomic<bool> stopping_{false};
   std::atomic<bool> bench_idle_{true};
   bool stopped_ = false;
@@ -305,6 +306,7 @@ void Daemon::start_cycle(std::string reason) {
     return;
   }
   cycle_plan_ = std::move(plan);
+  cycle_confirm_reruns_ = std::max(0, config_.detector.confirm_reruns);
   cycle_requested_ = true;
   cycle_.running = true;
   cycle_.last_start = wall_now();
@@ -316,11 +318,13 @@ void Daemon::start_cycle(std::string reason) {
 void Daemon::bench_loop() {
   while (true) {
     std::vector<kernels::BenchRequest> plan;
+    int confirm_reruns = 0;
     {
       std::unique_lock lock(bench_mutex_);
       bench_wake_.wait(lock, [this] { return cycle_requested_ || stopping_; });
       if (stopping_) return;
       plan = std::move(cycle_plan_);
+      confirm_reruns = cycle_confirm_reruns_;
       cycle_requested_ = false;
     }
     bench_idle_ = false;
@@ -328,8 +332,7 @@ void Daemon::bench_loop() {
     kernels::BenchContext context;
     context.now = wall_now;
     for (const auto& request : plan) {
-      for (int attempt = 0; attempt <= std::max(0, config_.detector.confirm_reruns) && !stopping_;
-           ++attempt) {
+      for (int attempt = 0; attempt <= confirm_reruns && !stopping_; ++attempt) {
         auto outcome = kernels::run_benchmark(request, context);
         if (stopping_) break;
         std::promise<bool> rerun;
@@ -408,6 +411,9 @@ void Daemon::reload() {
   config_.http.listen = listen;
   for (const auto& w : config_.warnings) log_.warning(w);
   engine_.set_options(engine_options(config_));
+  // Detector settings apply to every key: replay the history with them.
+  if (auto ok = engine_.rebuild(); !ok)
+    log_.error("SIGHUP: replaying the history: " + ok.error().message);
   http_->set_token(config_.http.token);
   if (notifiers_changed) {
     // Rows in flight stay pending in the outbox and are delivered by the new worker.
@@ -461,8 +467,8 @@ void Daemon::remind() {
   }
   if (auto owed = engine_.tick(wall_now()); !owed) {
     log_.error("alert reminders: " + owed.error().message);
-  } else if (*owed > 0) {
-    flush_notifications();
+  } else if (*owed > 0 && !cycle_.running) {
+    flush_notifications();  // during a cycle, its end sends them with the cycle's alerts
   }
   reminder_timer_.expires_after(1min);
   reminder_timer_.async_wait([this](const boost::system::error_code& ec) {

@@ -67,11 +67,15 @@ std::string status_reason(const core::Record& record) {
   return spec->value("statusReason", std::string());
 }
 
-void owe(storage::AlertRow& row, const notifiers::Alert& alert) {
+void owe(storage::AlertRow& row, const notifiers::Alert& alert, core::Timestamp owed_at) {
   notifiers::Notification one;
   one.alerts.push_back(alert);
   if (!row.pending_notifications.is_array()) row.pending_notifications = json::array();
-  row.pending_notifications.push_back(notifiers::to_json(one)["alerts"][0]);
+  json item = notifiers::to_json(one)["alerts"][0];
+  // Part of the flush's idempotency key: a reminder identical to an earlier message must not
+  // be taken for a repeat of it, while a retried flush of the same debts keeps its key.
+  item["owedAt"] = core::format_timestamp(owed_at);
+  row.pending_notifications.push_back(std::move(item));
 }
 // The notification form of a stored alert, with the run that changed it.
 notifiers::Alert alert_from_row(const storage::AlertRow& row, notifiers::AlertState state,
@@ -146,6 +150,15 @@ Engine::KeyState& Engine::state_for(std::int64_t key_id, const detectors::KeyLab
   return state;
 }
 
+// An operator action acts on the monitor only when it names the monitor's open alert (an
+// action on a `failed` alert, or on an alert since superseded, leaves the detector alone).
+void Engine::replay_action(KeyState& state, const storage::AlertActionRow& action) {
+  const auto& open = state.monitor->alerts().open();
+  if (!open || open->id != action.alert_id) return;
+  (void)(action.action == storage::AlertAction::Acknowledge ? state.monitor->acknowledge(action.at)
+                                                            : state.monitor->rebaseline(action.at));
+}
+
 core::Status Engine::rebuild() {
   keys_.clear();
   storage::AlertStore alerts(*store_);
@@ -170,9 +183,7 @@ core::Status Engine::rebuild() {
       // Operator actions replay at their place in time, between the runs around them.
       while (next_action < key_actions.size() &&
              key_actions[next_action]->at <= observation.observed_at) {
-        const auto* a = key_actions[next_action++];
-        (void)(a->action == storage::AlertAction::Acknowledge ? state.monitor->acknowledge(a->at)
-                                                              : state.monitor->rebaseline(a->at));
+        replay_action(state, *key_actions[next_action++]);
       }
       const auto step = state.monitor->observe(observation);
       state.last_run = observation;
@@ -180,9 +191,7 @@ core::Status Engine::rebuild() {
       remember_verdict(state, observation, step.detection.verdict);
     }
     while (next_action < key_actions.size()) {
-      const auto* a = key_actions[next_action++];
-      (void)(a->action == storage::AlertAction::Acknowledge ? state.monitor->acknowledge(a->at)
-                                                            : state.monitor->rebaseline(a->at));
+      replay_action(state, *key_actions[next_action++]);
     }
   }
   // Open failed alerts come from the table: they are the daemon's own, not the detectors'.
@@ -219,7 +228,7 @@ core::Status Engine::write_alert(storage::SqliteStore::Transaction& tx, std::int
   row.fired_at = alert.observed_at;
   row.updated_at = now;
   row.document = alert_document(alert);
-  owe(row, to_notification_alert(alert, notifiers::AlertState::Firing));
+  owe(row, to_notification_alert(alert, notifiers::AlertState::Firing), now);
   return storage::AlertStore(*store_).upsert(tx, row);
 }
 
@@ -308,6 +317,14 @@ core::Result<std::size_t> Engine::flush_notifications(core::Timestamp now) {
 }
 
 core::Result<Processed> Engine::process(const core::Record& record, core::Timestamp now) {
+  auto processed = process_run(record, now);
+  // An error after the monitor saw the run rolled the database back: make the monitors match
+  // what is stored again, or the run's alert would be remembered as fired and never written.
+  if (!processed) (void)rebuild();
+  return processed;
+}
+
+core::Result<Processed> Engine::process_run(const core::Record& record, core::Timestamp now) {
   auto key = core::key_of(record);
   if (!key) return tl::unexpected(key.error());
   Processed processed;
@@ -368,7 +385,7 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
       (*row)->document["state"] = (*row)->state;
       if (event.notify == detectors::Notify::Resolved) {
         processed.resolved.push_back(event.alert_id);
-        owe(**row, alert_from_row(**row, notifiers::AlertState::Resolved, observation));
+        owe(**row, alert_from_row(**row, notifiers::AlertState::Resolved, observation), now);
       }
       if (auto ok = storage::AlertStore(*store_).upsert(*tx, **row); !ok)
         return tl::unexpected(ok.error());
@@ -395,7 +412,7 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
     a.attribution = reason;
     a.external_id = record.run.source_native.external_id;
     a.observed_at = record.run.observed_at;
-    owe(row, a);
+    owe(row, a, now);
     if (auto ok = storage::AlertStore(*store_).upsert(*tx, row); !ok)
       return tl::unexpected(ok.error());
     state.open_failed_alert = id;
@@ -414,7 +431,7 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
       a.state = notifiers::AlertState::Resolved;
       a.external_id = record.run.source_native.external_id;
       a.observed_at = record.run.observed_at;
-      owe(**row, a);
+      owe(**row, a, now);
       if (auto ok = storage::AlertStore(*store_).upsert(*tx, **row); !ok)
         return tl::unexpected(ok.error());
       processed.resolved.push_back((*row)->id);
@@ -423,15 +440,17 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
   }
 
   processed.notifications = processed.fired.size() + processed.resolved.size();
-  if (auto ok = tx->commit(); !ok) {
-    // The monitor saw a run the database did not keep: rebuild from what is stored.
-    (void)rebuild();
-    return tl::unexpected(ok.error());
-  }
+  if (auto ok = tx->commit(); !ok) return tl::unexpected(ok.error());
   return processed;
 }
 
 core::Result<std::size_t> Engine::tick(core::Timestamp now) {
+  auto owed = tick_monitors(now);
+  if (!owed) (void)rebuild();  // the monitors moved on; the rolled-back rows did not
+  return owed;
+}
+
+core::Result<std::size_t> Engine::tick_monitors(core::Timestamp now) {
   std::size_t owed = 0;
   std::optional<storage::SqliteStore::Transaction> tx;
   for (auto& [id, state] : keys_) {
@@ -446,7 +465,7 @@ core::Result<std::size_t> Engine::tick(core::Timestamp now) {
         tx.emplace(std::move(*begun));
       }
       // A reminder carries the alert as it fired, with the key's newest run.
-      owe(**row, alert_from_row(**row, notifiers::AlertState::Firing, *state.last_run));
+      owe(**row, alert_from_row(**row, notifiers::AlertState::Firing, *state.last_run), now);
       if (auto ok = storage::AlertStore(*store_).upsert(*tx, **row); !ok)
         return tl::unexpected(ok.error());
       ++owed;
@@ -459,6 +478,16 @@ core::Result<std::size_t> Engine::tick(core::Timestamp now) {
 }
 
 core::Status Engine::acknowledge(std::string_view alert_id, bool rebaseline, core::Timestamp now) {
+  auto ok = acknowledge_alert(alert_id, rebaseline, now);
+  if (!ok && ok.error().code != core::ErrorCode::NotFound &&
+      ok.error().code != core::ErrorCode::Conflict) {
+    (void)rebuild();
+  }
+  return ok;
+}
+
+core::Status Engine::acknowledge_alert(std::string_view alert_id, bool rebaseline,
+                                       core::Timestamp now) {
   storage::AlertStore alerts(*store_);
   auto row = alerts.find(alert_id);
   if (!row) return tl::unexpected(row.error());
@@ -479,12 +508,16 @@ core::Status Engine::acknowledge(std::string_view alert_id, bool rebaseline, cor
   if ((*row)->kind == "failed") {
     (*row)->state = rebaseline ? "rebaselined" : "acknowledged";
     if (rebaseline && it != keys_.end()) it->second.open_failed_alert.reset();
-  } else if (it != keys_.end() && it->second.monitor) {
+  } else if (it != keys_.end() && it->second.monitor && it->second.monitor->alerts().open() &&
+             it->second.monitor->alerts().open()->id == alert_id) {
     const auto events =
         rebaseline ? it->second.monitor->rebaseline(now) : it->second.monitor->acknowledge(now);
     for (const auto& event : events) {
       if (event.alert_id == alert_id) (*row)->state = state_name(event.to);
     }
+  } else {
+    // The row says open but the detector has moved on (superseded): close it as asked.
+    (*row)->state = rebaseline ? "rebaselined" : "acknowledged";
   }
   (*row)->updated_at = now;
   (*row)->document["state"] = (*row)->state;

@@ -98,6 +98,12 @@ class Engine {
   // Step alerts fired since the last flush: the controls may turn them into one environment
   // incident before they are sent.
   std::vector<std::pair<std::int64_t, detectors::Alert>> unsent_steps_;
+  void replay_action(KeyState& state, const storage::AlertActionRow& action);
+  [[nodiscard]] core::Result<Processed> process_run(const core::Record& record,
+                                                    core::Timestamp now);
+  [[nodiscard]] core::Result<std::size_t> tick_monitors(core::Timestamp now);
+  [[nodiscard]] core::Status acknowledge_alert(std::string_view alert_id, bool rebaseline,
+                                               core::Timestamp now);
   void remember_verdict(KeyState& state, const detectors::Observation& run,
                         const detectors::Verdict& verdict);
   [[nodiscard]] core::Status apply_controls(storage::SqliteStore::Transaction& tx);

@@ -484,6 +484,13 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       const CompiledRoute* route = nullptr;
       std::map<std::string, std::string> params;
       find_route(method, *target, route, params, early);
+      // A Transfer-Encoding other than chunked leaves the body's end unknown: Beast would read
+      // the body as the next request on this connection (request smuggling behind a proxy).
+      if (!early && header.find(http::field::transfer_encoding) != header.end() &&
+          !parser.chunked()) {
+        early =
+            Answer{HttpResponse::error(400, "unsupported Transfer-Encoding (only chunked)"), true};
+      }
       if (!early && route->route.access == Access::TokenRequired) {
         early = check_token(header[http::field::authorization]);
       }

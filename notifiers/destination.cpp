@@ -1,5 +1,7 @@
 #include "notifiers/destination.hpp"
 
+#include <boost/asio/ip/address.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -119,7 +121,11 @@ std::string redact(std::string_view url) {
 }
 
 bool is_loopback_host(std::string_view host) {
-  return host == "localhost" || host == "::1" || host.starts_with("127.");
+  if (host == "localhost") return true;
+  // An address, not a name that merely starts like one ("127.evil.example").
+  boost::system::error_code ec;
+  const auto address = boost::asio::ip::make_address(std::string(host), ec);
+  return !ec && address.is_loopback();
 }
 
 Status validate(const Destination& destination) {

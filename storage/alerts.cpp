@@ -59,8 +59,8 @@ Status AlertStore::upsert(SqliteStore::Transaction& tx, const AlertRow& row) {
   auto stmt = store_->db_->prepare_cached(
       "INSERT INTO alerts (id, key_id, kind, direction, state, fired_at_ns, updated_at_ns, "
       "document, pending_notifications) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
-      "ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated_at_ns = "
-      "excluded.updated_at_ns, "
+      "ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, direction = excluded.direction, "
+      "state = excluded.state, updated_at_ns = excluded.updated_at_ns, "
       "document = excluded.document, pending_notifications = excluded.pending_notifications");
   if (!stmt) return tl::unexpected(stmt.error());
   (*stmt)

@@ -342,6 +342,8 @@ TEST(DaemonE2E, BadRequestsAreRefusedAndStoreNothing) {
   EXPECT_EQ(http(port, "GET", "/api/v1/nothing").status, 404);
   EXPECT_EQ(http(port, "POST", "/api/v1/alerts/nope/ack", "{}", kToken).status, 404);
   EXPECT_EQ(http(port, "GET", "/api/v1/alerts?state=sleeping").status, 400);
+  EXPECT_EQ(http(port, "GET", "/api/v1/runs?limit=0").status, 400);  // no unbounded reads
+  EXPECT_EQ(http(port, "GET", "/api/v1/runs?limit=10001").status, 400);
   // Nothing of the above was stored.
   EXPECT_TRUE(json::parse(http(port, "GET", "/api/v1/runs").body).empty());
   EXPECT_TRUE(json::parse(http(port, "GET", "/api/v1/keys").body).empty());

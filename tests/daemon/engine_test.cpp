@@ -578,3 +578,49 @@ TEST_F(EngineTest, ImportedHistoryWithAStepIsNotReportedAsAnOpenAlert) {
 
 }  // namespace
 }  // namespace kernelwatch::daemon
+
+namespace kernelwatch::daemon {
+namespace {
+
+TEST_F(EngineTest, AcknowledgingAFailedAlertLeavesTheKeysStepAlertAloneAfterARebuild) {
+  const Series series;
+  stable_history(series, 10);
+  const auto step = process(series, 10, 1'300'000);
+  ASSERT_EQ(step.fired.size(), 1u);
+  const auto failed = process(series, 11, 0, "failed");
+  ASSERT_EQ(failed.fired.size(), 1u);
+  ASSERT_TRUE(engine_->acknowledge(failed.fired[0], /*rebaseline=*/false, arrival(11)));
+  EXPECT_EQ(alert(failed.fired[0])->state, "acknowledged");
+  EXPECT_EQ(alert(step.fired[0])->state, "firing");
+
+  Engine rebuilt(*store_, options_);
+  ASSERT_TRUE(rebuilt.rebuild());
+  const auto status = rebuilt.status();
+  ASSERT_EQ(status.size(), 1u);
+  ASSERT_TRUE(status[0].open_alert.has_value());
+  EXPECT_EQ(status[0].open_alert->id, step.fired[0]);
+  // The replayed acknowledge named the failed alert: the step alert is still firing.
+  EXPECT_EQ(status[0].open_alert->state, detectors::AlertState::Firing);
+  EXPECT_EQ(status[0].open_failed_alert, std::optional<std::string>(failed.fired[0]));
+}
+
+TEST_F(EngineTest, AReminderIsANewNotificationNotARepeatOfTheFirst) {
+  options_.policy.repeat_interval = std::chrono::hours(1);
+  engine_.emplace(*store_, options_);
+  ASSERT_TRUE(engine_->rebuild());
+  const Series series;
+  stable_history(series, 10);
+  ASSERT_EQ(process(series, 10, 1'300'000).fired.size(), 1u);
+  EXPECT_EQ(*engine_->flush_notifications(arrival(10)), 1u);  // one destination: one row
+  EXPECT_EQ(*engine_->tick(arrival(10) + std::chrono::minutes(30)), 0u);
+  EXPECT_EQ(*engine_->tick(arrival(10) + std::chrono::hours(2)), 1u);
+  // Same alert, same run, but a reminder: a new outbox row, not dropped as a duplicate.
+  EXPECT_EQ(*engine_->flush_notifications(arrival(10) + std::chrono::hours(2)), 1u);
+  auto counts = storage::Outbox(*store_).counts();
+  ASSERT_TRUE(counts);
+  ASSERT_EQ(counts->size(), 1u);
+  EXPECT_EQ(counts->at(0).pending, 2);
+}
+
+}  // namespace
+}  // namespace kernelwatch::daemon

@@ -275,6 +275,15 @@ TEST_F(HttpServerTest, DecodesPathParametersAndQuery) {
   EXPECT_EQ(exchange(get("/api/v1/runs?x=%zz")).status, 400);
 }
 
+TEST_F(HttpServerTest, ATransferEncodingOtherThanChunkedIs400AndNeverReachesTheHandler) {
+  start();
+  const auto response = exchange(
+      "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + std::string(kToken) +
+      "\r\nTransfer-Encoding: gzip\r\n\r\nGET /healthz HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(mutating_calls_, 0);
+}
+
 TEST_F(HttpServerTest, UnknownPathIs404AndOtherMethodIs405) {
   start();
   auto response = exchange(get("/x"));

@@ -56,6 +56,15 @@ TEST(Validate, PlainHttpOnlyForLoopbackOrWhenAllowed) {
   EXPECT_TRUE(validate(allowed));
 }
 
+TEST(Validate, LoopbackMeansAnAddressNotANameThatLooksLikeOne) {
+  EXPECT_TRUE(is_loopback_host("127.0.0.1"));
+  EXPECT_TRUE(is_loopback_host("127.10.0.3"));
+  EXPECT_TRUE(is_loopback_host("::1"));
+  EXPECT_FALSE(is_loopback_host("127.evil.example"));
+  EXPECT_FALSE(is_loopback_host("128.0.0.1"));
+  EXPECT_FALSE(validate(destination("http://127.evil.example/hook")));
+}
+
 TEST(Validate, RejectsBadTimeoutsAndBackoff) {
   auto d = destination("https://example.org/x");
   d.timeouts.read = std::chrono::milliseconds(0);
