@@ -243,6 +243,15 @@ core::Status Daemon::start() {
 }
 
 core::Status Daemon::start_worker() {
+  std::vector<std::string> names;
+  for (const auto& n : config_.notifiers) names.push_back(n.name);
+  if (auto abandoned = storage::Outbox(store_).abandon_destinations_except(names, wall_now());
+      !abandoned) {
+    log_.error("outbox: " + abandoned.error().message);
+  } else if (*abandoned > 0) {
+    log_.warning(std::to_string(*abandoned) +
+                 " queued notification(s) of removed destinations became dead letters");
+  }
   if (config_.notifiers.empty()) return {};
   std::vector<notifiers::Destination> destinations;
   for (const auto& n : config_.notifiers) destinations.push_back(destination_of(n));

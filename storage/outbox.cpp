@@ -1,5 +1,7 @@
 #include "storage/outbox.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "storage/detail/database.hpp"
 
 namespace kernelwatch::storage {
@@ -234,6 +236,23 @@ Result<std::int64_t> Outbox::prune_delivered(core::Timestamp before) {
   (*stmt)->bind(1, to_ns(before));
   if (auto ok = (*stmt)->run(); !ok) {
     return tl::unexpected(ok.error().with_context(db.path().string() + ": outbox prune"));
+  }
+  return db.changes();
+}
+
+Result<std::int64_t> Outbox::abandon_destinations_except(const std::vector<std::string>& configured,
+                                                         core::Timestamp at) {
+  Database& db = *store_->db_;
+  // The configured names as a JSON array: one statement whatever their number.
+  const std::string names = nlohmann::json(configured).dump();
+  auto stmt = db.prepare_cached(
+      "UPDATE outbox SET state = 'dead', finished_at_ns = ?2, "
+      "last_error = 'destination removed from the configuration' "
+      "WHERE state = 'pending' AND destination NOT IN (SELECT value FROM json_each(?1))");
+  if (!stmt) return tl::unexpected(stmt.error());
+  (*stmt)->bind(1, names).bind(2, to_ns(at));
+  if (auto ok = (*stmt)->run(); !ok) {
+    return tl::unexpected(ok.error().with_context(db.path().string() + ": outbox"));
   }
   return db.changes();
 }

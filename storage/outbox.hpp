@@ -97,6 +97,10 @@ class Outbox {
   [[nodiscard]] Result<std::optional<OutboxRow>> find(std::int64_t id);
   // Deletes delivered rows finished before `before`; returns how many.
   [[nodiscard]] Result<std::int64_t> prune_delivered(core::Timestamp before);
+  // Pending rows of destinations no longer configured become dead letters with that reason
+  // (visible to the status API) instead of waiting forever; returns how many.
+  [[nodiscard]] Result<std::int64_t> abandon_destinations_except(
+      const std::vector<std::string>& configured, core::Timestamp at);
 
  private:
   Status apply(const OutboxUpdate& update);

@@ -262,3 +262,29 @@ TEST_F(OutboxTest, DueQueryUsesThePartialIndex) {
 
 }  // namespace
 }  // namespace kernelwatch::storage
+
+namespace kernelwatch::storage {
+namespace {
+
+TEST_F(OutboxTest, RowsOfRemovedDestinationsBecomeDeadLettersWithTheReason) {
+  enqueue_all({row("kept", "k1", 100), row("gone", "k2", 100), row("gone", "k3", 101)});
+  auto abandoned = outbox_->abandon_destinations_except({"kept", "with \"quote\""}, at(200));
+  ASSERT_TRUE(abandoned) << abandoned.error().message;
+  EXPECT_EQ(*abandoned, 2);
+  auto counts = outbox_->counts();
+  ASSERT_TRUE(counts);
+  ASSERT_EQ(counts->size(), 2u);
+  EXPECT_EQ(counts->at(0).destination, "gone");
+  EXPECT_EQ(counts->at(0).dead, 2);
+  EXPECT_EQ(counts->at(0).pending, 0);
+  EXPECT_EQ(counts->at(1).pending, 1);
+  auto dead = outbox_->dead_letters(10);
+  ASSERT_TRUE(dead);
+  ASSERT_EQ(dead->size(), 2u);
+  EXPECT_EQ(dead->at(0).last_error, "destination removed from the configuration");
+  // Nothing configured at all: every pending row goes.
+  EXPECT_EQ(*outbox_->abandon_destinations_except({}, at(300)), 1);
+}
+
+}  // namespace
+}  // namespace kernelwatch::storage
