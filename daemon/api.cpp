@@ -73,6 +73,18 @@ HttpResponse status(const ApiContext& c) {
                         {"dead", d.dead}});
     }
   }
+  // The newest dead letters with their reasons (never a URL or a response body).
+  json dead = json::array();
+  if (auto letters = storage::Outbox(*c.store).dead_letters(10)) {
+    for (const auto& d : *letters) {
+      dead.push_back(
+          {{"destination", d.destination},
+           {"idempotencyKey", d.idempotency_key},
+           {"attempts", d.attempts},
+           {"reason", d.last_error},
+           {"at", d.finished_at ? json(core::format_timestamp(*d.finished_at)) : json(nullptr)}});
+    }
+  }
   const auto uptime =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - c.started).count();
   return HttpResponse::json(
@@ -92,6 +104,7 @@ HttpResponse status(const ApiContext& c) {
                   {"next", c.config->benchmarks.empty() ? json(nullptr)
                                                         : timestamp_or_null(c.cycle->next)}}},
                 {"outbox", std::move(outbox)},
+                {"deadLetters", std::move(dead)},
                 {"keys", std::move(keys)}});
 }
 

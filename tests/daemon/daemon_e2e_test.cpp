@@ -318,6 +318,33 @@ TEST(DaemonE2E, MostKeysOfAnEnvironmentSteppingTogetherIsOneEnvironmentIncident)
   EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
 }
 
+TEST(DaemonE2E, APermanentFailureIsADeadLetterTheStatusShows) {
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;
+  receiver.set_script([](std::size_t, const auto&) {
+    return notifiers::testing::Action::respond(404, "no such hook");
+  });
+  DaemonProcess daemon(dir, receiver.url());
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  json batch = json::array();
+  for (int i = 0; i < 10; ++i) batch.push_back(synthetic_record(i, noisy(i)));
+  batch.push_back(synthetic_record(10, 1'300'000));
+  ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/runs", batch.dump(), kToken).status, 200);
+  json status;
+  ASSERT_TRUE(eventually([&] {
+    status = json::parse(http(daemon.port(), "GET", "/api/v1/status").body);
+    return !status["deadLetters"].empty();
+  })) << daemon.log();
+  EXPECT_EQ(status["deadLetters"][0]["destination"], "hook");
+  EXPECT_NE(status["deadLetters"][0]["reason"].get<std::string>().find("404"), std::string::npos)
+      << status["deadLetters"].dump();
+  EXPECT_EQ(status["deadLetters"].dump().find("/hook"), std::string::npos);  // no URL path
+  EXPECT_EQ(receiver.snapshot().requests.size(), 1u);                        // no retry storm
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+}
+
 TEST(DaemonE2E, BadRequestsAreRefusedAndStoreNothing) {
   testing::TempDir dir;
   notifiers::testing::TestReceiver receiver;
