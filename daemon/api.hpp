@@ -39,6 +39,12 @@ struct CycleState {
   void count_run(core::RunStatus status, std::chrono::nanoseconds median);
 };
 
+// The serialized per-key part of /api/v1/status, rebuilt only when the engine changed.
+struct StatusCache {
+  std::uint64_t generation = ~std::uint64_t{0};
+  std::string keys;  // a JSON array
+};
+
 struct ApiContext {
   storage::SqliteStore* store = nullptr;
   Engine* engine = nullptr;
@@ -51,6 +57,7 @@ struct ApiContext {
   core::Timestamp started_wall{};
   std::function<bool()> trigger;  // false when a cycle is already running
   std::function<void()> flush;    // sends the notifications owed, grouped
+  StatusCache* status_cache = nullptr;
 };
 
 // The routes, reading the context through `context()` at each request (it changes on reload).

@@ -167,6 +167,7 @@ class Daemon {
   core::Timestamp started_wall_;
   std::mt19937_64 rng_{std::random_device{}()};
   CycleState cycle_;
+  StatusCache status_cache_;
   std::chrono::steady_clock::time_point next_prune_{};
 
   // The benchmark thread: waits for a cycle request, runs the cases, hands each record to the
@@ -507,6 +508,7 @@ ApiContext Daemon::api_context() {
   c.started = started_;
   c.started_wall = started_wall_;
   c.flush = [this] { flush_notifications(); };
+  c.status_cache = &status_cache_;
   c.trigger = [this] {
     if (cycle_.running) return false;
     start_cycle("api");

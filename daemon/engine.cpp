@@ -160,6 +160,7 @@ void Engine::replay_action(KeyState& state, const storage::AlertActionRow& actio
 }
 
 core::Status Engine::rebuild() {
+  ++generation_;
   keys_.clear();
   storage::AlertStore alerts(*store_);
   auto actions = alerts.actions();
@@ -317,6 +318,7 @@ core::Result<std::size_t> Engine::flush_notifications(core::Timestamp now) {
 }
 
 core::Result<Processed> Engine::process(const core::Record& record, core::Timestamp now) {
+  ++generation_;
   auto processed = process_run(record, now);
   // An error after the monitor saw the run rolled the database back: make the monitors match
   // what is stored again, or the run's alert would be remembered as fired and never written.
@@ -445,6 +447,7 @@ core::Result<Processed> Engine::process_run(const core::Record& record, core::Ti
 }
 
 core::Result<std::size_t> Engine::tick(core::Timestamp now) {
+  ++generation_;
   auto owed = tick_monitors(now);
   if (!owed) (void)rebuild();  // the monitors moved on; the rolled-back rows did not
   return owed;
@@ -478,6 +481,7 @@ core::Result<std::size_t> Engine::tick_monitors(core::Timestamp now) {
 }
 
 core::Status Engine::acknowledge(std::string_view alert_id, bool rebaseline, core::Timestamp now) {
+  ++generation_;
   auto ok = acknowledge_alert(alert_id, rebaseline, now);
   if (!ok && ok.error().code != core::ErrorCode::NotFound &&
       ok.error().code != core::ErrorCode::Conflict) {

@@ -72,6 +72,8 @@ class Engine {
                                          core::Timestamp now);
 
   [[nodiscard]] std::vector<KeyStatus> status() const;
+  // Changes whenever status() may have changed (a run, an action, a rebuild): callers cache.
+  [[nodiscard]] std::uint64_t generation() const { return generation_; }
   void set_options(EngineOptions options) { options_ = std::move(options); }
   [[nodiscard]] const EngineOptions& options() const { return options_; }
 
@@ -95,6 +97,7 @@ class Engine {
   storage::SqliteStore* store_;
   EngineOptions options_;
   std::map<std::int64_t, KeyState> keys_;
+  std::uint64_t generation_ = 0;
   // Step alerts fired since the last flush: the controls may turn them into one environment
   // incident before they are sent.
   std::vector<std::pair<std::int64_t, detectors::Alert>> unsent_steps_;
