@@ -44,7 +44,7 @@ int main() {
   std::printf("timer: steady_clock read pair median %lld ns, p80 %lld ns\n",
               static_cast<long long>(timer.median.count()),
               static_cast<long long>(timer.p80.count()));
-  std::printf("flush: %zu MiB written before each repetition\n", timings->flush_bytes >> 20);
+  std::printf("flush: %zu MiB read before each repetition\n", timings->flush_bytes >> 20);
   std::printf(
       "1x1 LayerNorm: timed median %lld ns; wall per repetition %.0f us (%d warm-up + %zu timed)\n",
       static_cast<long long>(s.median.count()), per_rep_ns / 1e3, timings->warmup_runs, s.count);

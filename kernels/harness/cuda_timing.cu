@@ -1,5 +1,7 @@
-// CUDA timing: one event pair per repetition on the case's stream, a cudaMemsetAsync of the
-// flush buffer before each start event, so each repetition reads its inputs from HBM.
+// CUDA timing: one event pair per repetition on the case's stream and, before each start event,
+// a kernel that reads the flush buffer (larger than L2): L2 then holds clean lines of that
+// buffer, so each repetition reads its inputs from HBM and no dirty write-back of a memset
+// lands inside the timed window.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -12,6 +14,19 @@
 
 namespace kernelwatch::kernels::detail {
 namespace {
+
+// Reads every 16-byte word of the buffer; the xor keeps the loads (it is written only in the
+// impossible case that it equals the sentinel).
+__global__ void __launch_bounds__(256)
+    kw_flush_read(const uint4* data, std::size_t words, unsigned* sink) {
+  unsigned acc = 0;
+  for (std::size_t i = blockIdx.x * std::size_t{256} + threadIdx.x; i < words;
+       i += std::size_t{gridDim.x} * 256) {
+    const uint4 v = data[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
 
 struct DeviceFree {
   void operator()(void* p) const noexcept { cudaFree(p); }
@@ -34,11 +49,20 @@ core::Result<Timings> time_cuda_case(Case& c, const TimingPolicy& policy) {
   timings.flush_bytes = policy.cuda_flush_bytes;
   auto stream = static_cast<cudaStream_t>(c.stream());
   void* raw_flush = nullptr;
-  if (timings.flush_bytes > 0) KW_CUDA_TRY(cudaMalloc(&raw_flush, timings.flush_bytes));
+  if (timings.flush_bytes > 0) {
+    KW_CUDA_TRY(cudaMalloc(&raw_flush, timings.flush_bytes + sizeof(unsigned)));
+  }
   const std::unique_ptr<void, DeviceFree> flush(raw_flush);
-  const auto flush_once = [&](int value) -> core::Status {
-    if (timings.flush_bytes > 0)
-      KW_CUDA_TRY(cudaMemsetAsync(flush.get(), value & 0xff, timings.flush_bytes, stream));
+  if (timings.flush_bytes > 0) {
+    KW_CUDA_TRY(cudaMemsetAsync(flush.get(), 0, timings.flush_bytes + sizeof(unsigned), stream));
+  }
+  const std::size_t words = timings.flush_bytes / sizeof(uint4);
+  const auto flush_once = [&](int) -> core::Status {
+    if (words == 0) return {};
+    auto* data = static_cast<const uint4*>(flush.get());
+    auto* sink = reinterpret_cast<unsigned*>(static_cast<char*>(flush.get()) + timings.flush_bytes);
+    kw_flush_read<<<1024, 256, 0, stream>>>(data, words, sink);
+    KW_CUDA_CHECK_LAUNCH("kw_flush_read");
     return {};
   };
 
@@ -47,8 +71,8 @@ core::Result<Timings> time_cuda_case(Case& c, const TimingPolicy& policy) {
   auto stop = make_event();
   if (!stop) return tl::unexpected(stop.error());
 
-  // Warm-up by budget on the host clock; each warm-up run is timed with events too, and the
-  // last one estimates a repetition.
+  // Warm-up by budget on the host clock; each warm-up run is timed with events too, and their
+  // median estimates a repetition.
   const auto warmup_end = std::chrono::steady_clock::now() + policy.warmup;
   std::vector<float> warmup_ms;
   do {

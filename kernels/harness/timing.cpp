@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,22 +19,27 @@ double elapsed_ns(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::nano>(to - from).count();
 }
 
-// A host buffer written before each CPU repetition: evicts the case's data from the caches.
+// A host buffer larger than the last-level cache, read before each CPU repetition: the caches
+// then hold clean lines of it, so the case reads its inputs from memory and no write-back of
+// dirty flush lines lands inside the timed region.
 class CpuFlush {
  public:
-  // Written once here so its page faults happen before the warm-up clock starts.
-  explicit CpuFlush(std::size_t bytes) : bytes_(bytes), data_(new unsigned char[bytes]) { write(); }
-  void write() {
-    std::memset(data_.get(), ++value_, bytes_);
-    // Keep the stores: a compiler may not drop writes whose result is observed.
-    sink_ = sink_ + data_[bytes_ / 2];
+  // Written once here, so its page faults happen before the warm-up clock starts.
+  explicit CpuFlush(std::size_t bytes) : bytes_(bytes), data_(new std::uint64_t[words(bytes)]) {
+    for (std::size_t i = 0; i < words(bytes_); ++i) data_[i] = i * 0x9e3779b97f4a7c15ULL;
+  }
+  void read() {
+    std::uint64_t acc = 0;
+    for (std::size_t i = 0; i < words(bytes_); ++i) acc ^= data_[i];
+    sink_ = acc;  // observed, so the loads stay
   }
 
  private:
+  static std::size_t words(std::size_t bytes) { return std::max<std::size_t>(1, bytes / 8); }
+
   std::size_t bytes_;
-  std::unique_ptr<unsigned char[]> data_;
-  unsigned char value_ = 0;
-  volatile unsigned sink_ = 0;
+  std::unique_ptr<std::uint64_t[]> data_;
+  volatile std::uint64_t sink_ = 0;
 };
 
 std::size_t parse_cache_size(std::string text) {
@@ -56,7 +62,7 @@ core::Result<Timings> time_cpu(Case& c, const TimingPolicy& policy) {
   const auto warmup_end = Clock::now() + policy.warmup;
   std::vector<double> warmup_ns;
   do {
-    flush.write();
+    flush.read();
     const auto start = Clock::now();
     if (auto ok = c.run(); !ok) return tl::unexpected(ok.error());
     warmup_ns.push_back(elapsed_ns(start, Clock::now()));
@@ -68,7 +74,7 @@ core::Result<Timings> time_cpu(Case& c, const TimingPolicy& policy) {
   const int count = repetitions_for(policy, warmup_ns[warmup_ns.size() / 2]);
   timings.samples_ns.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) {
-    flush.write();
+    flush.read();
     const auto start = Clock::now();
     if (auto ok = c.run(); !ok) return tl::unexpected(ok.error());
     timings.samples_ns.push_back(elapsed_ns(start, Clock::now()));
