@@ -16,18 +16,6 @@ std::string state_name(detectors::AlertState state) {
   return std::string(detectors::to_string(state));
 }
 
-notifiers::AlertKind kind_of(detectors::AlertKind kind) {
-  switch (kind) {
-    case detectors::AlertKind::Step:
-      return notifiers::AlertKind::Step;
-    case detectors::AlertKind::Drift:
-      return notifiers::AlertKind::Drift;
-    case detectors::AlertKind::Environment:
-      return notifiers::AlertKind::Environment;
-  }
-  return notifiers::AlertKind::Step;
-}
-
 std::string attribution_text(const std::vector<detectors::AttributionChange>& changes) {
   std::string out;
   for (const auto& c : changes) {
@@ -120,10 +108,8 @@ notifiers::Alert to_notification_alert(const detectors::Alert& alert, notifiers:
   out.id = alert.id;
   out.key = {alert.key.benchmark, alert.key.provider, alert.key.workload, alert.key.environment};
   out.state = state;
-  out.kind = kind_of(alert.kind);
-  out.direction = alert.direction == detectors::Direction::Improvement
-                      ? notifiers::Direction::Improvement
-                      : notifiers::Direction::Regression;
+  out.kind = alert.kind;
+  out.direction = alert.direction;
   out.median = alert.median;
   out.band_lower = alert.band.lower;
   out.band_upper = alert.band.upper;

@@ -34,10 +34,6 @@ std::string_view to_string(VerdictKind kind) noexcept {
   return "unknown";
 }
 
-std::string_view to_string(Direction direction) noexcept {
-  return direction == Direction::Regression ? "regression" : "improvement";
-}
-
 std::string format_duration(double nanoseconds) {
   const double magnitude = std::abs(nanoseconds);
   const char* unit = "ns";

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/alert.hpp"
 #include "detectors/observation.hpp"
 #include "detectors/parameters.hpp"
 
@@ -17,10 +18,10 @@ namespace kernelwatch::detectors {
 enum class VerdictKind { InsufficientData, InBand, Regression, Improvement, Inconclusive };
 
 // Latency up is a regression, latency down an improvement.
-enum class Direction { Regression, Improvement };
+using core::Direction;  // core/alert.hpp
 
 [[nodiscard]] std::string_view to_string(VerdictKind kind) noexcept;
-[[nodiscard]] std::string_view to_string(Direction direction) noexcept;
+using core::to_string;
 
 struct Band {
   std::chrono::nanoseconds lower{0};

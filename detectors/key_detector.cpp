@@ -7,18 +7,6 @@
 
 namespace kernelwatch::detectors {
 
-std::string_view to_string(AlertKind kind) noexcept {
-  switch (kind) {
-    case AlertKind::Step:
-      return "step";
-    case AlertKind::Drift:
-      return "drift";
-    case AlertKind::Environment:
-      return "environment";
-  }
-  return "unknown";
-}
-
 KeyDetector::KeyDetector(DetectorParameters parameters) : parameters_(std::move(parameters)) {}
 
 std::span<const Observation> KeyDetector::baseline() const {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/alert.hpp"
 #include "detectors/attribution.hpp"
 #include "detectors/band.hpp"
 #include "detectors/drift.hpp"
@@ -15,9 +16,7 @@
 
 namespace kernelwatch::detectors {
 
-enum class AlertKind { Step, Drift, Environment };
-
-[[nodiscard]] std::string_view to_string(AlertKind kind) noexcept;
+using core::AlertKind;  // core/alert.hpp (the detectors raise Step, Drift, Environment)
 
 // What the detector did with a run.
 enum class RunRole {

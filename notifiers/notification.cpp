@@ -29,24 +29,6 @@ std::string_view to_string(AlertState state) noexcept {
   return state == AlertState::Firing ? "firing" : "resolved";
 }
 
-std::string_view to_string(AlertKind kind) noexcept {
-  switch (kind) {
-    case AlertKind::Step:
-      return "step";
-    case AlertKind::Drift:
-      return "drift";
-    case AlertKind::Environment:
-      return "environment";
-    case AlertKind::Failed:
-      return "failed";
-  }
-  return "step";
-}
-
-std::string_view to_string(Direction direction) noexcept {
-  return direction == Direction::Regression ? "regression" : "improvement";
-}
-
 json to_json(const Notification& notification) {
   json alerts = json::array();
   for (const auto& a : notification.alerts) {

@@ -11,18 +11,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/alert.hpp"
 #include "core/error.hpp"
 #include "core/time.hpp"
 
 namespace kernelwatch::notifiers {
 
 enum class AlertState { Firing, Resolved };
-enum class AlertKind { Step, Drift, Environment, Failed };
-enum class Direction { Regression, Improvement };
+using core::AlertKind;  // core/alert.hpp
+using core::Direction;
+using core::to_string;
 
 [[nodiscard]] std::string_view to_string(AlertState state) noexcept;
-[[nodiscard]] std::string_view to_string(AlertKind kind) noexcept;
-[[nodiscard]] std::string_view to_string(Direction direction) noexcept;
 
 // The comparability key's labels (the protocol is implied by the benchmark for alerting).
 struct AlertKey {
