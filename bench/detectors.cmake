@@ -1,11 +1,12 @@
 # detectors: the synthetic evaluation suite and the Liger history evaluation (see
-# docs/DETECTION.md). The Liger evaluation imports the CSVs through storage, as the CLI does.
+# docs/DETECTION.md). The Liger evaluation imports the CSVs and groups them by key exactly as
+# `kernelwatch backtest` does (daemon::load_key_histories).
 add_executable(detectors_synthetic_eval detectors/synthetic_eval.cpp)
 kernelwatch_target_defaults(detectors_synthetic_eval)
 target_link_libraries(detectors_synthetic_eval PRIVATE kernelwatch::detectors_synthetic)
 
 add_executable(detectors_liger_eval detectors/liger_eval.cpp)
 kernelwatch_target_defaults(detectors_liger_eval)
-target_link_libraries(detectors_liger_eval PRIVATE kernelwatch::detectors kernelwatch::storage)
+target_link_libraries(detectors_liger_eval PRIVATE kernelwatch::daemon)
 target_compile_definitions(detectors_liger_eval PRIVATE
   KW_LIGER_DIR="${PROJECT_SOURCE_DIR}/../shared/data/liger")

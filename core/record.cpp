@@ -327,6 +327,14 @@ std::optional<std::chrono::nanoseconds> BenchmarkRun::latency(std::string_view s
   return std::nullopt;
 }
 
+std::string implementation_version(const Metadata& metadata) {
+  for (const char* name :
+       {"implementation_version", "kernelwatch_version", "version", "liger_version"}) {
+    if (auto it = metadata.labels.find(name); it != metadata.labels.end()) return it->second;
+  }
+  return {};
+}
+
 Result<Record> parse_record(const json& value) {
   if (!value.is_object())
     return fail(ErrorCode::ParseError,

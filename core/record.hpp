@@ -90,6 +90,10 @@ struct Record {
   nlohmann::json document = nlohmann::json::object();  // top level as parsed (unknown keys kept)
 };
 
+// The implementation version a record names, from the first of its labels
+// implementation_version, kernelwatch_version, version, liger_version; "" when none.
+[[nodiscard]] std::string implementation_version(const Metadata& metadata);
+
 // Parses one record object ({"run":..., "protocol":..., "environment":...}). Messages name the
 // field path ("run.spec.timing.latencyNs.median: expected an integer number of ns").
 [[nodiscard]] Result<Record> parse_record(const nlohmann::json& value);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/key.hpp"
+#include "daemon/clock.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/store_commands.hpp"
 #include "notifiers/worker.hpp"
@@ -19,10 +20,6 @@ namespace kernelwatch::daemon {
 namespace {
 
 using nlohmann::json;
-
-core::Timestamp wall_now() {
-  return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
-}
 
 json timestamp_or_null(core::Timestamp t) {
   return t.time_since_epoch().count() == 0 ? json(nullptr) : json(core::format_timestamp(t));

@@ -5,6 +5,23 @@
 
 namespace kernelwatch::daemon {
 
+core::Result<std::vector<detectors::KeyHistory>> load_key_histories(
+    const storage::SqliteStore& store) {
+  auto runs = store.runs({});
+  if (!runs) return tl::unexpected(runs.error());
+  std::map<std::int64_t, detectors::KeyHistory> by_key;
+  for (const auto& run : *runs) {
+    auto [it, inserted] = by_key.try_emplace(run.key_id);
+    if (inserted) it->second.key = detectors::key_labels(run.key);
+    it->second.runs.push_back(
+        detectors::observation_from_record(run.record, run.implementation_version));
+  }
+  std::vector<detectors::KeyHistory> histories;
+  histories.reserve(by_key.size());
+  for (auto& [id, history] : by_key) histories.push_back(std::move(history));
+  return histories;
+}
+
 int run_backtest(const BacktestCommandOptions& options, std::ostream& out, std::ostream& err) {
   auto confirm = detectors::parse_confirm_policy(options.confirm);
   if (!confirm) {
@@ -18,32 +35,24 @@ int run_backtest(const BacktestCommandOptions& options, std::ostream& out, std::
   }
   // Every key is replayed, filtered or not: the controls compare a key with its reference
   // provider and with the other keys of its environment.
-  auto runs = store->runs({});
-  if (!runs) {
-    err << "kernelwatch backtest: " << runs.error().message << '\n';
+  auto histories = load_key_histories(*store);
+  if (!histories) {
+    err << "kernelwatch backtest: " << histories.error().message << '\n';
     return 1;
   }
-  std::map<std::int64_t, detectors::KeyHistory> by_key;
-  for (const auto& run : *runs) {
-    auto [it, inserted] = by_key.try_emplace(run.key_id);
-    if (inserted) it->second.key = detectors::key_labels(run.key);
-    it->second.runs.push_back(
-        detectors::observation_from_record(run.record, run.implementation_version));
-  }
-  std::vector<detectors::KeyHistory> histories;
-  histories.reserve(by_key.size());
-  for (auto& [id, history] : by_key) histories.push_back(std::move(history));
+  std::size_t run_count = 0;
+  for (const auto& h : *histories) run_count += h.runs.size();
 
   detectors::BacktestOptions backtest_options;
   backtest_options.parameters.confirm = *confirm;
   backtest_options.filter = options.filter;
-  const auto alerts = detectors::backtest(histories, backtest_options);
+  const auto alerts = detectors::backtest(*histories, backtest_options);
   if (options.format == OutputFormat::Json) {
     out << detectors::to_json(alerts).dump(2) << '\n';
   } else {
     out << detectors::format_alert_table(alerts);
-    out << "replayed " << histories.size() << " keys and " << runs->size()
-        << " runs with --confirm " << options.confirm << '\n';
+    out << "replayed " << histories->size() << " keys and " << run_count << " runs with --confirm "
+        << options.confirm << '\n';
   }
   return 0;
 }

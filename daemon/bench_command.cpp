@@ -7,6 +7,7 @@
 #include <ostream>
 #include <thread>
 
+#include "daemon/clock.hpp"
 #include "daemon/format.hpp"
 #include "kernels/harness/bench.hpp"
 
@@ -14,10 +15,6 @@ namespace kernelwatch::daemon {
 namespace {
 
 using nlohmann::json;
-
-core::Timestamp wall_now() {
-  return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
-}
 
 // Prints "still running" on stderr every 2 s while a case runs, so a long case is never silent.
 class Progress {

@@ -19,6 +19,7 @@
 #include "config/config.hpp"
 #include "core/time.hpp"
 #include "daemon/api.hpp"
+#include "daemon/clock.hpp"
 #include "daemon/engine.hpp"
 #include "daemon/http_server.hpp"
 #include "daemon/log.hpp"
@@ -32,10 +33,6 @@ namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-
-core::Timestamp wall_now() {
-  return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
-}
 
 std::string host_name() {
   char buffer[256] = {};

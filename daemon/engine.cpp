@@ -330,19 +330,9 @@ core::Result<Processed> Engine::process_run(const core::Record& record, core::Ti
   if (!key_id) return tl::unexpected(key_id.error());
   KW_ASSERT(key_id->has_value(), "the key was stored with the run");
   const detectors::KeyLabels labels = detectors::key_labels(*key);
-  const bool fresh = !keys_.contains(**key_id) || !keys_[**key_id].monitor;
   KeyState& state = state_for(**key_id, labels, record);
-  (void)fresh;
-
-  const std::string version = [&] {
-    for (const char* name :
-         {"implementation_version", "kernelwatch_version", "version", "liger_version"}) {
-      if (auto it = record.run.metadata.labels.find(name); it != record.run.metadata.labels.end())
-        return it->second;
-    }
-    return std::string();
-  }();
-  const auto observation = detectors::observation_from_record(record, version);
+  const auto observation =
+      detectors::observation_from_record(record, core::implementation_version(record.run.metadata));
   if (state.last_run && observation.observed_at <= state.last_run->observed_at) {
     processed.verdict.explanation = "stored; older than the key's newest run, so not judged";
   } else {

@@ -81,14 +81,6 @@ Status migrate(Database& db) {
   return {};
 }
 
-std::string label_or_empty(const core::Metadata& metadata,
-                           std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    if (auto it = metadata.labels.find(name); it != metadata.labels.end()) return it->second;
-  }
-  return {};
-}
-
 // Inserts a (digest, label, document) row unless present and returns its id.
 Result<std::int64_t> upsert_part(Database& db, const char* insert_sql, const char* select_sql,
                                  const std::string& digest, const std::string& label,
@@ -316,8 +308,7 @@ Result<InsertOutcome> SqliteStore::insert_run(Transaction& tx, const core::Recor
   const std::int64_t key_id = (*key_select)->column_int(0);
   (*key_select)->reset();
 
-  const std::string version = label_or_empty(
-      run.metadata, {"implementation_version", "kernelwatch_version", "version", "liger_version"});
+  const std::string version = core::implementation_version(run.metadata);
   std::string implementation_digest = run.implementation_digest;
   if (implementation_digest.empty()) {
     implementation_digest =

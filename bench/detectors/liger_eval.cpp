@@ -7,14 +7,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
 #include <unistd.h>
-#include <filesystem>
 
 #include "core/key.hpp"
+#include "daemon/backtest_command.hpp"
 #include "detectors/backtest.hpp"
 #include "storage/importer.hpp"
 
@@ -46,18 +47,7 @@ core::Result<std::vector<KeyHistory>> load_histories(
   if (!store) return tl::unexpected(store.error());
   auto report = storage::import_files(*store, csvs, storage::InvalidPolicy::Abort);
   if (!report) return tl::unexpected(report.error());
-  auto runs = store->runs({});
-  if (!runs) return tl::unexpected(runs.error());
-  std::map<std::int64_t, KeyHistory> by_key;
-  for (const auto& run : *runs) {
-    auto [it, inserted] = by_key.try_emplace(run.key_id);
-    if (inserted) it->second.key = detectors::key_labels(run.key);
-    it->second.runs.push_back(
-        detectors::observation_from_record(run.record, run.implementation_version));
-  }
-  std::vector<KeyHistory> out;
-  for (auto& [id, history] : by_key) out.push_back(std::move(history));
-  return out;
+  return daemon::load_key_histories(*store);
 }
 
 bool large_liger(const detectors::KeyLabels& key) {

@@ -144,6 +144,16 @@ std::int64_t noisy(int i) {
   return 1'000'000 + static_cast<std::int64_t>(10'000 * std::sin(i * 1.7));
 }
 
+// For each workload: ten runs with 1% noise, then one 30% slower (a step every detector sees).
+json stepped_batch(std::initializer_list<const char*> workloads) {
+  json batch = json::array();
+  for (const char* workload : workloads) {
+    for (int i = 0; i < 10; ++i) batch.push_back(synthetic_record(i, noisy(i), workload));
+    batch.push_back(synthetic_record(10, 1'300'000, workload));
+  }
+  return batch;
+}
+
 class DaemonProcess {
  public:
   DaemonProcess(const testing::TempDir& dir, const std::string& hook_url,
@@ -274,11 +284,7 @@ TEST(DaemonE2E, AlertsOfOneBatchGoOutAsOneGroupedNotification) {
   DaemonProcess daemon(dir, receiver.url());
   daemon.start();
   ASSERT_NE(daemon.port(), 0) << daemon.log();
-  json batch = json::array();
-  for (const char* workload : {"synthetic-a", "synthetic-b"}) {
-    for (int i = 0; i < 10; ++i) batch.push_back(synthetic_record(i, noisy(i), workload));
-    batch.push_back(synthetic_record(10, 1'300'000, workload));
-  }
+  const json batch = stepped_batch({"synthetic-a", "synthetic-b"});
   const auto posted = http(daemon.port(), "POST", "/api/v1/runs", batch.dump(), kToken);
   ASSERT_EQ(posted.status, 200) << posted.body;
   ASSERT_TRUE(receiver.wait_for_requests(1)) << daemon.log();
@@ -299,11 +305,7 @@ TEST(DaemonE2E, MostKeysOfAnEnvironmentSteppingTogetherIsOneEnvironmentIncident)
   DaemonProcess daemon(dir, receiver.url());
   daemon.start();
   ASSERT_NE(daemon.port(), 0) << daemon.log();
-  json batch = json::array();
-  for (const char* workload : {"synthetic-a", "synthetic-b", "synthetic-c"}) {
-    for (int i = 0; i < 10; ++i) batch.push_back(synthetic_record(i, noisy(i), workload));
-    batch.push_back(synthetic_record(10, 1'300'000, workload));
-  }
+  const json batch = stepped_batch({"synthetic-a", "synthetic-b", "synthetic-c"});
   const auto posted = http(daemon.port(), "POST", "/api/v1/runs", batch.dump(), kToken);
   ASSERT_EQ(posted.status, 200) << posted.body;
   ASSERT_TRUE(receiver.wait_for_requests(1)) << daemon.log();
@@ -327,9 +329,7 @@ TEST(DaemonE2E, APermanentFailureIsADeadLetterTheStatusShows) {
   DaemonProcess daemon(dir, receiver.url());
   daemon.start();
   ASSERT_NE(daemon.port(), 0) << daemon.log();
-  json batch = json::array();
-  for (int i = 0; i < 10; ++i) batch.push_back(synthetic_record(i, noisy(i)));
-  batch.push_back(synthetic_record(10, 1'300'000));
+  const json batch = stepped_batch({"synthetic-e2e"});
   ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/runs", batch.dump(), kToken).status, 200);
   json status;
   ASSERT_TRUE(eventually([&] {
@@ -396,9 +396,7 @@ TEST(DaemonE2E, SigkillWithAQueuedNotificationLosesNothing) {
   DaemonProcess daemon(dir, receiver.url());
   daemon.start();
   ASSERT_NE(daemon.port(), 0) << daemon.log();
-  json batch = json::array();
-  for (int i = 0; i < 10; ++i) batch.push_back(synthetic_record(i, noisy(i)));
-  batch.push_back(synthetic_record(10, 1'300'000));
+  const json batch = stepped_batch({"synthetic-e2e"});
   const auto posted = http(daemon.port(), "POST", "/api/v1/runs", batch.dump(), kToken);
   ASSERT_EQ(posted.status, 200) << posted.body;
   // The receiver is down: the notification is tried, refused, and stays queued.
