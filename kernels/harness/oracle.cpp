@@ -48,6 +48,7 @@ LayerNormBackwardResult layer_norm_backward(const std::vector<double>& x,
   const auto forward = layer_norm_forward(x, weight, zeros, rows, hidden, eps);
   LayerNormBackwardResult out;
   out.dx.resize(x.size());
+  out.dx_terms.resize(x.size());
   out.dweight.assign(static_cast<std::size_t>(hidden), 0.0);
   out.dbias.assign(static_cast<std::size_t>(hidden), 0.0);
   const auto n = static_cast<double>(hidden);
@@ -67,6 +68,8 @@ LayerNormBackwardResult layer_norm_backward(const std::vector<double>& x,
       const double g = dy[at(r, c, hidden)];
       const double dxhat = g * weight[static_cast<std::size_t>(c)];
       out.dx[at(r, c, hidden)] = rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+      out.dx_terms[at(r, c, hidden)] =
+          rstd * (std::fabs(dxhat) + std::fabs(mean_dxhat) + std::fabs(xhat * mean_dxhat_xhat));
       out.dweight[static_cast<std::size_t>(c)] += g * xhat;
       out.dbias[static_cast<std::size_t>(c)] += g;
     }

@@ -21,6 +21,10 @@ struct LayerNormBackwardResult {
   std::vector<double> dx;       // rows x hidden
   std::vector<double> dweight;  // hidden
   std::vector<double> dbias;    // hidden
+  // Per element, the size of the terms dx is summed from: rstd * (|dxhat| + |mean(dxhat)| +
+  // |xhat * mean(dxhat * xhat)|). Rounding in an fp32 implementation scales with it, not with
+  // dx itself: at small hidden the terms can cancel to a much smaller dx.
+  std::vector<double> dx_terms;  // rows x hidden
 };
 
 [[nodiscard]] LayerNormForwardResult layer_norm_forward(const std::vector<double>& x,

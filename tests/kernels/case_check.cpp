@@ -5,7 +5,6 @@
 #include <limits>
 #include <sstream>
 
-
 namespace kernelwatch::kernels::testing {
 
 namespace {
@@ -36,6 +35,7 @@ std::string describe(const CaseId& id, const CaseSpec& spec) {
   auto inputs = instance.inputs();
   if (!inputs) return ::testing::AssertionFailure() << what << ": " << inputs.error().message;
   const auto expected = expected_outputs(id, spec, *inputs);
+  const auto scales = error_scales(id, spec, *inputs);
 
   std::vector<HostTensor> first;
   for (int attempt = 0; attempt < (id.provider == Provider::Fused ? 2 : 1); ++attempt) {
@@ -57,7 +57,7 @@ std::string describe(const CaseId& id, const CaseSpec& spec) {
         if (want == expected.end()) {
           return ::testing::AssertionFailure() << what << ": unexpected output " << got.name;
         }
-        const double error = relative_error(got, want->second);
+        const double error = relative_error(got, want->second, error_scale(scales, got.name));
         if (!(error <= tolerance(spec.dtype))) {
           return ::testing::AssertionFailure()
                  << what << ": output " << got.name << " relative error " << error << " > "

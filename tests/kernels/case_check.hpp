@@ -24,6 +24,8 @@ inline void PrintTo(const CaseId& id, std::ostream* out) {
 namespace kernelwatch::kernels::testing {
 
 // The check primitives live in the library (the harness's gate uses them too).
+using kernels::error_scale;
+using kernels::error_scales;
 using kernels::expected_outputs;
 using kernels::relative_error;
 using kernels::tolerance;

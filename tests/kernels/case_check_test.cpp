@@ -1,6 +1,7 @@
 // The check the provider tests rely on must itself fail on wrong, unwritten or NaN outputs.
 #include "tests/kernels/case_check.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -28,6 +29,37 @@ TEST(CaseCheck, RelativeErrorCatchesNaNAndPerturbations) {
   // A poisoned (all bits set) bf16 element reads back as NaN.
   HostTensor poisoned{"p", ElementType::Bf16, 1, 1, {std::byte{0xff}, std::byte{0xff}}};
   EXPECT_TRUE(std::isinf(relative_error(poisoned, {1.0})));
+}
+
+TEST(CaseCheck, ATermScaleOnlyEverRaisesTheDenominator) {
+  const std::vector<double> want = {1.0, -2.0, 4.0};
+  const HostTensor got = fp32_tensor({1.0f, -2.0f, 4.001f});
+  EXPECT_NEAR(relative_error(got, want, 40.0), 0.001 / 40, 1e-8);
+  EXPECT_NEAR(relative_error(got, want, 1.0), 0.001 / 4, 1e-7);  // smaller than |want|: no effect
+  EXPECT_TRUE(std::isinf(relative_error(fp32_tensor({NAN, -2.0f, 4.0f}), want, 40.0)));
+}
+
+TEST(CaseCheck, LayerNormDxIsJudgedAgainstTheTermsItIsSummedFrom) {
+  // Three values per row: dx cancels from terms about as large as itself or larger.
+  CaseSpec spec;
+  spec.rows = 4;
+  spec.cols = 3;
+  const CaseId id{Kernel::LayerNorm, Pass::Backward, Provider::Fused, Backend::Cpu};
+  auto instance = create_case(id, spec);
+  ASSERT_TRUE(instance);
+  ASSERT_TRUE((*instance)->prepare(7));
+  const auto inputs = (*instance)->inputs().value();
+  const auto scales = error_scales(id, spec, inputs);
+  const auto expected = expected_outputs(id, spec, inputs);
+  ASSERT_TRUE(scales.contains("dx"));
+  double max_dx = 0;
+  for (double v : expected.at("dx")) max_dx = std::max(max_dx, std::fabs(v));
+  EXPECT_GE(scales.at("dx"), max_dx);
+  EXPECT_FALSE(scales.contains("dweight"));  // plain sums: judged against themselves
+  EXPECT_EQ(error_scale(scales, "dbias"), 0.0);
+  EXPECT_TRUE(
+      error_scales({Kernel::LayerNorm, Pass::Forward, Provider::Fused, Backend::Cpu}, spec, inputs)
+          .empty());
 }
 
 TEST(CaseCheck, OracleCoversEveryOutput) {
