@@ -9,4 +9,4 @@ add_executable(detectors_liger_eval detectors/liger_eval.cpp)
 kernelwatch_target_defaults(detectors_liger_eval)
 target_link_libraries(detectors_liger_eval PRIVATE kernelwatch::daemon)
 target_compile_definitions(detectors_liger_eval PRIVATE
-  KW_LIGER_DIR="${PROJECT_SOURCE_DIR}/../shared/data/liger")
+  KW_LIGER_DIR="${PROJECT_SOURCE_DIR}/data/liger")

@@ -10,10 +10,13 @@ find_cuda() {
   fi
 }
 
-# build_preset PRESET: configure (once) and build everything for that preset.
+# build_preset PRESET [TARGET...]: configure (once) and build those targets (default: all).
 build_preset() {
   local preset=$1
+  shift
+  local targets=()
+  (($# > 0)) && targets=(--target "$@")
   find_cuda
   cmake --preset "$preset" >/dev/null
-  cmake --build --preset "$preset" -j "${KERNELWATCH_JOBS:-$(nproc)}"
+  cmake --build --preset "$preset" -j "${KERNELWATCH_JOBS:-$(nproc)}" "${targets[@]}"
 }

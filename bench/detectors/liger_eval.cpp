@@ -1,4 +1,4 @@
-// Evaluation of the detectors on Liger-Kernel's real weekly CI history (shared/data/liger): the
+// Evaluation of the detectors on Liger-Kernel's real weekly CI history (data/liger): the
 // backtest's alerts, every 10%-or-more move of the large liger series and whether it was found,
 // alerts on the large torch/huggingface series (host noise), alerts per key on small workloads.
 // Usage: detectors_liger_eval [--confirm none|next] [--table] [--json] [--with-main-branch]

@@ -31,14 +31,14 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-std::filesystem::path shared_dir() {
-  return std::filesystem::path(KW_SHARED_DIR);
+std::filesystem::path data_dir() {
+  return std::filesystem::path(KW_SOURCE_DIR) / "data";
 }
 std::filesystem::path fixture(const std::string& name) {
-  return shared_dir() / "fixtures" / "kernelindex" / name;
+  return data_dir() / "kernelindex" / name;
 }
 std::filesystem::path liger_csv(const std::string& name) {
-  return shared_dir() / "data" / "liger" / name;
+  return data_dir() / "liger" / name;
 }
 std::filesystem::path kernelwatch_binary() {
   return std::filesystem::path(KW_BINARY);

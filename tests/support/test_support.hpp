@@ -1,4 +1,4 @@
-// Helpers every test folder uses: a temporary directory, the shared fixtures, and running the
+// Helpers every test folder uses: a temporary directory, the repository's data, and running the
 // real kernelwatch binary as a child process. POSIX only; no mocks.
 #pragma once
 
@@ -25,9 +25,9 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// ../shared next to the checkout (fixtures and data).
-[[nodiscard]] std::filesystem::path shared_dir();
-[[nodiscard]] std::filesystem::path fixture(const std::string& name);    // fixtures/kernelindex/
+// The repository's data/ folder (kernelindex fixtures and Liger history; data/README.md).
+[[nodiscard]] std::filesystem::path data_dir();
+[[nodiscard]] std::filesystem::path fixture(const std::string& name);    // data/kernelindex/
 [[nodiscard]] std::filesystem::path liger_csv(const std::string& name);  // data/liger/
 [[nodiscard]] std::filesystem::path kernelwatch_binary();
 
