@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
@@ -139,6 +140,7 @@ class Daemon {
   void shutdown();
   void flush_notifications();
   void remind();
+  void arm_reminders();
   void wait_for_bench(std::chrono::steady_clock::time_point deadline);
   void ping_watchdog(std::chrono::microseconds interval);
   core::Status start_worker();
@@ -217,7 +219,7 @@ core::Status Daemon::start() {
 
   if (auto ok = start_worker(); !ok) return ok;
   flush_notifications();  // owed by runs stored just before a crash
-  remind();
+  remind();               // reminders due while the daemon was down, then the timer
 
   bench_thread_ = std::thread([this] { bench_loop(); });
   wait_signal();
@@ -297,7 +299,10 @@ void Daemon::schedule_next(std::chrono::milliseconds delay) {
     delay += std::chrono::milliseconds(jitter(rng_));
   }
   cycle_.next = wall_now() + delay;
-  schedule_timer_.expires_after(delay);
+  // Never an already-due timer: Asio arms those as an absolute timerfd deadline, which
+  // libfaketime (CI's shifted-clock runs) rewrites by its offset into an invalid one, and the
+  // first cycle would never start there. A millisecond later is the same to everyone else.
+  schedule_timer_.expires_after(std::max(delay, std::chrono::milliseconds(1)));
   schedule_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || stopping_) return;
     start_cycle("schedule");
@@ -463,7 +468,7 @@ void Daemon::wait_for_bench(std::chrono::steady_clock::time_point deadline) {
       [this, deadline](const boost::system::error_code&) { wait_for_bench(deadline); });
 }
 
-// Once a minute: reminders of firing, unacknowledged alerts that are due.
+// Reminders of firing, unacknowledged alerts that are due, and the hourly outbox prune.
 void Daemon::remind() {
   // Delivered notifications are kept a week for the record, then pruned (hourly).
   if (std::chrono::steady_clock::now() >= next_prune_) {
@@ -477,7 +482,22 @@ void Daemon::remind() {
   } else if (*owed > 0 && !cycle_.running) {
     flush_notifications();  // during a cycle, its end sends them with the cycle's alerts
   }
-  reminder_timer_.expires_after(1min);
+  arm_reminders();
+}
+
+// The next reminder falls due repeat_interval after the oldest firing alert's last
+// notification; the timer wakes then (at least once a minute, for the prune and for a wall
+// clock that jumped), and every flush re-arms it.
+void Daemon::arm_reminders() {
+  if (stopping_) return;
+  std::chrono::milliseconds delay = 1min;
+  if (auto next = engine_.next_reminder(); !next) {
+    log_.error("alert reminders: " + next.error().message);
+  } else if (*next) {
+    const auto until = std::chrono::ceil<std::chrono::milliseconds>(**next - wall_now());
+    delay = std::clamp<std::chrono::milliseconds>(until, 1s, delay);
+  }
+  reminder_timer_.expires_after(delay);
   reminder_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec && !stopping_) remind();
   });
@@ -491,6 +511,7 @@ void Daemon::flush_notifications() {
     return;
   }
   if (*written > 0 && worker_) worker_->wake();
+  if (*written > 0) arm_reminders();  // the alerts just notified set the next reminder
 }
 
 ApiContext Daemon::api_context() {

@@ -130,8 +130,8 @@ Engine::KeyState& Engine::state_for(std::int64_t key_id, const detectors::KeyLab
   auto& state = keys_[key_id];
   if (!state.monitor) {
     state.key_id = key_id;
-    state.monitor = std::make_unique<detectors::KeyMonitor>(key, parameters_for(options_, record),
-                                                            options_.policy);
+    state.monitor =
+        std::make_unique<detectors::KeyMonitor>(key, parameters_for(options_, record));
   }
   return state;
 }
@@ -272,7 +272,8 @@ core::Result<std::size_t> Engine::flush_notifications(core::Timestamp now) {
   if (options_.destinations.empty()) {
     auto tx = store_->begin();
     if (!tx) return tl::unexpected(tx.error());
-    if (auto ok = alerts.clear_pending_notifications(*tx); !ok) return tl::unexpected(ok.error());
+    if (auto ok = alerts.clear_pending_notifications(*tx, now); !ok)
+      return tl::unexpected(ok.error());
     if (auto ok = tx->commit(); !ok) return tl::unexpected(ok.error());
     return std::size_t{0};
   }
@@ -298,7 +299,8 @@ core::Result<std::size_t> Engine::flush_notifications(core::Timestamp now) {
     if (!outcome) return tl::unexpected(outcome.error());
     written += *outcome == storage::EnqueueOutcome::Inserted ? 1 : 0;
   }
-  if (auto ok = alerts.clear_pending_notifications(*tx); !ok) return tl::unexpected(ok.error());
+  if (auto ok = alerts.clear_pending_notifications(*tx, now); !ok)
+    return tl::unexpected(ok.error());
   if (auto ok = tx->commit(); !ok) return tl::unexpected(ok.error());
   return written;
 }
@@ -382,7 +384,9 @@ core::Result<Processed> Engine::process_run(const core::Record& record, core::Ti
         "firing",
         record.run.observed_at,
         now,
-        failed_document(id, labels, record, "firing", reason.empty() ? "the run failed" : reason)};
+        failed_document(id, labels, record, "firing", reason.empty() ? "the run failed" : reason),
+        nullptr,
+        std::nullopt};
     notifiers::Alert a;
     a.id = id;
     a.key = {labels.benchmark, labels.provider, labels.workload, labels.environment};
@@ -422,38 +426,41 @@ core::Result<Processed> Engine::process_run(const core::Record& record, core::Ti
   return processed;
 }
 
+// Reminders read and write only alert rows (the monitors are not involved), so a failed
+// transaction leaves nothing to rebuild.
 core::Result<std::size_t> Engine::tick(core::Timestamp now) {
-  ++generation_;
-  auto owed = tick_monitors(now);
-  if (!owed) (void)rebuild();  // the monitors moved on; the rolled-back rows did not
-  return owed;
-}
-
-core::Result<std::size_t> Engine::tick_monitors(core::Timestamp now) {
+  const auto& policy = options_.policy;
+  if (policy.repeat_interval.count() <= 0) return std::size_t{0};
+  storage::AlertStore alerts(*store_);
+  auto due = alerts.firing_notified_before(now - policy.repeat_interval);
+  if (!due) return tl::unexpected(due.error());
   std::size_t owed = 0;
   std::optional<storage::SqliteStore::Transaction> tx;
-  for (auto& [id, state] : keys_) {
-    for (const auto& event : state.monitor->tick(now)) {
-      if (event.notify != detectors::Notify::Repeated) continue;
-      auto row = storage::AlertStore(*store_).find(event.alert_id);
-      if (!row) return tl::unexpected(row.error());
-      if (!*row || !state.last_run) continue;
-      if (!tx) {
-        auto begun = store_->begin();
-        if (!begun) return tl::unexpected(begun.error());
-        tx.emplace(std::move(*begun));
-      }
-      // A reminder carries the alert as it fired, with the key's newest run.
-      owe(**row, alert_from_row(**row, notifiers::AlertState::Firing, *state.last_run), now);
-      if (auto ok = storage::AlertStore(*store_).upsert(*tx, **row); !ok)
-        return tl::unexpected(ok.error());
-      ++owed;
+  for (auto& row : *due) {
+    // A notification already owed (not yet queued) carries the alert anyway.
+    if (!row.pending_notifications.is_null()) continue;
+    const auto state = keys_.find(row.key_id);
+    if (state == keys_.end() || !state->second.last_run) continue;
+    if (!tx) {
+      auto begun = store_->begin();
+      if (!begun) return tl::unexpected(begun.error());
+      tx.emplace(std::move(*begun));
     }
+    // A reminder carries the alert as it fired, with the key's newest run.
+    owe(row, alert_from_row(row, notifiers::AlertState::Firing, *state->second.last_run), now);
+    if (auto ok = alerts.upsert(*tx, row); !ok) return tl::unexpected(ok.error());
+    ++owed;
   }
   if (tx) {
     if (auto ok = tx->commit(); !ok) return tl::unexpected(ok.error());
   }
   return owed;
+}
+
+core::Result<std::optional<core::Timestamp>> Engine::next_reminder() const {
+  auto oldest = storage::AlertStore(*store_).oldest_firing_notification();
+  if (!oldest) return tl::unexpected(oldest.error());
+  return detectors::reminder_due(detectors::AlertState::Firing, *oldest, options_.policy);
 }
 
 core::Status Engine::acknowledge(std::string_view alert_id, bool rebaseline, core::Timestamp now) {

@@ -64,9 +64,12 @@ class Engine {
   // alerts a cycle or a posted batch raised or resolved) and clears them, in one transaction.
   // Returns the outbox rows written. Call after a cycle, a posted batch, and at start.
   [[nodiscard]] core::Result<std::size_t> flush_notifications(core::Timestamp now);
-  // Reminders: a firing, unacknowledged alert owes a notification again every repeat_interval.
-  // Returns how many were owed (send them with flush_notifications()).
+  // Reminders: a firing, unacknowledged alert owes a notification again repeat_interval after
+  // its last one was queued (stored, so a restart neither advances nor repeats it). Returns how
+  // many were owed (send them with flush_notifications()).
   [[nodiscard]] core::Result<std::size_t> tick(core::Timestamp now);
+  // When tick() next has a reminder to owe; nullopt when none is pending.
+  [[nodiscard]] core::Result<std::optional<core::Timestamp>> next_reminder() const;
   // Operator action from the API; NotFound for an unknown alert, Conflict for a closed one.
   [[nodiscard]] core::Status acknowledge(std::string_view alert_id, bool rebaseline,
                                          core::Timestamp now);
@@ -104,7 +107,6 @@ class Engine {
   void replay_action(KeyState& state, const storage::AlertActionRow& action);
   [[nodiscard]] core::Result<Processed> process_run(const core::Record& record,
                                                     core::Timestamp now);
-  [[nodiscard]] core::Result<std::size_t> tick_monitors(core::Timestamp now);
   [[nodiscard]] core::Status acknowledge_alert(std::string_view alert_id, bool rebaseline,
                                                core::Timestamp now);
   void remember_verdict(KeyState& state, const detectors::Observation& run,

@@ -24,8 +24,6 @@ std::string_view to_string(Notify notify) noexcept {
       return "none";
     case Notify::Fired:
       return "fired";
-    case Notify::Repeated:
-      return "repeated";
     case Notify::Resolved:
       return "resolved";
   }
@@ -52,7 +50,13 @@ Alert make_alert(const KeyLabels& key, const Trigger& trigger) {
   return alert;
 }
 
-AlertStateMachine::AlertStateMachine(AlertPolicy policy) : policy_(policy) {}
+std::optional<core::Timestamp> reminder_due(AlertState state,
+                                            const std::optional<core::Timestamp>& last_notified,
+                                            const AlertPolicy& policy) {
+  if (state != AlertState::Firing || !last_notified) return std::nullopt;
+  if (policy.repeat_interval.count() <= 0) return std::nullopt;  // 0: never repeat
+  return *last_notified + policy.repeat_interval;
+}
 
 AlertEvent AlertStateMachine::close(AlertState to, core::Timestamp at, std::string cause,
                                     Notify notify) {
@@ -68,7 +72,6 @@ std::vector<AlertEvent> AlertStateMachine::fire(const Alert& alert, core::Timest
     events.push_back(close(AlertState::Rebaselined, at, alert.onset_external_id, Notify::None));
   open_ = alert;
   open_->state = AlertState::Firing;
-  last_notified_ = at;
   events.push_back(
       {alert.id, AlertState::Firing, AlertState::Firing, at, alert.external_id, Notify::Fired});
   return events;
@@ -101,19 +104,8 @@ std::vector<AlertEvent> AlertStateMachine::rebaseline(std::string_view alert_id,
   return events;
 }
 
-std::vector<AlertEvent> AlertStateMachine::tick(core::Timestamp now) {
-  std::vector<AlertEvent> events;
-  if (!open_ || open_->state != AlertState::Firing) return events;
-  if (policy_.repeat_interval.count() <= 0) return events;  // 0: never repeat
-  if (now - last_notified_ < policy_.repeat_interval) return events;
-  last_notified_ = now;
-  events.push_back(
-      {open_->id, AlertState::Firing, AlertState::Firing, now, "timer", Notify::Repeated});
-  return events;
-}
-
-KeyMonitor::KeyMonitor(KeyLabels key, DetectorParameters parameters, AlertPolicy policy)
-    : key_(std::move(key)), detector_(std::move(parameters)), alerts_(policy) {}
+KeyMonitor::KeyMonitor(KeyLabels key, DetectorParameters parameters)
+    : key_(std::move(key)), detector_(std::move(parameters)) {}
 
 MonitorStep KeyMonitor::observe(const Observation& run) {
   MonitorStep step;

@@ -45,7 +45,7 @@ struct Alert {
 
 [[nodiscard]] Alert make_alert(const KeyLabels& key, const Trigger& trigger);
 
-enum class Notify { None, Fired, Repeated, Resolved };
+enum class Notify { None, Fired, Resolved };
 
 [[nodiscard]] std::string_view to_string(Notify notify) noexcept;
 
@@ -64,9 +64,16 @@ struct AlertPolicy {
   std::chrono::nanoseconds repeat_interval = std::chrono::hours(24);
 };
 
+// When a reminder of an alert falls due: repeat_interval after the last notification that was
+// actually queued for it (wall clock, stored by the caller), while it is firing and
+// unacknowledged. nullopt: no reminder (not firing, never notified, or a zero interval). The
+// time an alert's runs were observed never enters: replaying old runs cannot make one due.
+[[nodiscard]] std::optional<core::Timestamp> reminder_due(
+    AlertState state, const std::optional<core::Timestamp>& last_notified,
+    const AlertPolicy& policy);
+
 class AlertStateMachine {
  public:
-  explicit AlertStateMachine(AlertPolicy policy = {});
 
   // Opens an alert. An open alert of the key is closed as rebaselined (superseded: its level
   // was accepted as a segment). An id seen before is ignored (replay).
@@ -76,8 +83,6 @@ class AlertStateMachine {
   [[nodiscard]] std::vector<AlertEvent> observe(const Observation& run);
   [[nodiscard]] std::vector<AlertEvent> acknowledge(std::string_view alert_id, core::Timestamp at);
   [[nodiscard]] std::vector<AlertEvent> rebaseline(std::string_view alert_id, core::Timestamp at);
-  // Repeats the notification of a firing, unacknowledged alert when due.
-  [[nodiscard]] std::vector<AlertEvent> tick(core::Timestamp now);
 
   [[nodiscard]] const std::optional<Alert>& open() const { return open_; }
 
@@ -85,9 +90,7 @@ class AlertStateMachine {
   [[nodiscard]] AlertEvent close(AlertState to, core::Timestamp at, std::string cause,
                                  Notify notify);
 
-  AlertPolicy policy_;
   std::optional<Alert> open_;
-  core::Timestamp last_notified_{};
   std::optional<core::Timestamp> last_run_at_;
   std::set<std::string> seen_ids_;
 };
@@ -102,13 +105,12 @@ struct MonitorStep {
 
 class KeyMonitor {
  public:
-  KeyMonitor(KeyLabels key, DetectorParameters parameters, AlertPolicy policy = {});
+  KeyMonitor(KeyLabels key, DetectorParameters parameters);
 
   [[nodiscard]] MonitorStep observe(const Observation& run);
   [[nodiscard]] std::vector<AlertEvent> acknowledge(core::Timestamp at);
   // The operator accepts the new level: the open alert is rebaselined, the baseline restarts.
   [[nodiscard]] std::vector<AlertEvent> rebaseline(core::Timestamp at);
-  [[nodiscard]] std::vector<AlertEvent> tick(core::Timestamp now) { return alerts_.tick(now); }
 
   [[nodiscard]] const KeyLabels& key() const { return key_; }
   [[nodiscard]] const KeyDetector& detector() const { return detector_; }

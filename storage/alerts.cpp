@@ -24,6 +24,7 @@ Result<AlertRow> read_row(const Statement& s, const std::filesystem::path& path)
   row.document = nlohmann::json::parse(s.column_text(7), nullptr, false);
   if (!s.column_is_null(8))
     row.pending_notifications = nlohmann::json::parse(s.column_text(8), nullptr, false);
+  if (!s.column_is_null(9)) row.notified_at = at(s.column_int(9));
   if (row.document.is_discarded() || row.pending_notifications.is_discarded()) {
     return core::fail(core::ErrorCode::NotADatabase,
                       path.string() + ": alert " + row.id + ": document is not JSON");
@@ -33,7 +34,7 @@ Result<AlertRow> read_row(const Statement& s, const std::filesystem::path& path)
 
 constexpr const char* kColumns =
     "id, key_id, kind, direction, state, fired_at_ns, updated_at_ns, document, "
-    "pending_notifications";
+    "pending_notifications, notified_at_ns";
 
 Result<std::vector<AlertRow>> collect_rows(Statement& stmt, const std::filesystem::path& path) {
   std::vector<AlertRow> out;
@@ -58,10 +59,12 @@ Status AlertStore::upsert(SqliteStore::Transaction& tx, const AlertRow& row) {
   KW_ASSERT(tx.db_ == store_->db_.get(), "transaction belongs to this store");
   auto stmt = store_->db_->prepare_cached(
       "INSERT INTO alerts (id, key_id, kind, direction, state, fired_at_ns, updated_at_ns, "
-      "document, pending_notifications) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+      "document, pending_notifications, notified_at_ns) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
       "ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, direction = excluded.direction, "
       "state = excluded.state, updated_at_ns = excluded.updated_at_ns, "
-      "document = excluded.document, pending_notifications = excluded.pending_notifications");
+      "document = excluded.document, pending_notifications = excluded.pending_notifications, "
+      "notified_at_ns = excluded.notified_at_ns");
   if (!stmt) return tl::unexpected(stmt.error());
   (*stmt)
       ->bind(1, row.id)
@@ -76,6 +79,11 @@ Status AlertStore::upsert(SqliteStore::Transaction& tx, const AlertRow& row) {
     (*stmt)->bind_null(9);
   } else {
     (*stmt)->bind(9, row.pending_notifications.dump());
+  }
+  if (row.notified_at) {
+    (*stmt)->bind(10, ns(*row.notified_at));
+  } else {
+    (*stmt)->bind_null(10);
   }
   if (auto ok = (*stmt)->run(); !ok)
     return tl::unexpected(ok.error().with_context(store_->path().string()));
@@ -117,15 +125,40 @@ Result<std::vector<AlertRow>> AlertStore::with_pending_notifications() const {
   return collect_rows(**stmt, store_->path());
 }
 
-Status AlertStore::clear_pending_notifications(SqliteStore::Transaction& tx) {
+Status AlertStore::clear_pending_notifications(SqliteStore::Transaction& tx,
+                                               core::Timestamp now) {
   KW_ASSERT(tx.db_ == store_->db_.get(), "transaction belongs to this store");
   auto stmt = store_->db_->prepare_cached(
-      "UPDATE alerts SET pending_notifications = NULL WHERE pending_notifications IS NOT NULL");
+      "UPDATE alerts SET pending_notifications = NULL, notified_at_ns = ?1 "
+      "WHERE pending_notifications IS NOT NULL");
   if (!stmt) return tl::unexpected(stmt.error());
+  (*stmt)->bind(1, ns(now));
   if (auto ok = (*stmt)->run(); !ok) {
     return tl::unexpected(ok.error().with_context(store_->path().string()));
   }
   return {};
+}
+
+Result<std::vector<AlertRow>> AlertStore::firing_notified_before(core::Timestamp cutoff) const {
+  static const std::string sql = std::string("SELECT ") + kColumns +
+                                 " FROM alerts WHERE state = 'firing' AND notified_at_ns <= ?1 "
+                                 "ORDER BY notified_at_ns, id";
+  auto stmt = store_->db_->prepare_cached(sql.c_str());
+  if (!stmt) return tl::unexpected(stmt.error());
+  (*stmt)->bind(1, ns(cutoff));
+  return collect_rows(**stmt, store_->path());
+}
+
+Result<std::optional<core::Timestamp>> AlertStore::oldest_firing_notification() const {
+  auto stmt = store_->db_->prepare_cached(
+      "SELECT min(notified_at_ns) FROM alerts WHERE state = 'firing'");
+  if (!stmt) return tl::unexpected(stmt.error());
+  auto row = (*stmt)->step();
+  if (!row) return tl::unexpected(row.error().with_context(store_->path().string()));
+  std::optional<core::Timestamp> out;
+  if (*row && !(*stmt)->column_is_null(0)) out = at((*stmt)->column_int(0));
+  (*stmt)->reset();
+  return out;
 }
 
 Result<std::optional<AlertRow>> AlertStore::find(std::string_view id) const {

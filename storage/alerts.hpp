@@ -27,6 +27,9 @@ struct AlertRow {
   // Notifications this alert still owes, oldest first (null when none): written in the
   // transaction of the run that changed the alert, cleared in the one that enqueues them.
   nlohmann::json pending_notifications = nullptr;
+  // When the last notification of this alert was queued (wall clock); nullopt: never. Set by
+  // clear_pending_notifications(); reminders are due repeat_interval after it.
+  std::optional<core::Timestamp> notified_at;
 };
 
 enum class AlertAction { Acknowledge, Rebaseline };
@@ -54,7 +57,15 @@ class AlertStore {
   [[nodiscard]] Result<std::int64_t> count_by_state(std::string_view state) const;
   // Alerts with pending notifications, oldest first.
   [[nodiscard]] Result<std::vector<AlertRow>> with_pending_notifications() const;
-  [[nodiscard]] Status clear_pending_notifications(SqliteStore::Transaction& tx);
+  // The owed notifications were queued at `now`: clears them and stamps the alerts' notified_at.
+  [[nodiscard]] Status clear_pending_notifications(SqliteStore::Transaction& tx,
+                                                   core::Timestamp now);
+  // Firing (unacknowledged) alerts whose last notification was queued at or before `cutoff`,
+  // oldest notification first: the reminders due when cutoff = now - repeat_interval.
+  [[nodiscard]] Result<std::vector<AlertRow>> firing_notified_before(core::Timestamp cutoff) const;
+  // The oldest notified_at of the firing alerts (when the next reminder falls due); nullopt
+  // when no firing alert was ever notified.
+  [[nodiscard]] Result<std::optional<core::Timestamp>> oldest_firing_notification() const;
 
  private:
   SqliteStore* store_;

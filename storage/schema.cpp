@@ -120,7 +120,16 @@ CREATE INDEX alert_actions_by_key ON alert_actions (key_id, at_ns);
 CREATE INDEX outbox_state ON outbox (destination, state);
 )sql";
 
-constexpr const char* kMigrations[] = {kV1, kV2, kV3};
+// Version 4: when an alert's last notification was queued (wall clock). A reminder is due
+// repeat_interval after it; replaying runs at start cannot move it. Alerts open before the
+// upgrade take the time of their last change, which is when their last notification was owed.
+constexpr const char* kV4 = R"sql(
+ALTER TABLE alerts ADD COLUMN notified_at_ns INTEGER;
+UPDATE alerts SET notified_at_ns = updated_at_ns WHERE state IN ('firing', 'acknowledged');
+CREATE INDEX alerts_reminders ON alerts (notified_at_ns) WHERE state = 'firing';
+)sql";
+
+constexpr const char* kMigrations[] = {kV1, kV2, kV3, kV4};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
 }  // namespace

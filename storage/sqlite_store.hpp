@@ -26,7 +26,7 @@ enum class OpenMode {
 };
 
 // Schema version written to PRAGMA user_version by this build.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 struct StoredRun {
   std::int64_t id = 0;

@@ -7,10 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <thread>
@@ -18,6 +20,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/time.hpp"
 #include "tests/notifiers/support/spawn.hpp"
 #include "tests/notifiers/support/test_receiver.hpp"
 #include "tests/support/test_support.hpp"
@@ -96,12 +99,20 @@ bool eventually(const std::function<bool()>& done, std::chrono::milliseconds dea
   return done();
 }
 
+// Runs are dated relative to the test's clock, never to a calendar date: by default run i of a
+// series is observed i minutes after the hour that began a day before the test started.
+core::Timestamp day_before_now() {
+  static const core::Timestamp start =
+      std::chrono::floor<std::chrono::hours>(core::Timestamp::clock::now()) - 24h;
+  return start;
+}
+
 json synthetic_record(int index, std::int64_t median_ns,
-                      const std::string& workload = "synthetic-e2e") {
-  const std::string at =
-      "2026-11-29T10:" + std::string(index < 10 ? "0" : "") + std::to_string(index) + ":00.000Z";
-  const std::string id_time =
-      "2026-11-29-10-" + std::string(index < 10 ? "0" : "") + std::to_string(index) + "-00";
+                      const std::string& workload = "synthetic-e2e",
+                      core::Timestamp series_start = day_before_now()) {
+  const core::Timestamp observed = series_start + std::chrono::minutes(index);
+  const std::string at = core::format_timestamp(observed);
+  const std::string id_time = core::format_id_timestamp(observed);
   const json hardware = {{"vendor", "nvidia"},
                          {"product", "NVIDIA H100"},
                          {"formFactor", "80GB HBM3"},
@@ -144,13 +155,19 @@ std::int64_t noisy(int i) {
   return 1'000'000 + static_cast<std::int64_t>(10'000 * std::sin(i * 1.7));
 }
 
-// For each workload: ten runs with 1% noise, then one 30% slower (a step every detector sees).
+// Ten runs with 1% noise, then one 30% slower (a step every detector sees), the step observed
+// at `step_at`.
+void add_stepped_series(json& batch, const std::string& workload, core::Timestamp step_at) {
+  const core::Timestamp start = step_at - std::chrono::minutes(10);
+  for (int i = 0; i < 10; ++i) batch.push_back(synthetic_record(i, noisy(i), workload, start));
+  batch.push_back(synthetic_record(10, 1'300'000, workload, start));
+}
+
+// For each workload: a stepped series whose step was observed ten minutes into the default day.
 json stepped_batch(std::initializer_list<const char*> workloads) {
   json batch = json::array();
-  for (const char* workload : workloads) {
-    for (int i = 0; i < 10; ++i) batch.push_back(synthetic_record(i, noisy(i), workload));
-    batch.push_back(synthetic_record(10, 1'300'000, workload));
-  }
+  for (const char* workload : workloads)
+    add_stepped_series(batch, workload, day_before_now() + std::chrono::minutes(10));
   return batch;
 }
 
@@ -168,6 +185,14 @@ class DaemonProcess {
         dir / "secret", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     write_config(hook_url, extra);
   }
+  // A test that failed half-way leaves no daemon running behind it. waitpid answers 0 only for
+  // our own child still running (a reaped pid, even if reused, is ECHILD).
+  ~DaemonProcess() {
+    int status = 0;
+    if (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == 0) kill_hard();
+  }
+  DaemonProcess(const DaemonProcess&) = delete;
+  DaemonProcess& operator=(const DaemonProcess&) = delete;
   void write_config(const std::string& hook_url, const std::string& benchmarks = "") {
     const json config = {
         {"storage", {{"path", (dir_ / "kw.db").string()}}},
@@ -183,7 +208,14 @@ class DaemonProcess {
                        {"secret_file", (dir_ / "secret").string()},
                        {"timeout", "500ms"},
                        {"backoff", {{"base", "50ms"}, {"cap", "200ms"}, {"max_age", "1h"}}}}})}};
-    testing::write_file(dir_ / "kernelwatch.json", config.dump(2));
+    json full = config;
+    if (!detector_.is_null()) full["detector"] = detector_;
+    testing::write_file(dir_ / "kernelwatch.json", full.dump(2));
+  }
+  // Detector settings for the next write_config() (the constructor wrote the defaults).
+  void set_detector(const std::string& hook_url, json detector) {
+    detector_ = std::move(detector);
+    write_config(hook_url);
   }
   void start() {
     const auto log = dir_ / ("daemon-" + std::to_string(starts_++) + ".log");
@@ -215,6 +247,7 @@ class DaemonProcess {
 
  private:
   const testing::TempDir& dir_;
+  json detector_;
   std::filesystem::path log_;
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
@@ -412,6 +445,93 @@ TEST(DaemonE2E, SigkillWithAQueuedNotificationLosesNothing) {
   std::set<std::string> keys;
   for (const auto& r : requests) keys.insert(r.header("idempotency-key"));
   EXPECT_EQ(keys.size(), 1u);  // every attempt, before and after the crash, is one notification
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+}
+
+// The alert ids a notification carries.
+std::vector<std::string> alert_ids(const notifiers::testing::RecordedRequest& request) {
+  std::vector<std::string> ids;
+  const json body = json::parse(request.body);
+  for (const auto& alert : body["alerts"]) ids.push_back(alert["id"]);
+  return ids;
+}
+
+// Alerts fired from runs observed 3 days, 3 hours and 3 minutes ago, then SIGKILL and a restart:
+// the restart sends nothing (a reminder is due repeat_interval after the notification that was
+// queued, whatever the runs' dates), and when it is due each alert is reminded exactly once.
+TEST(DaemonE2E, ARestartNeverRemindsEarlyAndEachAlertIsRemindedOnceWhenDue) {
+  constexpr auto kRepeat = 20s;
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;
+  DaemonProcess daemon(dir, receiver.url());
+  daemon.set_detector(receiver.url(), {{"repeat_interval", "20s"}});
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  const auto now = core::Timestamp::clock::now();
+  json batch = json::array();
+  add_stepped_series(batch, "three-days-ago", now - 72h);
+  add_stepped_series(batch, "three-hours-ago", now - 3h);
+  add_stepped_series(batch, "three-minutes-ago", now - 3min);
+  ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/runs", batch.dump(), kToken).status, 200);
+  ASSERT_TRUE(receiver.wait_for_requests(1)) << daemon.log();
+  const auto first = receiver.snapshot().requests.at(0);
+  const auto fired = alert_ids(first);
+  ASSERT_EQ(fired.size(), 3u) << first.body;
+  // Delivered and marked so (a SIGKILL between the two would redeliver it, rightly, under the
+  // same idempotency key: not what this test is about).
+  ASSERT_TRUE(eventually([&] {
+    const auto status = json::parse(http(daemon.port(), "GET", "/api/v1/status").body);
+    return !status["outbox"].empty() && status["outbox"][0]["delivered"] == 1;
+  })) << daemon.log();
+
+  daemon.kill_hard();
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  // A marker: a new alert after the restart. Notifications leave one destination in the order
+  // they were queued, so a reminder queued by the restart would arrive before it.
+  json marker = json::array();
+  add_stepped_series(marker, "marker", core::Timestamp::clock::now() - 1min);
+  ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/runs", marker.dump(), kToken).status, 200);
+  ASSERT_TRUE(receiver.wait_for_requests(2)) << daemon.log();
+  const auto after_restart = receiver.snapshot().requests.at(1);
+  ASSERT_EQ(alert_ids(after_restart).size(), 1u) << after_restart.body;
+  EXPECT_EQ(json::parse(after_restart.body)["alerts"][0]["key"]["workload"], "marker");
+  // Judging "not early" needs the restart to happen inside the interval.
+  ASSERT_LT(after_restart.received_at - first.received_at, kRepeat) << "machine too slow";
+
+  // Each of the three alerts is reminded once, not before repeat_interval after it was sent.
+  const auto reminded = [&](const notifiers::testing::TestReceiver::Snapshot& snapshot) {
+    std::set<std::string> seen;
+    for (std::size_t i = 2; i < snapshot.requests.size(); ++i) {
+      for (const auto& id : alert_ids(snapshot.requests[i])) seen.insert(id);
+    }
+    return std::all_of(fired.begin(), fired.end(), [&](const auto& id) { return seen.count(id); });
+  };
+  ASSERT_TRUE(receiver.wait_for(reminded, 60s)) << daemon.log();
+  // A second marker closes the window: every reminder queued so far arrives before it.
+  json closing = json::array();
+  add_stepped_series(closing, "closing-marker", core::Timestamp::clock::now() - 1min);
+  ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/runs", closing.dump(), kToken).status, 200);
+  const auto is_closing = [](const notifiers::testing::RecordedRequest& r) {
+    return r.body.find("closing-marker") != std::string::npos;
+  };
+  ASSERT_TRUE(receiver.wait_for([&](const auto& snapshot) {
+    return std::any_of(snapshot.requests.begin(), snapshot.requests.end(), is_closing);
+  })) << daemon.log();
+  const auto requests = receiver.snapshot().requests;
+  const auto closing_at = static_cast<std::size_t>(
+      std::find_if(requests.begin(), requests.end(), is_closing) - requests.begin());
+  std::map<std::string, int> reminders;
+  for (std::size_t i = 2; i < closing_at; ++i) {
+    for (const auto& id : alert_ids(requests[i])) {
+      if (std::find(fired.begin(), fired.end(), id) == fired.end()) continue;
+      ++reminders[id];
+      EXPECT_GE(requests[i].received_at - first.received_at, kRepeat - 1s) << "reminded early";
+      EXPECT_EQ(json::parse(requests[i].body)["alerts"][0]["state"], "firing");
+    }
+  }
+  for (const auto& id : fired) EXPECT_EQ(reminders[id], 1) << id;
   ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
   EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
 }

@@ -25,12 +25,16 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
+// The test's clock: runs are dated from the hour that began a week before the test started (never
+// from a calendar date), and the engine is told the time explicitly.
 core::Timestamp base_time() {
-  static const core::Timestamp t = *core::parse_timestamp("2026-11-29T10:00:00.000Z");
+  static const core::Timestamp t =
+      std::chrono::floor<std::chrono::hours>(core::Timestamp::clock::now()) - std::chrono::hours(168);
   return t;
 }
 
-// Run `index` is observed `index` minutes after 10:00; the engine is told it arrives 30 s later.
+// Run `index` is observed `index` minutes after base_time(); the engine is told it arrives 30 s
+// later.
 core::Timestamp observed(int index) {
   return base_time() + std::chrono::minutes(index);
 }
@@ -620,6 +624,47 @@ TEST_F(EngineTest, AReminderIsANewNotificationNotARepeatOfTheFirst) {
   ASSERT_TRUE(counts);
   ASSERT_EQ(counts->size(), 1u);
   EXPECT_EQ(counts->at(0).pending, 2);
+}
+
+// The runs are a week old when the alert is first sent; after a restart (a new engine replaying
+// the history) the reminder is still due an interval after that notification, and after the
+// reminder an interval after the reminder.
+TEST_F(EngineTest, ARestartDatesRemindersFromTheStoredNotificationNotFromTheRuns) {
+  options_.policy.repeat_interval = std::chrono::hours(1);
+  engine_.emplace(*store_, options_);
+  ASSERT_TRUE(engine_->rebuild());
+  const Series series;
+  stable_history(series, 10);
+  ASSERT_EQ(process(series, 10, 1'300'000).fired.size(), 1u);
+  const core::Timestamp sent = arrival(10) + std::chrono::hours(24 * 7);
+  ASSERT_EQ(*engine_->flush_notifications(sent), 1u);
+  EXPECT_EQ(engine_->next_reminder().value(), sent + std::chrono::hours(1));
+
+  const auto restart = [&] {
+    engine_.emplace(*store_, options_);
+    ASSERT_TRUE(engine_->rebuild());
+  };
+  restart();
+  EXPECT_EQ(*engine_->tick(sent + std::chrono::minutes(59)), 0u);
+  EXPECT_EQ(*engine_->flush_notifications(sent + std::chrono::minutes(59)), 0u);
+  restart();
+  EXPECT_EQ(*engine_->tick(sent + std::chrono::hours(1)), 1u);
+  EXPECT_EQ(*engine_->tick(sent + std::chrono::hours(1)), 0u);  // owed once, not twice
+  restart();
+  EXPECT_EQ(*engine_->flush_notifications(sent + std::chrono::hours(1)), 1u);
+  restart();
+  EXPECT_EQ(engine_->next_reminder().value(), sent + std::chrono::hours(2));
+  EXPECT_EQ(*engine_->tick(sent + std::chrono::minutes(119)), 0u);
+  EXPECT_EQ(*engine_->tick(sent + std::chrono::hours(2)), 1u);
+
+  // Acknowledged: no reminder is due any more.
+  ASSERT_EQ(*engine_->flush_notifications(sent + std::chrono::hours(2)), 1u);
+  const auto firing = storage::AlertStore(*store_).list("firing", 0);
+  ASSERT_TRUE(firing && firing->size() == 1u);
+  ASSERT_TRUE(engine_->acknowledge(firing->front().id, false, sent + std::chrono::hours(2)));
+  restart();
+  EXPECT_EQ(engine_->next_reminder().value(), std::nullopt);
+  EXPECT_EQ(*engine_->tick(sent + std::chrono::hours(30)), 0u);
 }
 
 }  // namespace

@@ -40,25 +40,22 @@ TEST(AlertStateMachine, FiringToAcknowledgedIsSilentAndStopsRepeats) {
   EXPECT_EQ(ack[0].notify, Notify::None);
   EXPECT_TRUE(machine.acknowledge("a", week(8) + 2h).empty());  // idempotent
   EXPECT_TRUE(machine.acknowledge("other", week(8) + 2h).empty());
-  EXPECT_TRUE(machine.tick(week(8) + 48h).empty());
+  EXPECT_EQ(reminder_due(machine.open()->state, week(8), AlertPolicy{24h}), std::nullopt);
 }
 
-TEST(AlertStateMachine, RepeatsWhileFiringAndUnacknowledged) {
-  AlertStateMachine machine(AlertPolicy{24h});
-  (void)machine.fire(alert_on("a", 98000, 102000), week(8));
-  EXPECT_TRUE(machine.tick(week(8) + 23h).empty());
-  const auto repeat = machine.tick(week(8) + 24h);
-  ASSERT_EQ(repeat.size(), 1u);
-  EXPECT_EQ(repeat[0].notify, Notify::Repeated);
-  EXPECT_TRUE(machine.tick(week(8) + 24h).empty());  // the same tick again: nothing
-  EXPECT_EQ(machine.tick(week(8) + 48h).size(), 1u);
+TEST(ReminderDue, RepeatIntervalAfterTheLastNotificationWhileFiring) {
+  const AlertPolicy policy{24h};
+  EXPECT_EQ(reminder_due(AlertState::Firing, week(8), policy), week(8) + 24h);
+  EXPECT_EQ(reminder_due(AlertState::Firing, week(8) + 24h, policy), week(8) + 48h);
+  // Never notified (owed, not yet queued): nothing to remind of yet.
+  EXPECT_EQ(reminder_due(AlertState::Firing, std::nullopt, policy), std::nullopt);
+  for (const auto state : {AlertState::Acknowledged, AlertState::Resolved, AlertState::Rebaselined})
+    EXPECT_EQ(reminder_due(state, week(8), policy), std::nullopt) << to_string(state);
 }
 
-TEST(AlertStateMachine, ZeroRepeatIntervalNeverRepeats) {
-  AlertStateMachine machine(AlertPolicy{std::chrono::nanoseconds{0}});
-  (void)machine.fire(alert_on("a", 98000, 102000), week(8));
-  EXPECT_TRUE(machine.tick(week(8)).empty());
-  EXPECT_TRUE(machine.tick(week(9)).empty());
+TEST(ReminderDue, ZeroRepeatIntervalNeverRepeats) {
+  const AlertPolicy never{std::chrono::nanoseconds{0}};
+  EXPECT_EQ(reminder_due(AlertState::Firing, week(8), never), std::nullopt);
 }
 
 TEST(AlertStateMachine, FiringToResolvedWhenARunIsBackInTheBand) {

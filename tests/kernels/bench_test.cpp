@@ -12,7 +12,7 @@ namespace kernelwatch::kernels {
 namespace {
 
 core::Timestamp fixed_now() {
-  return *core::parse_timestamp("2026-11-29T12:00:00.000Z");
+  return *core::parse_timestamp("2030-01-02T12:00:00.000Z");  // the test's clock: any instant
 }
 
 BenchRequest small_request(Kernel kernel, Pass pass, Provider provider) {
@@ -82,7 +82,7 @@ TEST(Bench, CpuRunBecomesAPassedRecordWithItsKey) {
   EXPECT_EQ(record.run.protocol_digest, key->protocol.digest);
   EXPECT_EQ(record.run.source_native.external_id, "layer_norm/backward/kernelwatch-fused/" +
                                                       key->environment.label +
-                                                      "/hidden256-rows16-fp32/2026-11-29-12-00-00");
+                                                      "/hidden256-rows16-fp32/2030-01-02-12-00-00");
   EXPECT_EQ(record.run.metadata.labels.at("kernelwatch_version"), current_build().version);
   EXPECT_FALSE(record.run.implementation_digest.empty());
   // What it emits is what core parses back.
