@@ -185,7 +185,19 @@ int run_cli(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
-  return commands.action ? commands.action() : 2;
+  if (!commands.action) return 2;
+  // Every subcommand's entry: what escapes it (a library's exception, a bug) ends the process
+  // with a message that names the command, never with an unexplained abort.
+  const std::string name =
+      app.get_subcommands().empty() ? std::string() : app.get_subcommands().front()->get_name();
+  try {
+    return commands.action();
+  } catch (const std::exception& e) {
+    std::cerr << "kernelwatch " << name << ": " << e.what() << '\n';
+  } catch (...) {
+    std::cerr << "kernelwatch " << name << ": an unknown error ended the command\n";
+  }
+  return 1;
 }
 
 }  // namespace kernelwatch::daemon

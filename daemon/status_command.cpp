@@ -1,118 +1,79 @@
 #include "daemon/status_command.hpp"
 
-#include <netdb.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
-
-#include <cstring>
+#include <chrono>
 #include <ostream>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
 #include "daemon/format.hpp"
+#include "notifiers/destination.hpp"
 
 namespace kernelwatch::daemon {
 namespace {
 
 using nlohmann::json;
 
-struct Url {
-  std::string host;
-  std::string port = "80";
-};
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
 
-core::Result<Url> parse_http_url(const std::string& url) {
-  constexpr std::string_view kScheme = "http://";
-  if (url.rfind(kScheme, 0) != 0) {
-    return core::fail(
-        core::ErrorCode::InvalidArgument,
-        "--url must start with http:// (the status endpoint is plain HTTP on loopback)");
-  }
-  std::string rest = url.substr(kScheme.size());
-  if (const auto slash = rest.find('/'); slash != std::string::npos) rest.resize(slash);
-  Url out;
-  if (const auto colon = rest.rfind(':');
-      colon != std::string::npos && rest.find(']') == std::string::npos) {
-    out.host = rest.substr(0, colon);
-    out.port = rest.substr(colon + 1);
-  } else {
-    out.host = rest;
-  }
-  if (out.host.empty()) return core::fail(core::ErrorCode::InvalidArgument, "--url has no host");
-  return out;
-}
+constexpr std::size_t kMaxAnswer = 64 * 1024 * 1024;  // the status of a very large history
 
-core::Result<std::string> http_get(const Url& url, const std::string& target, int timeout_seconds) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (int rc = ::getaddrinfo(url.host.c_str(), url.port.c_str(), &hints, &found); rc != 0) {
-    return core::fail(core::ErrorCode::Unavailable, url.host + ": " + ::gai_strerror(rc));
-  }
-  int fd = -1;
-  std::string last_error = "no address";
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-    if (fd < 0) continue;
-    timeval tv{timeout_seconds, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
-    last_error = std::strerror(errno);
-    ::close(fd);
-    fd = -1;
-  }
-  ::freeaddrinfo(found);
-  if (fd < 0)
+// GET over plain HTTP/1.1 with Beast's parser (chunked, lengths and limits as the server reads
+// them), with a timeout before each step. Any malformed answer is an error, never a crash.
+core::Result<std::string> http_get(const notifiers::ParsedUrl& url, std::string_view target,
+                                   std::chrono::seconds timeout) {
+  asio::io_context io;
+  asio::ip::tcp::resolver resolver(io);
+  beast::tcp_stream stream(io);
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(kMaxAnswer);
+  http::request<http::empty_body> request{http::verb::get, target, 11};
+  request.set(http::field::host, url.host);
+  request.set(http::field::connection, "close");
+  std::string failed;  // "<step>: <reason>"
+  const auto fail = [&](std::string_view step, const beast::error_code& ec) {
+    failed = std::string(step) + ": " + ec.message();
+  };
+  resolver.async_resolve(
+      url.host, std::to_string(url.port),
+      [&](const beast::error_code& ec, const asio::ip::tcp::resolver::results_type& found) {
+        if (ec) return fail("resolving " + url.host, ec);
+        stream.expires_after(timeout);
+        stream.async_connect(found, [&](const beast::error_code& ec, const auto&) {
+          if (ec) return fail("connecting", ec);
+          stream.expires_after(timeout);
+          http::async_write(stream, request, [&](const beast::error_code& ec, std::size_t) {
+            if (ec) return fail("sending the request", ec);
+            stream.expires_after(timeout);
+            http::async_read(stream, buffer, parser,
+                             [&](const beast::error_code& ec, std::size_t) {
+                               if (ec) fail("reading the answer", ec);
+                             });
+          });
+        });
+      });
+  io.run();
+  const std::string where = url.host + ":" + std::to_string(url.port);
+  if (!failed.empty()) {
     return core::fail(core::ErrorCode::Unavailable,
-                      url.host + ":" + url.port + ": " + last_error + " (is the daemon running?)");
-  const std::string request =
-      "GET " + target + " HTTP/1.1\r\nHost: " + url.host + "\r\nConnection: close\r\n\r\n";
-  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
-      static_cast<ssize_t>(request.size())) {
-    ::close(fd);
-    return core::fail(core::ErrorCode::Unavailable, "sending the request failed");
+                      where + ": " + failed +
+                          (failed.rfind("connecting", 0) == 0 ? " (is the daemon running?)" : ""));
   }
-  std::string response;
-  char buffer[16384];
-  while (true) {
-    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n > 0) {
-      response.append(buffer, static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n < 0) {
-      ::close(fd);
-      return core::fail(core::ErrorCode::Unavailable,
-                        std::string("reading the answer failed: ") + std::strerror(errno));
-    }
-    break;
+  const auto& response = parser.get();
+  if (response.result() != http::status::ok) {
+    constexpr std::size_t kShown = 300;
+    const std::string& body = response.body();
+    return core::fail(core::ErrorCode::Unavailable,
+                      where + ": HTTP " + std::to_string(response.result_int()) + ": " +
+                          body.substr(0, kShown) + (body.size() > kShown ? "..." : ""));
   }
-  ::close(fd);
-  const auto header_end = response.find("\r\n\r\n");
-  if (response.rfind("HTTP/1.1 ", 0) != 0 || header_end == std::string::npos) {
-    return core::fail(core::ErrorCode::ParseError, "the answer is not HTTP/1.1");
-  }
-  const std::string status = response.substr(9, 3);
-  std::string body = response.substr(header_end + 4);
-  if (response.find("Transfer-Encoding: chunked") != std::string::npos ||
-      response.find("transfer-encoding: chunked") != std::string::npos) {
-    std::string decoded;
-    std::size_t pos = 0;
-    while (pos < body.size()) {
-      const auto eol = body.find("\r\n", pos);
-      if (eol == std::string::npos) break;
-      const std::size_t size = std::stoul(body.substr(pos, eol - pos), nullptr, 16);
-      if (size == 0) break;
-      decoded += body.substr(eol + 2, size);
-      pos = eol + 2 + size + 2;
-    }
-    body = decoded;
-  }
-  if (status != "200")
-    return core::fail(core::ErrorCode::Unavailable, "HTTP " + status + ": " + body);
-  return body;
+  return response.body();
 }
 
 std::string field(const json& j, const char* name) {
@@ -125,12 +86,16 @@ std::string field(const json& j, const char* name) {
 }  // namespace
 
 int run_status(const StatusOptions& options, std::ostream& out, std::ostream& err) {
-  auto url = parse_http_url(options.url);
+  auto url = notifiers::parse_url(options.url);
+  if (url && url->scheme != "http") {
+    url = core::fail(core::ErrorCode::InvalidArgument,
+                     "must start with http:// (the status endpoint is plain HTTP on loopback)");
+  }
   if (!url) {
-    err << "kernelwatch status: " << url.error().message << '\n';
+    err << "kernelwatch status: --url: " << url.error().message << '\n';
     return 2;
   }
-  auto body = http_get(*url, "/api/v1/status", options.timeout_seconds);
+  auto body = http_get(*url, "/api/v1/status", std::chrono::seconds(options.timeout_seconds));
   if (!body) {
     err << "kernelwatch status: " << body.error().message << '\n';
     return 1;

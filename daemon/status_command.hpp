@@ -1,6 +1,6 @@
 // `kernelwatch status [--url URL]`: asks a running daemon's /api/v1/status and prints it as a
-// readable table (or the JSON with --json). A blocking HTTP/1.1 GET over a plain socket:
-// the status endpoint is served on loopback by default.
+// readable table (or the JSON with --json). One HTTP/1.1 GET through Beast (plain HTTP: the
+// status endpoint is served on loopback by default).
 #pragma once
 
 #include <iosfwd>

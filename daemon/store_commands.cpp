@@ -15,6 +15,30 @@ std::string optional_duration(std::optional<std::chrono::nanoseconds> value) {
   return value ? format_duration(*value) : "-";
 }
 
+// A database file this command creates is removed again unless the command keeps it: a refused
+// import (or one that throws) leaves nothing behind. Declared before the store, so the store is
+// closed before the files go.
+class CreatedDatabase {
+ public:
+  explicit CreatedDatabase(std::filesystem::path path) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec) && !ec) path_ = std::move(path);
+  }
+  CreatedDatabase(const CreatedDatabase&) = delete;
+  CreatedDatabase& operator=(const CreatedDatabase&) = delete;
+  ~CreatedDatabase() {
+    if (path_.empty()) return;
+    std::error_code ignored;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+      std::filesystem::remove(path_.string() + suffix, ignored);
+    }
+  }
+  void keep() { path_.clear(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
 }  // namespace
 
 nlohmann::json to_json(const storage::KeySummary& k) {
@@ -30,6 +54,7 @@ nlohmann::json to_json(const storage::KeySummary& k) {
 }
 
 int run_import(const ImportOptions& options, std::ostream& out, std::ostream& err) {
+  CreatedDatabase created(options.db);
   auto store = storage::SqliteStore::open(options.db, storage::OpenMode::Create);
   if (!store) {
     err << "kernelwatch import: " << store.error().message << '\n';
@@ -43,6 +68,7 @@ int run_import(const ImportOptions& options, std::ostream& out, std::ostream& er
         << "kernelwatch import: nothing was imported (use --skip-invalid to import the rest)\n";
     return 1;
   }
+  created.keep();
   for (const auto& line : report->invalid) err << "skipped " << line << '\n';
   out << "imported " << options.inputs.size() << (options.inputs.size() == 1 ? " file" : " files")
       << " into " << options.db.string() << ": read " << report->read << ", new "

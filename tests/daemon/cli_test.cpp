@@ -1,5 +1,11 @@
 // The real kernelwatch binary as a user runs it: exit codes, messages, files.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -159,6 +165,29 @@ TEST(CliTest, ReadingCommandsNeverCreateOrDamageFiles) {
   EXPECT_EQ(read_file(dir / "text.db"), "plain text");
 }
 
+TEST(CliTest, ARefusedImportIntoANewDatabaseLeavesNoFileBehind) {
+  TempDir dir;
+  const std::string csv = read_file(kAll);
+  write_file(dir / "bad.csv", csv.substr(0, csv.find('\n') + 1) + "layer_norm,liger\n");
+  const auto db = dir / "new.db";
+  auto refused = run_kernelwatch({"import", "--db", db.string(), (dir / "bad.csv").string()});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("nothing was imported"), std::string::npos) << refused.err;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    EXPECT_FALSE(std::filesystem::exists(db.string() + suffix)) << suffix;
+  auto missing = run_kernelwatch({"import", "--db", db.string(), (dir / "absent.json").string()});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_FALSE(std::filesystem::exists(db));
+
+  // An existing database that refuses an import is kept, unchanged.
+  ASSERT_EQ(run_kernelwatch({"import", "--db", db.string(), kTvd}).exit_code, 0);
+  EXPECT_EQ(run_kernelwatch({"import", "--db", db.string(), (dir / "bad.csv").string()}).exit_code,
+            1);
+  auto keys = run_kernelwatch({"keys", "--db", db.string(), "--json"});
+  ASSERT_EQ(keys.exit_code, 0) << keys.err;
+  EXPECT_EQ(json::parse(keys.out).size(), 1u);
+}
+
 }  // namespace
 }  // namespace kernelwatch
 
@@ -272,6 +301,73 @@ TEST(CliBenchTest, BadRequestsExitOneWithAClearMessage) {
     EXPECT_EQ(cuda.exit_code, 1);
     EXPECT_NE(cuda.err.find("cuda"), std::string::npos) << cuda.err;
   }
+}
+
+}  // namespace
+}  // namespace kernelwatch
+
+namespace kernelwatch {
+namespace {
+
+// A one-shot TCP server on 127.0.0.1 that answers each connection with the next canned bytes,
+// whatever was asked: what `kernelwatch status` does with answers no daemon would give.
+class CannedServer {
+ public:
+  explicit CannedServer(std::vector<std::string> answers) : answers_(std::move(answers)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(fd_, 8), 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      for (const auto& answer : answers_) {
+        const int client = ::accept(fd_, nullptr, nullptr);
+        if (client < 0) return;
+        char buffer[4096];
+        (void)::recv(client, buffer, sizeof buffer, 0);  // the request line and headers
+        (void)::send(client, answer.data(), answer.size(), MSG_NOSIGNAL);
+        ::close(client);
+      }
+    });
+  }
+  ~CannedServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  [[nodiscard]] std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  std::vector<std::string> answers_;
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+TEST(CliStatusTest, MalformedAnswersExitOneWithAMessageNamingTheCommand) {
+  const std::string ok_head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n";
+  const std::vector<std::string> answers = {
+      ok_head + "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",  // bad chunk size
+      ok_head + "Transfer-Encoding: chunked\r\n\r\nffffffffffffffffffffff\r\n{}\r\n",  // overflow
+      ok_head + "Content-Length: 100\r\n\r\n{}",  // the body ends early
+      ok_head + "Content-Length: 9\r\n\r\nnot json!",
+      "SSH-2.0-OpenSSH_9.2\r\n",
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy",
+  };
+  CannedServer server(answers);
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    const auto r = run_kernelwatch({"status", "--url", server.url()});
+    EXPECT_EQ(r.exit_code, 1) << i << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("kernelwatch status: ", 0), 0u) << i << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << i;
+  }
+  const auto https = run_kernelwatch({"status", "--url", "https://127.0.0.1:1"});
+  EXPECT_EQ(https.exit_code, 2);
+  EXPECT_NE(https.err.find("http://"), std::string::npos) << https.err;
 }
 
 }  // namespace
