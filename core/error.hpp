@@ -52,7 +52,31 @@ using Status = tl::expected<void, Error>;
 [[noreturn]] void assertion_failed(const char* expression, const char* file, int line,
                                    const char* message) noexcept;
 
+namespace detail {
+// KW_TRY's value: the T of a Result<T>, nothing of a Status.
+template <class T>
+T try_value(tl::expected<T, Error>&& result) {
+  return std::move(*result);
+}
+inline void try_value(tl::expected<void, Error>&&) {}
+}  // namespace detail
+
 }  // namespace kernelwatch::core
+
+// Evaluates a Result<T> or Status expression; on error returns that error from the enclosing
+// function (which returns a Result or Status), otherwise yields the value:
+//   const Config config = KW_TRY(load_config(path));
+//   KW_TRY(store.commit());
+// A GNU statement expression (g++ and clang; __extension__ keeps -Wpedantic quiet). Not for
+// coroutines: co_return there by hand.
+#define KW_TRY(...)                                                                           \
+  __extension__({                                                                             \
+    auto kw_try_result_ = (__VA_ARGS__);                                                      \
+    if (!kw_try_result_) {                                                                    \
+      return ::tl::unexpected<::kernelwatch::core::Error>(std::move(kw_try_result_).error()); \
+    }                                                                                         \
+    ::kernelwatch::core::detail::try_value(std::move(kw_try_result_));                        \
+  })
 
 // Bugs, not bad input: abort with the expression and where it failed.
 #define KW_ASSERT(condition, message)                                                   \
