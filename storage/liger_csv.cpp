@@ -1,5 +1,7 @@
 #include "storage/liger_csv.hpp"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -108,15 +110,27 @@ class RowReader {
   const CsvRow& row_;
 };
 
-// Converts one speed row; returns the reason when the row is not valid.
-core::Result<core::Record> speed_row_to_record(const RowReader& row) {
+tl::unexpected<core::Error> bad(std::string why) {
+  return core::fail(ErrorCode::ParseError, std::move(why));
+}
+
+// What a valid speed row says, before it becomes documents.
+struct SpeedRow {
+  std::string kernel;    // tvd, layer_norm
+  std::string pass;      // forward, backward, full
+  std::string provider;  // liger, torch, ...
+  std::string version;   // liger_version
+  core::Workload workload;
+  std::array<double, 3> ms{};  // p20, median, p80
+  core::Timestamp observed{};
+  core::Hardware hardware;
+};
+
+// The kernel, timed pass, provider and unit of a speed row.
+core::Status check_names(const RowReader& row) {
   const std::string& kernel = row["kernel_name"];
   const std::string& provider = row["kernel_provider"];
   const std::string& pass = row["kernel_operation_mode"];
-  const auto bad = [](std::string why) {
-    return core::fail(ErrorCode::ParseError, std::move(why));
-  };
-
   if (kernel != "tvd" && kernel != "layer_norm") {
     return bad("kernel_name \"" + kernel + "\" is not one kernelwatch knows (tvd, layer_norm)");
   }
@@ -129,6 +143,12 @@ core::Result<core::Record> speed_row_to_record(const RowReader& row) {
   if (row["metric_unit"] != "ms") {
     return bad("metric_unit \"" + row["metric_unit"] + "\" for a speed row (expected ms)");
   }
+  return {};
+}
+
+// The workload: x_value is the hidden size (layer_norm) or the vocabulary (tvd); the rest comes
+// from extra_benchmark_config_str.
+core::Result<core::Workload> workload_of(const RowReader& row) {
   const auto x_value = parse_int(row["x_value"]);
   if (!x_value || *x_value <= 0)
     return bad("x_value \"" + row["x_value"] + "\" is not a positive integer");
@@ -145,8 +165,7 @@ core::Result<core::Record> speed_row_to_record(const RowReader& row) {
     if (!parsed) return bad("extra_benchmark_config_str: " + parsed.error().message);
     dtype = *parsed;
   }
-  core::Workload workload;
-  if (kernel == "layer_norm") {
+  if (row["kernel_name"] == "layer_norm") {
     if (row["x_name"] != "N")
       return bad("x_name \"" + row["x_name"] + "\" for layer_norm (expected N, the hidden size)");
     const auto rows = config_int(config, "M");
@@ -157,86 +176,113 @@ core::Result<core::Record> speed_row_to_record(const RowReader& row) {
         return bad("extra_benchmark_config_str: eps must be a positive number");
       eps = it->get<double>();
     }
-    workload = core::Workload::layer_norm(*rows, *x_value, dtype, eps);
-  } else {
-    if (row["x_name"] != "V")
-      return bad("x_name \"" + row["x_name"] + "\" for tvd (expected V, the vocabulary)");
-    const auto batch = config_int(config, "B");
-    const auto time = config_int(config, "T");
-    if (!batch || !time)
-      return bad("extra_benchmark_config_str: B and T must be positive integers");
-    workload = core::Workload::tvd(*batch * *time, *x_value, dtype);
+    return core::Workload::layer_norm(*rows, *x_value, dtype, eps);
   }
+  if (row["x_name"] != "V")
+    return bad("x_name \"" + row["x_name"] + "\" for tvd (expected V, the vocabulary)");
+  const auto batch = config_int(config, "B");
+  const auto time = config_int(config, "T");
+  if (!batch || !time) return bad("extra_benchmark_config_str: B and T must be positive integers");
+  return core::Workload::tvd(*batch * *time, *x_value, dtype);
+}
 
-  std::optional<double> ms[3];
+// p20, median and p80 in ms.
+core::Result<std::array<double, 3>> latencies_ms(const RowReader& row) {
+  std::array<double, 3> ms{};
   const char* const value_columns[3] = {"y_value_20", "y_value_50", "y_value_80"};
-  for (int i = 0; i < 3; ++i) {
-    ms[i] = parse_double(row[value_columns[i]]);
-    if (!ms[i] || *ms[i] <= 0) {
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    const auto value = parse_double(row[value_columns[i]]);
+    if (!value || *value <= 0) {
       return bad(std::string(value_columns[i]) + " \"" + row[value_columns[i]] +
                  "\" is not a positive number of ms");
     }
+    ms[i] = *value;
   }
+  return ms;
+}
+
+// Checks a speed row in column order of the checks: names, workload, latencies, time, GPU.
+core::Result<SpeedRow> parse_speed_row(const RowReader& row) {
+  KW_TRY(check_names(row));
+  SpeedRow out;
+  out.kernel = row["kernel_name"];
+  out.pass = row["kernel_operation_mode"];
+  out.provider = row["kernel_provider"];
+  out.version = row["liger_version"];
+  out.workload = KW_TRY(workload_of(row));
+  out.ms = KW_TRY(latencies_ms(row));
   auto observed = core::parse_naive_timestamp(row["timestamp"]);
   if (!observed) return bad("timestamp: " + observed.error().message);
+  out.observed = *observed;
   const std::string& gpu = row["gpu_name"];
   if (gpu.empty()) return bad("gpu_name is empty");
-  const core::Hardware hardware = core::hardware_from_gpu_name(gpu);
-  const std::string environment = core::environment_label(hardware);
-  const std::string benchmark = kernel + "/" + pass;
-  const std::string id_time = core::format_id_timestamp(*observed);
-  const std::string version = row["liger_version"];
+  out.hardware = core::hardware_from_gpu_name(gpu);
+  return out;
+}
 
+json liger_environment(const core::Hardware& hardware, const std::string& label) {
+  return {{"apiVersion", core::kApiVersion},
+          {"kind", "ExecutionEnvironment"},
+          {"spec", core::environment_identity(hardware)["spec"]},
+          {"metadata",
+           {{"name", "liger-bench-" + label},
+            {"title", "Liger benchmark host \u00b7 " +
+                          (hardware.product.substr(hardware.product.find(' ') + 1) +
+                           (hardware.form_factor.empty() ? "" : " " + hardware.form_factor))}}}};
+}
+
+// The kernelindex record of a checked speed row, shaped like the founding fixtures.
+core::Result<core::Record> to_record(const SpeedRow& r) {
+  const std::string environment = core::environment_label(r.hardware);
+  const std::string benchmark = r.kernel + "/" + r.pass;
+  const std::string id_time = core::format_id_timestamp(r.observed);
   const auto to_ns = [](double value) {
     return static_cast<std::int64_t>(std::llround(value * 1e6));
   };
-  const json protocol = liger_protocol(pass);
-  const json environment_doc = {
-      {"apiVersion", core::kApiVersion},
-      {"kind", "ExecutionEnvironment"},
-      {"spec", core::environment_identity(hardware)["spec"]},
-      {"metadata",
-       {{"name", "liger-bench-" + environment},
-        {"title", "Liger benchmark host \u00b7 " +
-                      (hardware.product.substr(hardware.product.find(' ') + 1) +
-                       (hardware.form_factor.empty() ? "" : " " + hardware.form_factor))}}}};
-  std::string kernel_slug = kernel;
+  const json protocol = liger_protocol(r.pass);
+  const json environment_doc = liger_environment(r.hardware, environment);
+  std::string kernel_slug = r.kernel;
   std::replace(kernel_slug.begin(), kernel_slug.end(), '_', '-');
-  json labels = {{"liger_version", version}};
+  json labels = {{"liger_version", r.version}};
   const json run = {
       {"apiVersion", core::kApiVersion},
       {"kind", "BenchmarkRun"},
       {"spec",
        {{"status", "passed"},
-        {"timing", {{"latencyNs", {{"median", to_ns(*ms[1])}}}, {"primaryStatistic", "median"}}},
-        {"observedAt", core::format_timestamp(*observed)},
+        {"timing", {{"latencyNs", {{"median", to_ns(r.ms[1])}}}, {"primaryStatistic", "median"}}},
+        {"observedAt", core::format_timestamp(r.observed)},
         {"measurements", json::array({{{"unit", "ns"},
-                                       {"value", to_ns(*ms[0])},
+                                       {"value", to_ns(r.ms[0])},
                                        {"metric", "latency"},
                                        {"statistic", "p20"}},
                                       {{"unit", "ns"},
-                                       {"value", to_ns(*ms[2])},
+                                       {"value", to_ns(r.ms[2])},
                                        {"metric", "latency"},
                                        {"statistic", "p80"}}})},
         {"sourceNative",
          {{"source", "liger-kernel-bench"},
-          {"metrics", {{"ms_20", *ms[0]}, {"ms_50", *ms[1]}, {"ms_80", *ms[2]}}},
+          {"metrics", {{"ms_20", r.ms[0]}, {"ms_50", r.ms[1]}, {"ms_80", r.ms[2]}}},
           {"benchmark", benchmark},
-          {"externalId", benchmark + "/" + provider + "/" + environment + "/" + workload.label() +
-                             "/" + id_time}}},
+          {"externalId", benchmark + "/" + r.provider + "/" + environment + "/" +
+                             r.workload.label() + "/" + id_time}}},
         {"protocolDigest", core::document_digest(protocol)},
-        {"workloadDigest", workload.digest()},
+        {"workloadDigest", r.workload.digest()},
         {"environmentDigest", core::document_digest(environment_doc)},
-        {"implementationDigest",
-         core::digest_of(json{
-             {"provider", provider}, {"version", version}, {"source", "liger-kernel-bench"}})}}},
+        {"implementationDigest", core::digest_of(json{{"provider", r.provider},
+                                                      {"version", r.version},
+                                                      {"source", "liger-kernel-bench"}})}}},
       {"metadata",
-       {{"name", "liger-" + kernel_slug + "-" + pass + "-" + provider + "-" + environment + "-" +
-                     workload.label() + "-" + id_time},
-        {"title", kernel_title(kernel) + " \u00b7 " + provider + " \u00b7 " + pass},
+       {{"name", "liger-" + kernel_slug + "-" + r.pass + "-" + r.provider + "-" + environment +
+                     "-" + r.workload.label() + "-" + id_time},
+        {"title", kernel_title(r.kernel) + " \u00b7 " + r.provider + " \u00b7 " + r.pass},
         {"labels", std::move(labels)}}}};
   return core::parse_record(
       json{{"run", run}, {"protocol", protocol}, {"environment", environment_doc}});
+}
+
+// Converts one speed row; returns the reason when the row is not valid.
+core::Result<core::Record> speed_row_to_record(const RowReader& row) {
+  return to_record(KW_TRY(parse_speed_row(row)));
 }
 
 }  // namespace
@@ -309,11 +355,10 @@ core::Result<std::vector<CsvRow>> parse_csv(std::string_view text) {
 
 core::Result<std::vector<SourceItem>> read_liger_csv(std::string_view text,
                                                      std::string_view file_name) {
-  auto rows = parse_csv(text);
-  if (!rows) return tl::unexpected(rows.error());
-  if (rows->empty())
+  const std::vector<CsvRow> rows = KW_TRY(parse_csv(text));
+  if (rows.empty())
     return core::fail(ErrorCode::ParseError, "1: empty file, expected a header row");
-  const CsvRow& header = rows->front();
+  const CsvRow& header = rows.front();
   std::map<std::string, std::size_t> columns;
   for (std::size_t i = 0; i < header.fields.size(); ++i) columns.emplace(header.fields[i], i);
   for (const char* name : kRequired) {
@@ -323,9 +368,9 @@ core::Result<std::vector<SourceItem>> read_liger_csv(std::string_view text,
     }
   }
   std::vector<SourceItem> items;
-  items.reserve(rows->size() - 1);
-  for (std::size_t r = 1; r < rows->size(); ++r) {
-    const CsvRow& row = (*rows)[r];
+  items.reserve(rows.size() - 1);
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    const CsvRow& row = rows[r];
     SourceItem item;
     item.line = row.line;
     if (row.fields.size() != header.fields.size()) {
