@@ -11,6 +11,7 @@
 #include "notifiers/worker.hpp"
 #include "storage/alerts.hpp"
 #include "storage/outbox.hpp"
+#include "storage/run_store.hpp"
 
 #ifndef KERNELWATCH_VERSION
 #define KERNELWATCH_VERSION "0.0.0-dev"
@@ -140,7 +141,7 @@ HttpResponse runs(const ApiContext& c, const HttpRequest& r) {
   if (!limit) return HttpResponse::error(400, "limit must be an integer from 1 to 10000");
   storage::RunFilter filter{query(r, "benchmark"), query(r, "provider"), query(r, "workload"),
                             query(r, "environment"), *limit};
-  auto found = c.store->runs(filter);
+  auto found = storage::RunStore(*c.store).runs(filter);
   if (!found) return internal(found.error());
   json out = json::array();
   for (const auto& run : *found) out.push_back(core::to_json(run.record));
@@ -148,7 +149,7 @@ HttpResponse runs(const ApiContext& c, const HttpRequest& r) {
 }
 
 HttpResponse keys(const ApiContext& c) {
-  auto found = c.store->keys();
+  auto found = storage::RunStore(*c.store).keys();
   if (!found) return internal(found.error());
   json out = json::array();
   for (const auto& k : *found) out.push_back(to_json(k));

@@ -14,7 +14,7 @@
 #include "core/record.hpp"
 #include "daemon/engine.hpp"
 #include "daemon/http_server.hpp"
-#include "storage/sqlite_store.hpp"
+#include "storage/connection.hpp"
 
 namespace kernelwatch::notifiers {
 class DeliveryWorker;
@@ -46,7 +46,7 @@ struct StatusCache {
 };
 
 struct ApiContext {
-  storage::SqliteStore* store = nullptr;
+  storage::Connection* store = nullptr;
   Engine* engine = nullptr;
   const config::Config* config = nullptr;
   CycleState* cycle = nullptr;

@@ -5,12 +5,10 @@
 
 namespace kernelwatch::daemon {
 
-core::Result<std::vector<detectors::KeyHistory>> load_key_histories(
-    const storage::SqliteStore& store) {
-  auto runs = store.runs({});
-  if (!runs) return tl::unexpected(runs.error());
+core::Result<std::vector<detectors::KeyHistory>> load_key_histories(const storage::RunStore& runs) {
+  const auto stored = KW_TRY(runs.runs({}));
   std::map<std::int64_t, detectors::KeyHistory> by_key;
-  for (const auto& run : *runs) {
+  for (const auto& run : stored) {
     auto [it, inserted] = by_key.try_emplace(run.key_id);
     if (inserted) it->second.key = detectors::key_labels(run.key);
     it->second.runs.push_back(
@@ -28,14 +26,14 @@ int run_backtest(const BacktestCommandOptions& options, std::ostream& out, std::
     err << "kernelwatch backtest: --confirm: " << confirm.error().message << '\n';
     return 2;
   }
-  auto store = storage::SqliteStore::open(options.db, storage::OpenMode::ReadOnly);
+  auto store = storage::Connection::open(options.db, storage::OpenMode::ReadOnly);
   if (!store) {
     err << "kernelwatch backtest: " << store.error().message << '\n';
     return 1;
   }
   // Every key is replayed, filtered or not: the controls compare a key with its reference
   // provider and with the other keys of its environment.
-  auto histories = load_key_histories(*store);
+  auto histories = load_key_histories(storage::RunStore(*store));
   if (!histories) {
     err << "kernelwatch backtest: " << histories.error().message << '\n';
     return 1;

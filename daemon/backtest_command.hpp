@@ -20,7 +20,7 @@ struct BacktestCommandOptions {
 
 // Every stored run grouped by key, as the detectors replay them (runs in any order).
 [[nodiscard]] core::Result<std::vector<detectors::KeyHistory>> load_key_histories(
-    const storage::SqliteStore& store);
+    const storage::RunStore& runs);
 
 int run_backtest(const BacktestCommandOptions& options, std::ostream& out, std::ostream& err);
 

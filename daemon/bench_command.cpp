@@ -123,9 +123,9 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream& err)
   if (options.warmup_ms < 0 || options.rep_ms <= 0)
     return fail("--warmup-ms must be >= 0 and --rep-ms > 0");
 
-  std::optional<storage::SqliteStore> store;
+  std::optional<storage::Connection> store;
   if (!options.db.empty()) {
-    auto opened = storage::SqliteStore::open(options.db, storage::OpenMode::Create);
+    auto opened = storage::Connection::open(options.db, storage::OpenMode::Create);
     if (!opened) return fail(opened.error().message);
     store.emplace(std::move(*opened));
   }
@@ -154,7 +154,7 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream& err)
     auto tx = store->begin();
     if (!tx) return fail(tx.error().message);
     for (const auto& outcome : outcomes) {
-      if (auto ok = store->insert_run(*tx, outcome.record, ""); !ok)
+      if (auto ok = storage::RunStore(*store).insert_run(*tx, outcome.record, ""); !ok)
         return fail(ok.error().message);
     }
     if (auto ok = tx->commit(); !ok) return fail(ok.error().message);

@@ -112,7 +112,7 @@ std::vector<kernels::BenchRequest> cycle_cases(const config::Config& c, kernels:
 
 class Daemon {
  public:
-  Daemon(DaemonOptions options, config::Config config, storage::SqliteStore store,
+  Daemon(DaemonOptions options, config::Config config, storage::Connection store,
          kernels::Backend backend, std::string backend_note)
       : options_(std::move(options)),
         config_(std::move(config)),
@@ -149,7 +149,7 @@ class Daemon {
 
   DaemonOptions options_;
   config::Config config_;
-  storage::SqliteStore store_;
+  storage::Connection store_;
   kernels::Backend backend_;
   std::string backend_note_;
   Engine engine_;
@@ -548,7 +548,7 @@ int run_daemon(const DaemonOptions& options) {
     log.error(config.error().message);
     return 1;
   }
-  auto store = storage::SqliteStore::open(config->storage.path, storage::OpenMode::Create);
+  auto store = storage::Connection::open(config->storage.path, storage::OpenMode::Create);
   if (!store) {
     log.error(store.error().message);
     return 1;

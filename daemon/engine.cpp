@@ -122,7 +122,7 @@ notifiers::Alert to_notification_alert(const detectors::Alert& alert, notifiers:
   return out;
 }
 
-Engine::Engine(storage::SqliteStore& store, EngineOptions options)
+Engine::Engine(storage::Connection& store, EngineOptions options)
     : store_(&store), options_(std::move(options)) {}
 
 Engine::KeyState& Engine::state_for(std::int64_t key_id, const detectors::KeyLabels& key,
@@ -151,10 +151,10 @@ core::Status Engine::rebuild() {
   storage::AlertStore alerts(*store_);
   auto actions = alerts.actions();
   if (!actions) return tl::unexpected(actions.error());
-  auto keys = store_->keys();
+  auto keys = storage::RunStore(*store_).keys();
   if (!keys) return tl::unexpected(keys.error());
   for (const auto& summary : *keys) {
-    auto history = store_->key_history(summary.id);
+    auto history = storage::RunStore(*store_).key_history(summary.id);
     if (!history) return tl::unexpected(history.error());
     if (history->empty()) continue;
     const detectors::KeyLabels labels = detectors::key_labels(summary.key);
@@ -204,7 +204,7 @@ core::Status Engine::rebuild() {
   return {};
 }
 
-core::Status Engine::write_alert(storage::SqliteStore::Transaction& tx, std::int64_t key_id,
+core::Status Engine::write_alert(storage::Transaction& tx, std::int64_t key_id,
                                  const detectors::Alert& alert, core::Timestamp now) {
   storage::AlertRow row;
   row.id = alert.id;
@@ -229,7 +229,7 @@ void Engine::remember_verdict(KeyState& state, const detectors::Observation& run
   if (state.verdicts.size() > kKept) state.verdicts.erase(state.verdicts.begin());
 }
 
-core::Status Engine::apply_controls(storage::SqliteStore::Transaction& tx) {
+core::Status Engine::apply_controls(storage::Transaction& tx) {
   if (unsent_steps_.empty()) return {};
   std::vector<detectors::Alert> alerts;
   for (const auto& [key_id, alert] : unsent_steps_) alerts.push_back(alert);
@@ -321,18 +321,16 @@ core::Result<Processed> Engine::process_run(const core::Record& record, core::Ti
   processed.key_display = key->display();
   auto tx = store_->begin();
   if (!tx) return tl::unexpected(tx.error());
-  auto inserted = store_->insert_run(*tx, record, "");
+  auto inserted = storage::RunStore(*store_).insert_run(*tx, record, "");
   if (!inserted) return tl::unexpected(inserted.error());
-  if (*inserted == storage::InsertOutcome::Duplicate) {
+  if (inserted->outcome == storage::InsertOutcome::Duplicate) {
     processed.duplicate = true;
     if (auto ok = tx->commit(); !ok) return tl::unexpected(ok.error());
     return processed;
   }
-  auto key_id = store_->find_key(key->digest());
-  if (!key_id) return tl::unexpected(key_id.error());
-  KW_ASSERT(key_id->has_value(), "the key was stored with the run");
+  const std::int64_t key_id = inserted->key_id;
   const detectors::KeyLabels labels = detectors::key_labels(*key);
-  KeyState& state = state_for(**key_id, labels, record);
+  KeyState& state = state_for(key_id, labels, record);
   const auto observation =
       detectors::observation_from_record(record, core::implementation_version(record.run.metadata));
   if (state.last_run && observation.observed_at <= state.last_run->observed_at) {
@@ -349,11 +347,11 @@ core::Result<Processed> Engine::process_run(const core::Record& record, core::Ti
     processed.awaits_confirmation =
         step.detection.role == detectors::RunRole::Pending && !step.fired;
     if (step.fired) {
-      if (auto ok = write_alert(*tx, **key_id, *step.fired, now); !ok)
+      if (auto ok = write_alert(*tx, key_id, *step.fired, now); !ok)
         return tl::unexpected(ok.error());
       processed.fired.push_back(step.fired->id);
       if (step.fired->kind == detectors::AlertKind::Step)
-        unsent_steps_.emplace_back(**key_id, *step.fired);
+        unsent_steps_.emplace_back(key_id, *step.fired);
     }
     for (const auto& event : step.events) {
       if (step.fired && event.alert_id == step.fired->id) continue;
@@ -378,7 +376,7 @@ core::Result<Processed> Engine::process_run(const core::Record& record, core::Ti
     const std::string reason = status_reason(record);
     storage::AlertRow row{
         id,
-        **key_id,
+        key_id,
         "failed",
         "regression",
         "firing",
@@ -435,7 +433,7 @@ core::Result<std::size_t> Engine::tick(core::Timestamp now) {
   auto due = alerts.firing_notified_before(now - policy.repeat_interval);
   if (!due) return tl::unexpected(due.error());
   std::size_t owed = 0;
-  std::optional<storage::SqliteStore::Transaction> tx;
+  std::optional<storage::Transaction> tx;
   for (auto& row : *due) {
     // A notification already owed (not yet queued) carries the alert anyway.
     if (!row.pending_notifications.is_null()) continue;

@@ -18,7 +18,7 @@
 #include "detectors/parameters.hpp"
 #include "notifiers/notification.hpp"
 #include "storage/alerts.hpp"
-#include "storage/sqlite_store.hpp"
+#include "storage/run_store.hpp"
 
 namespace kernelwatch::daemon {
 
@@ -54,7 +54,7 @@ struct KeyStatus {
 
 class Engine {
  public:
-  Engine(storage::SqliteStore& store, EngineOptions options);
+  Engine(storage::Connection& store, EngineOptions options);
 
   // Replays every key's runs and the operator's actions; notifies nothing.
   [[nodiscard]] core::Status rebuild();
@@ -94,10 +94,10 @@ class Engine {
   };
   KeyState& state_for(std::int64_t key_id, const detectors::KeyLabels& key,
                       const core::Record& record);
-  [[nodiscard]] core::Status write_alert(storage::SqliteStore::Transaction& tx, std::int64_t key_id,
+  [[nodiscard]] core::Status write_alert(storage::Transaction& tx, std::int64_t key_id,
                                          const detectors::Alert& alert, core::Timestamp now);
 
-  storage::SqliteStore* store_;
+  storage::Connection* store_;
   EngineOptions options_;
   std::map<std::int64_t, KeyState> keys_;
   std::uint64_t generation_ = 0;
@@ -111,7 +111,7 @@ class Engine {
                                                core::Timestamp now);
   void remember_verdict(KeyState& state, const detectors::Observation& run,
                         const detectors::Verdict& verdict);
-  [[nodiscard]] core::Status apply_controls(storage::SqliteStore::Transaction& tx);
+  [[nodiscard]] core::Status apply_controls(storage::Transaction& tx);
 };
 
 // Detector parameters for one key: the daemon's own runs (source "kernelwatch") are confirmed

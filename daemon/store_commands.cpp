@@ -55,7 +55,7 @@ nlohmann::json to_json(const storage::KeySummary& k) {
 
 int run_import(const ImportOptions& options, std::ostream& out, std::ostream& err) {
   CreatedDatabase created(options.db);
-  auto store = storage::SqliteStore::open(options.db, storage::OpenMode::Create);
+  auto store = storage::Connection::open(options.db, storage::OpenMode::Create);
   if (!store) {
     err << "kernelwatch import: " << store.error().message << '\n';
     return 1;
@@ -79,12 +79,12 @@ int run_import(const ImportOptions& options, std::ostream& out, std::ostream& er
 
 int run_keys(const std::filesystem::path& db, OutputFormat format, std::ostream& out,
              std::ostream& err) {
-  auto store = storage::SqliteStore::open(db, storage::OpenMode::ReadOnly);
+  auto store = storage::Connection::open(db, storage::OpenMode::ReadOnly);
   if (!store) {
     err << "kernelwatch keys: " << store.error().message << '\n';
     return 1;
   }
-  auto keys = store->keys();
+  auto keys = storage::RunStore(*store).keys();
   if (!keys) {
     err << "kernelwatch keys: " << keys.error().message << '\n';
     return 1;
@@ -111,12 +111,12 @@ int run_keys(const std::filesystem::path& db, OutputFormat format, std::ostream&
 }
 
 int run_history(const HistoryOptions& options, std::ostream& out, std::ostream& err) {
-  auto store = storage::SqliteStore::open(options.db, storage::OpenMode::ReadOnly);
+  auto store = storage::Connection::open(options.db, storage::OpenMode::ReadOnly);
   if (!store) {
     err << "kernelwatch history: " << store.error().message << '\n';
     return 1;
   }
-  auto runs = store->runs(options.filter);
+  auto runs = storage::RunStore(*store).runs(options.filter);
   if (!runs) {
     err << "kernelwatch history: " << runs.error().message << '\n';
     return 1;

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "storage/sqlite_store.hpp"
+#include "storage/run_store.hpp"
 
 namespace kernelwatch::daemon {
 

@@ -49,7 +49,7 @@ struct DeliveryWorker::State {
     std::chrono::steady_clock::time_point last_send{};
   };
 
-  State(asio::io_context& io_context, storage::SqliteStore& s, Clock c, Logger l, WorkerOptions o)
+  State(asio::io_context& io_context, storage::Connection& s, Clock c, Logger l, WorkerOptions o)
       : io(io_context),
         store(&s),
         outbox(s),
@@ -59,7 +59,7 @@ struct DeliveryWorker::State {
         rng(options.jitter_seed != 0 ? options.jitter_seed : std::random_device{}()) {}
 
   asio::io_context& io;
-  storage::SqliteStore* store;
+  storage::Connection* store;
   storage::Outbox outbox;
   Clock clock;
   Logger logger;
@@ -209,7 +209,7 @@ DeliveryWorker::~DeliveryWorker() {
 }
 
 core::Result<std::unique_ptr<DeliveryWorker>> DeliveryWorker::create(
-    asio::io_context& io, storage::SqliteStore& store, std::vector<Destination> destinations,
+    asio::io_context& io, storage::Connection& store, std::vector<Destination> destinations,
     Clock clock, Logger logger, WorkerOptions options) {
   if (!clock) clock = system_clock();
   if (options.batch_size == 0) options.batch_size = 1;

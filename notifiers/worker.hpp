@@ -16,7 +16,7 @@
 #include "notifiers/destination.hpp"
 #include "notifiers/payloads.hpp"
 #include "notifiers/retry.hpp"
-#include "storage/sqlite_store.hpp"
+#include "storage/connection.hpp"
 
 namespace boost::asio {
 class io_context;  // the daemon's event loop; worker.cpp includes Asio
@@ -55,7 +55,7 @@ class DeliveryWorker {
   // Validates every destination and builds its HTTP client (CA files are read here). Names must
   // be unique: outbox rows are keyed by them.
   [[nodiscard]] static core::Result<std::unique_ptr<DeliveryWorker>> create(
-      boost::asio::io_context& io, storage::SqliteStore& store,
+      boost::asio::io_context& io, storage::Connection& store,
       std::vector<Destination> destinations, Clock clock, Logger logger,
       WorkerOptions options = {});
 

@@ -11,7 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "storage/sqlite_store.hpp"
+#include "core/time.hpp"
+#include "storage/connection.hpp"
 
 namespace kernelwatch::storage {
 
@@ -41,13 +42,15 @@ struct AlertActionRow {
   core::Timestamp at{};
 };
 
+// A peer of RunStore and Outbox on one Connection: use it on the thread that uses the
+// connection.
 class AlertStore {
  public:
-  explicit AlertStore(SqliteStore& store) : store_(&store) {}
+  explicit AlertStore(Connection& connection);
 
   // Inserts or replaces the alert's row inside the caller's transaction.
-  [[nodiscard]] Status upsert(SqliteStore::Transaction& tx, const AlertRow& row);
-  [[nodiscard]] Status record_action(SqliteStore::Transaction& tx, const AlertActionRow& row);
+  [[nodiscard]] Status upsert(Transaction& tx, const AlertRow& row);
+  [[nodiscard]] Status record_action(Transaction& tx, const AlertActionRow& row);
 
   // Newest first; an empty state matches every state; limit 0 means all.
   [[nodiscard]] Result<std::vector<AlertRow>> list(std::string_view state, std::size_t limit) const;
@@ -58,8 +61,7 @@ class AlertStore {
   // Alerts with pending notifications, oldest first.
   [[nodiscard]] Result<std::vector<AlertRow>> with_pending_notifications() const;
   // The owed notifications were queued at `now`: clears them and stamps the alerts' notified_at.
-  [[nodiscard]] Status clear_pending_notifications(SqliteStore::Transaction& tx,
-                                                   core::Timestamp now);
+  [[nodiscard]] Status clear_pending_notifications(Transaction& tx, core::Timestamp now);
   // Firing (unacknowledged) alerts whose last notification was queued at or before `cutoff`,
   // oldest notification first: the reminders due when cutoff = now - repeat_interval.
   [[nodiscard]] Result<std::vector<AlertRow>> firing_notified_before(core::Timestamp cutoff) const;
@@ -68,7 +70,7 @@ class AlertStore {
   [[nodiscard]] Result<std::optional<core::Timestamp>> oldest_firing_notification() const;
 
  private:
-  SqliteStore* store_;
+  Database* db_;
 };
 
 }  // namespace kernelwatch::storage

@@ -17,81 +17,132 @@ core::ErrorCode code_for(int rc) {
       return core::ErrorCode::OutOfMemory;
     case SQLITE_CANTOPEN:
       return core::ErrorCode::NotFound;
+    case SQLITE_RANGE:  // a parameter index the statement does not have: our SQL is wrong
+      return core::ErrorCode::Internal;
     default:
       return core::ErrorCode::IoError;
   }
 }
 
+int open_flags(OpenMode mode) {
+  switch (mode) {
+    case OpenMode::ReadOnly:
+      return SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
+    case OpenMode::Existing:
+      return SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+    case OpenMode::Create:
+      return SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  }
+  return SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
+}
+
+std::int64_t nanoseconds(core::Timestamp t) {
+  return static_cast<std::int64_t>(t.time_since_epoch().count());
+}
+
 }  // namespace
 
-Statement& Statement::bind(int index, std::int64_t value) {
-  sqlite3_bind_int64(stmt_, index, value);
+Statement& Statement::check_bind(int rc, int index) {
+  if (rc != SQLITE_OK && !bind_error_) {
+    bind_error_ =
+        core::Error{code_for(rc), db_->path().string() + ": binding parameter " +
+                                      std::to_string(index) + " failed: " + sqlite3_errstr(rc)};
+  }
   return *this;
 }
 
+Statement& Statement::bind(int index, std::int64_t value) {
+  return check_bind(sqlite3_bind_int64(stmt_.get(), index, value), index);
+}
+
 Statement& Statement::bind(int index, std::string_view value) {
-  sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
-  return *this;
+  return check_bind(sqlite3_bind_text64(stmt_.get(), index, value.data(), value.size(),
+                                        SQLITE_TRANSIENT, SQLITE_UTF8),
+                    index);
 }
 
 Statement& Statement::bind(int index, std::optional<std::int64_t> value) {
   return value ? bind(index, *value) : bind_null(index);
 }
 
+Statement& Statement::bind(int index, core::Timestamp value) {
+  return bind(index, nanoseconds(value));
+}
+
+Statement& Statement::bind(int index, std::optional<core::Timestamp> value) {
+  return value ? bind(index, *value) : bind_null(index);
+}
+
 Statement& Statement::bind_null(int index) {
-  sqlite3_bind_null(stmt_, index);
-  return *this;
+  return check_bind(sqlite3_bind_null(stmt_.get(), index), index);
+}
+
+Statement& Statement::bind_limit(int index, std::size_t limit) {
+  return bind(index, limit == 0 ? std::int64_t{-1} : static_cast<std::int64_t>(limit));
 }
 
 Result<bool> Statement::step() {
-  const int rc = sqlite3_step(stmt_);
+  if (bind_error_) return tl::unexpected(*bind_error_);
+  const int rc = sqlite3_step(stmt_.get());
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  core::Error error{code_for(sqlite3_extended_errcode(db_)),
-                    std::string("statement failed: ") + sqlite3_errmsg(db_)};
-  sqlite3_reset(stmt_);
+  core::Error error = db_->error("statement");
+  sqlite3_reset(stmt_.get());
   return tl::unexpected(std::move(error));
 }
 
 Status Statement::run() {
-  while (true) {
-    auto row = step();
-    if (!row) return tl::unexpected(row.error());
-    if (!*row) return {};
+  while (KW_TRY(step())) {
   }
+  return {};
 }
 
 std::int64_t Statement::column_int(int index) const {
-  return sqlite3_column_int64(stmt_, index);
+  return sqlite3_column_int64(stmt_.get(), index);
 }
 
-std::optional<std::int64_t> Statement::column_optional_int(int index) const {
+core::Timestamp Statement::column_timestamp(int index) const {
+  return core::Timestamp{std::chrono::nanoseconds{column_int(index)}};
+}
+
+std::optional<core::Timestamp> Statement::column_optional_timestamp(int index) const {
   if (column_is_null(index)) return std::nullopt;
-  return sqlite3_column_int64(stmt_, index);
+  return column_timestamp(index);
 }
 
 std::string Statement::column_text(int index) const {
-  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, index));
-  const int size = sqlite3_column_bytes(stmt_, index);
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_.get(), index));
+  const int size = sqlite3_column_bytes(stmt_.get(), index);
   return text == nullptr ? std::string() : std::string(text, static_cast<std::size_t>(size));
 }
 
 bool Statement::column_is_null(int index) const {
-  return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
+  return sqlite3_column_type(stmt_.get(), index) == SQLITE_NULL;
 }
 
-void Statement::reset() {
-  sqlite3_reset(stmt_);
-  sqlite3_clear_bindings(stmt_);
+void Statement::reset() noexcept {
+  sqlite3_reset(stmt_.get());
+  sqlite3_clear_bindings(stmt_.get());
+  bind_error_.reset();
 }
 
-Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& path, bool read_only,
-                                                 bool create) {
+Statement::Handle::Handle(Statement& statement) : statement_(&statement) {
+  KW_ASSERT(!statement.in_use_, "a cached statement is used again before its last use ended");
+  statement.in_use_ = true;
+}
+
+Statement::Handle::Handle(Handle&& other) noexcept
+    : statement_(std::exchange(other.statement_, nullptr)) {}
+
+Statement::Handle::~Handle() {
+  if (statement_ == nullptr) return;
+  statement_->reset();
+  statement_->in_use_ = false;
+}
+
+Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& path, OpenMode mode) {
   sqlite3* raw = nullptr;
-  int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
-  if (!read_only && create) flags |= SQLITE_OPEN_CREATE;
-  flags |= SQLITE_OPEN_NOMUTEX;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, open_flags(mode), nullptr);
   std::unique_ptr<Database> db(new Database(path, raw));
   if (rc != SQLITE_OK) {
     return tl::unexpected(core::Error{
@@ -113,27 +164,22 @@ Status Database::exec(std::string_view sql) {
       core::Error{code_for(sqlite3_extended_errcode(db_.get())), path_.string() + ": " + why});
 }
 
-Result<Statement*> Database::prepare_cached(const char* sql) {
-  if (auto it = statements_.find(sql); it != statements_.end()) {
-    it->second.reset();
-    return &it->second;
+Result<Statement::Handle> Database::statement(std::string_view sql) {
+  auto it = cache_.find(sql);
+  if (it == cache_.end()) {
+    sqlite3_stmt* raw = nullptr;
+    const int rc = sqlite3_prepare_v3(db_.get(), sql.data(), static_cast<int>(sql.size()),
+                                      SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
+    if (rc != SQLITE_OK) return tl::unexpected(error("prepare"));
+    KW_ASSERT(raw != nullptr, "a statement's text holds a statement");
+    it = cache_.try_emplace(std::string(sql), *this, raw).first;
   }
-  sqlite3_stmt* raw = nullptr;
-  const int rc = sqlite3_prepare_v3(db_.get(), sql, -1, SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
-  if (rc != SQLITE_OK) return tl::unexpected(error("prepare"));
-  cache_.emplace(sql, std::unique_ptr<sqlite3_stmt, StatementDeleter>(raw));
-  auto [it, inserted] = statements_.emplace(sql, Statement(db_.get(), raw));
-  return &it->second;
+  return Statement::Handle(it->second);
 }
 
-Result<std::int64_t> Database::query_int(const char* sql) {
-  auto stmt = prepare_cached(sql);
-  if (!stmt) return tl::unexpected(stmt.error());
-  auto row = (*stmt)->step();
-  if (!row) return tl::unexpected(row.error().with_context(path_.string()));
-  const std::int64_t value = *row ? (*stmt)->column_int(0) : 0;
-  (*stmt)->reset();
-  return value;
+Result<std::int64_t> Database::query_int(std::string_view sql) {
+  auto stmt = KW_TRY(statement(sql));
+  return KW_TRY(stmt->step()) ? stmt->column_int(0) : 0;
 }
 
 void Database::rollback() noexcept {

@@ -5,6 +5,7 @@
 
 #include "storage/kernelindex_reader.hpp"
 #include "storage/liger_csv.hpp"
+#include "storage/run_store.hpp"
 
 namespace kernelwatch::storage {
 namespace {
@@ -37,75 +38,92 @@ SourceFormat detect_format(const std::filesystem::path& path, std::string_view t
   return SourceFormat::LigerCsv;
 }
 
-Result<ImportReport> import_files(SqliteStore& store, std::span<const std::filesystem::path> paths,
-                                  InvalidPolicy policy, SourceFormat format) {
-  ImportReport report;
-  // Read and parse every file before the transaction starts: a bad file costs no lock time.
-  struct Parsed {
-    std::string name;
-    std::vector<SourceItem> items;
-  };
-  std::vector<Parsed> parsed;
+namespace {
+
+// One input file, read and parsed before the transaction starts.
+struct ParsedFile {
+  std::string name;
+  std::vector<SourceItem> items;
+};
+
+// Reads and parses every file; whole-file problems abort or, on Skip, are reported and the
+// file left out.
+Result<std::vector<ParsedFile>> read_all(std::span<const std::filesystem::path> paths,
+                                         InvalidPolicy policy, SourceFormat format,
+                                         ImportReport& report) {
+  std::vector<ParsedFile> parsed;
   for (const auto& path : paths) {
     const std::string name = path.string();
-    auto text = read_text(path);
-    if (!text) return tl::unexpected(text.error());
-    const SourceFormat actual = format == SourceFormat::Auto ? detect_format(path, *text) : format;
-    if (actual == SourceFormat::LigerCsv) {
-      auto items = read_liger_csv(*text, path.filename().string());
-      if (!items) {
-        // Whole-file problems (no header, unterminated quote) carry "LINE: why".
-        if (policy == InvalidPolicy::Abort) return tl::unexpected(items.error().with_context(name));
-        report.invalid.push_back(name + ":" + items.error().message);
-        ++report.skipped;
-        continue;
-      }
-      parsed.push_back({name, std::move(*items)});
-    } else {
-      parsed.push_back({name, read_kernelindex(*text)});
+    const std::string text = KW_TRY(read_text(path));
+    const SourceFormat actual = format == SourceFormat::Auto ? detect_format(path, text) : format;
+    if (actual != SourceFormat::LigerCsv) {
+      parsed.push_back({name, read_kernelindex(text)});
+      continue;
     }
+    auto items = read_liger_csv(text, path.filename().string());
+    if (!items) {
+      // Whole-file problems (no header, unterminated quote) carry "LINE: why".
+      if (policy == InvalidPolicy::Abort) return tl::unexpected(items.error().with_context(name));
+      report.invalid.push_back(name + ":" + items.error().message);
+      ++report.skipped;
+      continue;
+    }
+    parsed.push_back({name, std::move(*items)});
   }
+  return parsed;
+}
 
-  auto tx = store.begin();
-  if (!tx) return tl::unexpected(tx.error());
-  for (auto& file : parsed) {
-    for (auto& item : file.items) {
-      ++report.read;
-      const std::string where = file.name + ":" + std::to_string(item.line);
-      switch (item.kind) {
-        case ItemKind::Skipped:
-          ++report.skipped;
-          ++report.memory_rows;
-          continue;
-        case ItemKind::Invalid:
-          if (policy == InvalidPolicy::Abort) {
-            return core::fail(ErrorCode::ParseError, where + ": " + item.reason);
-          }
-          ++report.skipped;
-          report.invalid.push_back(where + ": " + item.reason);
-          continue;
-        case ItemKind::Run:
-          break;
+// Stores one parsed item inside the import's transaction and counts it.
+Status store_item(RunStore& runs, Transaction& tx, const SourceItem& item, const std::string& where,
+                  InvalidPolicy policy, ImportReport& report) {
+  ++report.read;
+  switch (item.kind) {
+    case ItemKind::Skipped:
+      ++report.skipped;
+      ++report.memory_rows;
+      return {};
+    case ItemKind::Invalid:
+      if (policy == InvalidPolicy::Abort) {
+        return core::fail(ErrorCode::ParseError, where + ": " + item.reason);
       }
-      auto outcome = store.insert_run(*tx, item.record, item.raw);
-      if (!outcome) {
-        const core::Error& error = outcome.error();
-        // A record whose key cannot be derived is bad input; a failing database is not.
-        if (error.code != ErrorCode::ParseError || policy == InvalidPolicy::Abort) {
-          return tl::unexpected(error.with_context(where));
-        }
-        ++report.skipped;
-        report.invalid.push_back(where + ": " + error.message);
-        continue;
-      }
-      if (*outcome == InsertOutcome::Inserted) {
-        ++report.inserted;
-      } else {
-        ++report.duplicates;
-      }
+      ++report.skipped;
+      report.invalid.push_back(where + ": " + item.reason);
+      return {};
+    case ItemKind::Run:
+      break;
+  }
+  auto inserted = runs.insert_run(tx, item.record, item.raw);
+  if (!inserted) {
+    const core::Error& error = inserted.error();
+    // A record whose key cannot be derived is bad input; a failing database is not.
+    if (error.code != ErrorCode::ParseError || policy == InvalidPolicy::Abort) {
+      return tl::unexpected(error.with_context(where));
+    }
+    ++report.skipped;
+    report.invalid.push_back(where + ": " + error.message);
+    return {};
+  }
+  ++(inserted->outcome == InsertOutcome::Inserted ? report.inserted : report.duplicates);
+  return {};
+}
+
+}  // namespace
+
+Result<ImportReport> import_files(Connection& connection,
+                                  std::span<const std::filesystem::path> paths,
+                                  InvalidPolicy policy, SourceFormat format) {
+  ImportReport report;
+  // Every file is read and parsed before the transaction starts: a bad file costs no lock time.
+  const std::vector<ParsedFile> parsed = KW_TRY(read_all(paths, policy, format, report));
+  RunStore runs(connection);
+  auto tx = KW_TRY(connection.begin());  // rolled back by every early return
+  for (const auto& file : parsed) {
+    for (const auto& item : file.items) {
+      KW_TRY(
+          store_item(runs, tx, item, file.name + ":" + std::to_string(item.line), policy, report));
     }
   }
-  if (auto ok = tx->commit(); !ok) return tl::unexpected(ok.error());
+  KW_TRY(tx.commit());
   return report;
 }
 

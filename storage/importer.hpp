@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "storage/sqlite_store.hpp"
+#include "storage/connection.hpp"
 
 namespace kernelwatch::storage {
 
@@ -30,7 +30,7 @@ struct ImportReport {
 
 // On Abort, the first invalid record fails the whole import with "FILE:LINE: why" and the
 // database is unchanged.
-[[nodiscard]] Result<ImportReport> import_files(SqliteStore& store,
+[[nodiscard]] Result<ImportReport> import_files(Connection& connection,
                                                 std::span<const std::filesystem::path> paths,
                                                 InvalidPolicy policy,
                                                 SourceFormat format = SourceFormat::Auto);

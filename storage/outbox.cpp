@@ -9,14 +9,6 @@ namespace {
 
 using core::ErrorCode;
 
-std::int64_t to_ns(core::Timestamp t) {
-  return t.time_since_epoch().count();
-}
-
-core::Timestamp from_ns(std::int64_t ns) {
-  return core::Timestamp(std::chrono::nanoseconds(ns));
-}
-
 OutboxState parse_state(std::string_view text) {
   if (text == "delivered") return OutboxState::Delivered;
   if (text == "dead") return OutboxState::Dead;
@@ -33,28 +25,15 @@ OutboxRow read_row(const Statement& stmt) {
   row.destination = stmt.column_text(1);
   row.idempotency_key = stmt.column_text(2);
   row.payload = stmt.column_text(3);
-  row.created_at = from_ns(stmt.column_int(4));
+  row.created_at = stmt.column_timestamp(4);
   row.state = parse_state(stmt.column_text(5));
-  row.next_attempt_at = from_ns(stmt.column_int(6));
+  row.next_attempt_at = stmt.column_timestamp(6);
   row.attempts = stmt.column_int(7);
   row.last_error = stmt.column_text(8);
-  if (auto finished = stmt.column_optional_int(9)) row.finished_at = from_ns(*finished);
+  row.finished_at = stmt.column_optional_timestamp(9);
   return row;
 }
 
-Result<std::vector<OutboxRow>> read_rows(Database& db, Statement& stmt) {
-  std::vector<OutboxRow> rows;
-  while (true) {
-    auto more = stmt.step();
-    if (!more) return tl::unexpected(more.error().with_context(db.path().string()));
-    if (!*more) break;
-    rows.push_back(read_row(stmt));
-  }
-  stmt.reset();
-  return rows;
-}
-
-// The statements are built once (prepare_cached keys on the pointer).
 // INDEXED BY: on a young table the planner may pick outbox_next and sort; queue order must
 // come from walking outbox_due.
 const std::string kClaimSql = std::string("SELECT ") + kRowColumns +
@@ -79,56 +58,45 @@ std::string_view to_string(OutboxState state) noexcept {
   return "pending";
 }
 
-Result<EnqueueOutcome> Outbox::enqueue(SqliteStore::Transaction& tx, const NewOutboxRow& row) {
-  KW_ASSERT(tx.db_ == store_->db_.get(), "the transaction belongs to this outbox's store");
+Outbox::Outbox(Connection& connection) : connection_(&connection) {}
+
+Result<EnqueueOutcome> Outbox::enqueue(Transaction& tx, const NewOutboxRow& row) {
+  Database& db = connection_->database();
+  KW_ASSERT(tx.is_open_on(db), "the transaction is open on this outbox's connection");
   if (row.destination.empty() || row.idempotency_key.empty()) {
     return core::fail(ErrorCode::InvalidArgument,
                       "outbox row needs a destination and an idempotency key");
   }
-  Database& db = *store_->db_;
-  auto stmt = db.prepare_cached(
-      "INSERT INTO outbox (destination, idempotency_key, payload, created_at_ns, "
-      "next_attempt_at_ns) VALUES (?1, ?2, ?3, ?4, ?5) "
-      "ON CONFLICT (destination, idempotency_key) DO NOTHING");
-  if (!stmt) return tl::unexpected(stmt.error());
-  (*stmt)
-      ->bind(1, row.destination)
+  auto stmt = KW_TRY(
+      db.statement("INSERT INTO outbox (destination, idempotency_key, payload, created_at_ns, "
+                   "next_attempt_at_ns) VALUES (?1, ?2, ?3, ?4, ?5) "
+                   "ON CONFLICT (destination, idempotency_key) DO NOTHING"));
+  stmt->bind(1, row.destination)
       .bind(2, row.idempotency_key)
       .bind(3, row.payload)
-      .bind(4, to_ns(row.created_at))
-      .bind(5, to_ns(row.not_before.value_or(row.created_at)));
-  if (auto ok = (*stmt)->run(); !ok) {
-    return tl::unexpected(ok.error().with_context(db.path().string() + ": outbox"));
-  }
+      .bind(4, row.created_at)
+      .bind(5, row.not_before.value_or(row.created_at));
+  KW_TRY(stmt->run());
   return db.changes() == 0 ? EnqueueOutcome::Duplicate : EnqueueOutcome::Inserted;
 }
 
 Result<std::vector<OutboxRow>> Outbox::claim_due(std::string_view destination, core::Timestamp now,
                                                  std::size_t limit) {
-  Database& db = *store_->db_;
-  auto stmt = db.prepare_cached(kClaimSql.c_str());
-  if (!stmt) return tl::unexpected(stmt.error());
-  (*stmt)->bind(1, destination).bind(2, to_ns(now)).bind(3, static_cast<std::int64_t>(limit));
-  return read_rows(db, **stmt);
+  auto stmt = KW_TRY(connection_->database().statement(kClaimSql));
+  stmt->bind(1, destination).bind(2, now).bind(3, static_cast<std::int64_t>(limit));
+  return collect(*stmt, read_row);
 }
 
 Result<std::optional<core::Timestamp>> Outbox::next_due(std::string_view destination) {
-  Database& db = *store_->db_;
-  auto stmt = db.prepare_cached(
+  auto stmt = KW_TRY(connection_->database().statement(
       "SELECT next_attempt_at_ns FROM outbox WHERE state = 'pending' AND destination = ?1 "
-      "ORDER BY next_attempt_at_ns LIMIT 1");
-  if (!stmt) return tl::unexpected(stmt.error());
-  (*stmt)->bind(1, destination);
-  auto row = (*stmt)->step();
-  if (!row) return tl::unexpected(row.error().with_context(db.path().string()));
-  std::optional<core::Timestamp> due;
-  if (*row) due = from_ns((*stmt)->column_int(0));
-  (*stmt)->reset();
-  return due;
+      "ORDER BY next_attempt_at_ns LIMIT 1"));
+  stmt->bind(1, destination);
+  return first_row(*stmt, [](const Statement& s) { return s.column_timestamp(0); });
 }
 
 Status Outbox::apply(const OutboxUpdate& update) {
-  Database& db = *store_->db_;
+  Database& db = connection_->database();
   const char* sql = nullptr;
   switch (update.kind) {
     case OutboxUpdate::Kind::Delivered:
@@ -147,16 +115,12 @@ Status Outbox::apply(const OutboxUpdate& update) {
           "last_error = ?3 WHERE id = ?1 AND state = 'pending'";
       break;
   }
-  auto stmt = db.prepare_cached(sql);
-  if (!stmt) return tl::unexpected(stmt.error());
-  (*stmt)->bind(1, update.id).bind(2, to_ns(update.at)).bind(3, update.message);
-  if (auto ok = (*stmt)->run(); !ok) {
-    return tl::unexpected(
-        ok.error().with_context(db.path().string() + ": outbox row " + std::to_string(update.id)));
-  }
+  const std::string row = "outbox row " + std::to_string(update.id);
+  auto stmt = KW_TRY(db.statement(sql));
+  stmt->bind(1, update.id).bind(2, update.at).bind(3, update.message);
+  KW_TRY(stmt->run().map_error([&](const core::Error& e) { return e.with_context(row); }));
   if (db.changes() == 0) {
-    return core::fail(ErrorCode::NotFound, db.path().string() + ": outbox row " +
-                                               std::to_string(update.id) + " is not pending");
+    return core::fail(ErrorCode::NotFound, db.path().string() + ": " + row + " is not pending");
   }
   return {};
 }
@@ -176,84 +140,57 @@ Status Outbox::mark_dead(std::int64_t id, core::Timestamp at, std::string_view r
 
 Status Outbox::record(std::span<const OutboxUpdate> updates) {
   if (updates.empty()) return {};
-  auto tx = store_->begin();  // rolls back on every early return
-  if (!tx) return tl::unexpected(tx.error());
+  auto tx = KW_TRY(connection_->begin());  // rolls back on every early return
   for (const auto& update : updates) {
     // A row that is no longer pending (marked by an earlier run) is not an error here.
     if (auto ok = apply(update); !ok && ok.error().code != ErrorCode::NotFound) return ok;
   }
-  return tx->commit();
+  return tx.commit();
 }
 
 Result<std::vector<OutboxCounts>> Outbox::counts() {
-  Database& db = *store_->db_;
-  auto stmt = db.prepare_cached(
+  auto stmt = KW_TRY(connection_->database().statement(
       "SELECT destination, sum(state = 'pending'), sum(state = 'delivered'), "
       "sum(state = 'dead'), min(CASE WHEN state = 'pending' THEN created_at_ns END) "
-      "FROM outbox GROUP BY destination ORDER BY destination");
-  if (!stmt) return tl::unexpected(stmt.error());
-  std::vector<OutboxCounts> out;
-  while (true) {
-    auto more = (*stmt)->step();
-    if (!more) return tl::unexpected(more.error().with_context(db.path().string()));
-    if (!*more) break;
-    OutboxCounts c;
-    c.destination = (*stmt)->column_text(0);
-    c.pending = (*stmt)->column_int(1);
-    c.delivered = (*stmt)->column_int(2);
-    c.dead = (*stmt)->column_int(3);
-    if (auto oldest = (*stmt)->column_optional_int(4)) c.oldest_pending = from_ns(*oldest);
-    out.push_back(std::move(c));
-  }
-  (*stmt)->reset();
-  return out;
+      "FROM outbox GROUP BY destination ORDER BY destination"));
+  return collect(*stmt, [](const Statement& s) {
+    return OutboxCounts{s.column_text(0), s.column_int(1), s.column_int(2), s.column_int(3),
+                        s.column_optional_timestamp(4)};
+  });
 }
 
 Result<std::vector<OutboxRow>> Outbox::dead_letters(std::size_t limit) {
-  Database& db = *store_->db_;
-  auto stmt = db.prepare_cached(kDeadSql.c_str());
-  if (!stmt) return tl::unexpected(stmt.error());
-  (*stmt)->bind(1, limit == 0 ? std::int64_t{-1} : static_cast<std::int64_t>(limit));
-  return read_rows(db, **stmt);
+  auto stmt = KW_TRY(connection_->database().statement(kDeadSql));
+  stmt->bind_limit(1, limit);
+  return collect(*stmt, read_row);
 }
 
 Result<std::optional<OutboxRow>> Outbox::find(std::int64_t id) {
-  Database& db = *store_->db_;
-  auto stmt = db.prepare_cached(kFindSql.c_str());
-  if (!stmt) return tl::unexpected(stmt.error());
-  (*stmt)->bind(1, id);
-  auto rows = read_rows(db, **stmt);
-  if (!rows) return tl::unexpected(rows.error());
-  if (rows->empty()) return std::optional<OutboxRow>();
-  return std::optional<OutboxRow>(std::move(rows->front()));
+  auto stmt = KW_TRY(connection_->database().statement(kFindSql));
+  stmt->bind(1, id);
+  return first_row(*stmt, read_row);
 }
 
 Result<std::int64_t> Outbox::prune_delivered(core::Timestamp before) {
-  Database& db = *store_->db_;
+  Database& db = connection_->database();
   auto stmt =
-      db.prepare_cached("DELETE FROM outbox WHERE state = 'delivered' AND finished_at_ns < ?1");
-  if (!stmt) return tl::unexpected(stmt.error());
-  (*stmt)->bind(1, to_ns(before));
-  if (auto ok = (*stmt)->run(); !ok) {
-    return tl::unexpected(ok.error().with_context(db.path().string() + ": outbox prune"));
-  }
+      KW_TRY(db.statement("DELETE FROM outbox WHERE state = 'delivered' AND finished_at_ns < ?1"));
+  stmt->bind(1, before);
+  KW_TRY(stmt->run());
   return db.changes();
 }
 
 Result<std::int64_t> Outbox::abandon_destinations_except(const std::vector<std::string>& configured,
                                                          core::Timestamp at) {
-  Database& db = *store_->db_;
+  Database& db = connection_->database();
   // The configured names as a JSON array: one statement whatever their number.
   const std::string names = nlohmann::json(configured).dump();
-  auto stmt = db.prepare_cached(
+  auto stmt = KW_TRY(db.statement(
       "UPDATE outbox SET state = 'dead', finished_at_ns = ?2, "
       "last_error = 'destination removed from the configuration' "
-      "WHERE state = 'pending' AND destination NOT IN (SELECT value FROM json_each(?1))");
-  if (!stmt) return tl::unexpected(stmt.error());
-  (*stmt)->bind(1, names).bind(2, to_ns(at));
-  if (auto ok = (*stmt)->run(); !ok) {
-    return tl::unexpected(ok.error().with_context(db.path().string() + ": outbox"));
-  }
+      "WHERE state = 'pending' AND destination NOT IN (SELECT value FROM json_each(?1))"));
+  stmt->bind(1, names).bind(2, at);
+  KW_TRY(stmt->run());
   return db.changes();
 }
 

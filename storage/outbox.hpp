@@ -13,7 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/time.hpp"
-#include "storage/sqlite_store.hpp"
+#include "storage/connection.hpp"
 
 namespace kernelwatch::storage {
 
@@ -63,16 +63,15 @@ struct OutboxCounts {
   std::optional<core::Timestamp> oldest_pending;  // created_at of the oldest pending row
 };
 
-// Shares the store's connection: use it on the thread that uses the store, and never while a
-// Transaction of the same store is open unless the call takes that Transaction.
+// A peer of RunStore and AlertStore on one Connection: use it on the thread that uses the
+// connection, and never while a Transaction of the connection is open unless the call takes it.
 class Outbox {
  public:
-  explicit Outbox(SqliteStore& store) : store_(&store) {}
+  explicit Outbox(Connection& connection);
 
   // Inside the caller's transaction, so alert state and its notifications commit together. The
   // same (destination, idempotency_key) twice is a Duplicate and changes nothing.
-  [[nodiscard]] Result<EnqueueOutcome> enqueue(SqliteStore::Transaction& tx,
-                                               const NewOutboxRow& row);
+  [[nodiscard]] Result<EnqueueOutcome> enqueue(Transaction& tx, const NewOutboxRow& row);
 
   // Pending rows of one destination due at `now` (next_attempt_at <= now), in queue (insertion)
   // order, so a retried head row stays at the head. Reading
@@ -104,7 +103,7 @@ class Outbox {
 
  private:
   Status apply(const OutboxUpdate& update);
-  SqliteStore* store_;
+  Connection* connection_;  // record() begins its own transaction
 };
 
 }  // namespace kernelwatch::storage

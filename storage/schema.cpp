@@ -1,6 +1,6 @@
 #include "storage/detail/schema.hpp"
 
-#include "storage/sqlite_store.hpp"
+#include "storage/connection.hpp"
 
 namespace kernelwatch::storage {
 namespace {

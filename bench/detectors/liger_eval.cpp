@@ -43,11 +43,9 @@ core::Result<std::vector<KeyHistory>> load_histories(
     std::filesystem::path dir;
     ~Cleanup() { std::filesystem::remove_all(dir); }
   } cleanup{dir};
-  auto store = storage::SqliteStore::open(dir / "liger.db", storage::OpenMode::Create);
-  if (!store) return tl::unexpected(store.error());
-  auto report = storage::import_files(*store, csvs, storage::InvalidPolicy::Abort);
-  if (!report) return tl::unexpected(report.error());
-  return daemon::load_key_histories(*store);
+  auto connection = KW_TRY(storage::Connection::open(dir / "liger.db", storage::OpenMode::Create));
+  KW_TRY(storage::import_files(connection, csvs, storage::InvalidPolicy::Abort));
+  return daemon::load_key_histories(storage::RunStore(connection));
 }
 
 bool large_liger(const detectors::KeyLabels& key) {

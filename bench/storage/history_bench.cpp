@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/key.hpp"
-#include "storage/sqlite_store.hpp"
+#include "storage/run_store.hpp"
 
 namespace {
 
@@ -80,13 +80,14 @@ int main(int argc, char** argv) {
   const std::int64_t runs = argc > 3 ? std::atoll(argv[3]) : 1000000;
   const int queries = argc > 4 ? std::atoi(argv[4]) : 2000;
 
-  auto store = storage::SqliteStore::open(path, storage::OpenMode::Create);
-  if (!store) {
-    std::fprintf(stderr, "%s\n", store.error().message.c_str());
+  auto connection = storage::Connection::open(path, storage::OpenMode::Create);
+  if (!connection) {
+    std::fprintf(stderr, "%s\n", connection.error().message.c_str());
     return 1;
   }
-  if (*store->run_count() != runs) {
-    if (*store->run_count() != 0) {
+  storage::RunStore store(*connection);
+  if (*store.run_count() != runs) {
+    if (*store.run_count() != 0) {
       std::fprintf(stderr, "%s holds another run count; remove it first\n", path.c_str());
       return 1;
     }
@@ -95,14 +96,14 @@ int main(int argc, char** argv) {
     constexpr std::int64_t kBatch = 20000;
     std::int64_t done = 0;
     while (done < runs) {
-      auto tx = store->begin();
+      auto tx = connection->begin();
       if (!tx) return 1;
       for (std::int64_t i = 0; i < kBatch && done < runs; ++i, ++done) {
         // Runs interleave across keys, as a daemon writes them.
         const int key = static_cast<int>(done % keys);
         const std::int64_t run = done / keys;
         if (run >= per_key) continue;
-        if (auto ok = store->insert_run(*tx, synthetic_record(key, run), ""); !ok) {
+        if (auto ok = store.insert_run(*tx, synthetic_record(key, run), ""); !ok) {
           std::fprintf(stderr, "%s\n", ok.error().message.c_str());
           return 1;
         }
@@ -118,7 +119,7 @@ int main(int argc, char** argv) {
                 static_cast<double>(file_bytes(path)) / (1024.0 * 1024.0));
   }
 
-  auto all_keys = store->keys();
+  auto all_keys = store.keys();
   if (!all_keys || all_keys->empty()) return 1;
   std::mt19937 rng(42);
   std::uniform_int_distribution<std::size_t> pick(0, all_keys->size() - 1);
@@ -127,7 +128,7 @@ int main(int argc, char** argv) {
   for (int q = 0; q < queries; ++q) {
     const auto& key = (*all_keys)[pick(rng)];
     const auto start = std::chrono::steady_clock::now();
-    auto newest = store->newest_runs(key.id, 20);
+    auto newest = store.newest_runs(key.id, 20);
     const auto stop = std::chrono::steady_clock::now();
     if (!newest ||
         newest->size() != std::min<std::size_t>(20, static_cast<std::size_t>(key.run_count))) {
@@ -144,7 +145,7 @@ int main(int argc, char** argv) {
   std::printf(
       "newest-20 runs of one key (%zu keys, %lld runs): %d queries, p50 %.0f us, p99 %.0f us, max "
       "%.0f us\n",
-      all_keys->size(), static_cast<long long>(*store->run_count()), queries, at(0.5), at(0.99),
+      all_keys->size(), static_cast<long long>(*store.run_count()), queries, at(0.5), at(0.99),
       micros.back());
   return 0;
 }

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     const auto start = std::chrono::steady_clock::now();
-    auto store = storage::SqliteStore::open(dir / "kw.db", storage::OpenMode::Create);
+    auto store = storage::Connection::open(dir / "kw.db", storage::OpenMode::Create);
     if (!store) {
       std::fprintf(stderr, "%s\n", store.error().message.c_str());
       return 1;

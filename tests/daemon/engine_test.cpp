@@ -16,7 +16,7 @@
 #include "core/time.hpp"
 #include "storage/alerts.hpp"
 #include "storage/outbox.hpp"
-#include "storage/sqlite_store.hpp"
+#include "storage/run_store.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace kernelwatch::daemon {
@@ -110,7 +110,7 @@ std::int64_t noisy(int i) {
 class EngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto opened = storage::SqliteStore::open(dir_ / "kw.db", storage::OpenMode::Create);
+    auto opened = storage::Connection::open(dir_ / "kw.db", storage::OpenMode::Create);
     ASSERT_TRUE(opened) << opened.error().message;
     store_.emplace(std::move(*opened));
     options_.destinations = {"hook"};
@@ -148,13 +148,13 @@ class EngineTest : public ::testing::Test {
     return n.value_or(-1);
   }
   std::int64_t run_count() {
-    auto n = store_->run_count();
+    auto n = storage::RunStore(*store_).run_count();
     EXPECT_TRUE(n) << n.error().message;
     return n.value_or(-1);
   }
 
   kernelwatch::testing::TempDir dir_;
-  std::optional<storage::SqliteStore> store_;
+  std::optional<storage::Connection> store_;
   EngineOptions options_;
   std::optional<Engine> engine_;
 };
@@ -378,7 +378,7 @@ struct StoredState {
   std::int64_t runs = 0;
 };
 
-StoredState stored_state(storage::SqliteStore& store) {
+StoredState stored_state(storage::Connection& store) {
   StoredState s;
   auto alerts = storage::AlertStore(store).list("", 0);
   EXPECT_TRUE(alerts);
@@ -388,7 +388,7 @@ StoredState stored_state(storage::SqliteStore& store) {
   EXPECT_TRUE(counts);
   for (const auto& c : counts.value_or(std::vector<storage::OutboxCounts>{}))
     s.outbox.emplace_back(c.destination, c.pending, c.delivered, c.dead);
-  s.runs = store.run_count().value_or(-1);
+  s.runs = storage::RunStore(store).run_count().value_or(-1);
   return s;
 }
 
@@ -565,9 +565,9 @@ TEST_F(EngineTest, ImportedHistoryWithAStepIsNotReportedAsAnOpenAlert) {
   {
     auto tx = store_->begin();
     ASSERT_TRUE(tx);
-    for (int i = 0; i < 10; ++i)
-      ASSERT_TRUE(store_->insert_run(*tx, record(series, i, noisy(i)), ""));
-    ASSERT_TRUE(store_->insert_run(*tx, record(series, 10, 1'300'000), ""));
+    storage::RunStore runs(*store_);
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE(runs.insert_run(*tx, record(series, i, noisy(i)), ""));
+    ASSERT_TRUE(runs.insert_run(*tx, record(series, 10, 1'300'000), ""));
     ASSERT_TRUE(tx->commit());
   }
   Engine rebuilt(*store_, options_);

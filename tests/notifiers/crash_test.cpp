@@ -26,7 +26,7 @@ TEST(CrashTest, SigkillDuringAnOutageLosesNothing) {
   kernelwatch::testing::TempDir dir;
   const auto db = dir / "kw.db";
   {
-    auto store = storage::SqliteStore::open(db, storage::OpenMode::Create);
+    auto store = storage::Connection::open(db, storage::OpenMode::Create);
     ASSERT_TRUE(store) << store.error().message;
     storage::Outbox outbox(*store);
     auto tx = store->begin();
@@ -62,7 +62,7 @@ TEST(CrashTest, SigkillDuringAnOutageLosesNothing) {
   testing::kill_hard(first);
 
   {
-    auto store = storage::SqliteStore::open(db, storage::OpenMode::Existing);
+    auto store = storage::Connection::open(db, storage::OpenMode::Existing);
     ASSERT_TRUE(store);
     auto counts = storage::Outbox(*store).counts();
     ASSERT_TRUE(counts);
@@ -91,7 +91,7 @@ TEST(CrashTest, SigkillDuringAnOutageLosesNothing) {
   // At least once, and the repeats are bounded by one unrecorded batch.
   EXPECT_LE(repeats, 16u);
 
-  auto store = storage::SqliteStore::open(db, storage::OpenMode::Existing);
+  auto store = storage::Connection::open(db, storage::OpenMode::Existing);
   ASSERT_TRUE(store);
   auto counts = storage::Outbox(*store).counts();
   ASSERT_TRUE(counts);

@@ -7,7 +7,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "notifiers/worker.hpp"
-#include "storage/sqlite_store.hpp"
+#include "storage/connection.hpp"
 
 namespace {
 
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   if (db_path.empty() || destination.name.empty() || destination.url.empty()) return usage();
   destination.min_interval = std::chrono::milliseconds(0);
 
-  auto store = storage::SqliteStore::open(db_path, storage::OpenMode::Existing);
+  auto store = storage::Connection::open(db_path, storage::OpenMode::Existing);
   if (!store) {
     std::cerr << "kw_outbox_worker: " << store.error().message << "\n";
     return 1;

@@ -32,7 +32,7 @@ const testing::TestPki& pki() {
 class WorkerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto opened = storage::SqliteStore::open(dir_ / "kw.db", storage::OpenMode::Create);
+    auto opened = storage::Connection::open(dir_ / "kw.db", storage::OpenMode::Create);
     ASSERT_TRUE(opened) << opened.error().message;
     store_.emplace(std::move(*opened));
     outbox_.emplace(*store_);
@@ -103,7 +103,7 @@ class WorkerTest : public ::testing::Test {
   }
 
   kernelwatch::testing::TempDir dir_;
-  std::optional<storage::SqliteStore> store_;
+  std::optional<storage::Connection> store_;
   std::optional<storage::Outbox> outbox_;
   asio::io_context io_;
   std::unique_ptr<DeliveryWorker> worker_;

@@ -2,8 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/key.hpp"
-#include "storage/sqlite_store.hpp"
+#include "storage/run_store.hpp"
 #include "tests/storage/storage_test_support.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -31,32 +30,23 @@ AlertRow alert(const std::string& id, std::int64_t key_id, const std::string& st
 }
 
 // Alerts refer to a stored key (foreign key), so each test stores one real run first.
-class AlertStoreTest : public ::testing::Test {
+class AlertStoreTest : public testing::FreshDatabase {
  protected:
   void SetUp() override {
-    auto opened = SqliteStore::open(dir_ / "kw.db", OpenMode::Create);
-    ASSERT_TRUE(opened) << opened.error().message;
-    store_.emplace(std::move(*opened));
-    alerts_.emplace(*store_);
+    ASSERT_NO_FATAL_FAILURE(FreshDatabase::SetUp());
+    alerts_.emplace(*connection_);
 
-    auto record = core::parse_record(
-        json::parse(kernelwatch::testing::read_file(kernelwatch::testing::fixture(
-            "tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json"))));
-    ASSERT_TRUE(record) << record.error().message;
-    auto tx = store_->begin();
+    auto tx = connection_->begin();
     ASSERT_TRUE(tx);
-    auto inserted = store_->insert_run(*tx, *record, "");
+    auto inserted =
+        RunStore(*connection_).insert_run(*tx, testing::fixture_record(testing::kTvdFixture), "");
     ASSERT_TRUE(inserted) << inserted.error().message;
     ASSERT_TRUE(tx->commit());
-    auto key = core::key_of(*record);
-    ASSERT_TRUE(key);
-    auto key_id = store_->find_key(key->digest());
-    ASSERT_TRUE(key_id && key_id->has_value());
-    key_id_ = **key_id;
+    key_id_ = inserted->key_id;
   }
 
   void upsert_all(const std::vector<AlertRow>& rows) {
-    auto tx = store_->begin();
+    auto tx = connection_->begin();
     ASSERT_TRUE(tx);
     for (const auto& r : rows) {
       auto ok = alerts_->upsert(*tx, r);
@@ -71,8 +61,6 @@ class AlertStoreTest : public ::testing::Test {
     return out;
   }
 
-  kernelwatch::testing::TempDir dir_;
-  std::optional<SqliteStore> store_;
   std::optional<AlertStore> alerts_;
   std::int64_t key_id_ = 0;
 };
@@ -158,7 +146,7 @@ TEST_F(AlertStoreTest, ListFiltersByStateNewestFirstWithALimit) {
 TEST_F(AlertStoreTest, ActionsAreRecordedAndReturnedOldestFirst) {
   upsert_all({alert("a1", key_id_, "firing", 100)});
   {
-    auto tx = store_->begin();
+    auto tx = connection_->begin();
     ASSERT_TRUE(tx);
     // Written out of time order: actions() orders by time.
     ASSERT_TRUE(alerts_->record_action(*tx, {"a1", key_id_, AlertAction::Rebaseline, at(300)}));
@@ -189,7 +177,7 @@ TEST_F(AlertStoreTest, CountByState) {
 TEST_F(AlertStoreTest, RollingBackTheCallersTransactionDropsTheUpsertAndTheAction) {
   upsert_all({alert("kept", key_id_, "firing", 100)});
   {
-    auto tx = store_->begin();
+    auto tx = connection_->begin();
     ASSERT_TRUE(tx);
     ASSERT_TRUE(alerts_->upsert(*tx, alert("dropped", key_id_, "firing", 200)));
     ASSERT_TRUE(alerts_->upsert(*tx, alert("kept", key_id_, "resolved", 100)));
@@ -209,7 +197,7 @@ TEST_F(AlertStoreTest, RollingBackTheCallersTransactionDropsTheUpsertAndTheActio
 }
 
 TEST_F(AlertStoreTest, AnUnknownStateIsRefusedByTheSchema) {
-  auto tx = store_->begin();
+  auto tx = connection_->begin();
   ASSERT_TRUE(tx);
   EXPECT_FALSE(alerts_->upsert(*tx, alert("x", key_id_, "sleeping", 1)));
 }

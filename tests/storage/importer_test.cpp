@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "storage/run_store.hpp"
 #include "tests/storage/storage_test_support.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -38,10 +39,10 @@ std::size_t count_rows(const fs::path& csv, const std::string& metric) {
 
 TEST(ImporterTest, SharedDataImportsWithFixturesStoredOnce) {
   TempDir dir;
-  auto store = SqliteStore::open(dir / "kw.db", OpenMode::Create);
-  ASSERT_TRUE(store);
+  auto connection = Connection::open(dir / "kw.db", OpenMode::Create);
+  ASSERT_TRUE(connection);
   const std::vector<fs::path> paths = {kTvd, kLayerNorm, kAll, kWeekly};
-  auto report = import_files(*store, paths, InvalidPolicy::Abort);
+  auto report = import_files(*connection, paths, InvalidPolicy::Abort);
   ASSERT_TRUE(report) << report.error().message;
   const std::size_t speed = count_rows(kAll, "speed") + count_rows(kWeekly, "speed");
   const std::size_t memory = count_rows(kAll, "memory") + count_rows(kWeekly, "memory");
@@ -51,11 +52,11 @@ TEST(ImporterTest, SharedDataImportsWithFixturesStoredOnce) {
   EXPECT_EQ(report->duplicates, 2u);  // both fixtures are also CSV rows
   EXPECT_EQ(report->inserted, 2 + speed - 2);
   EXPECT_TRUE(report->invalid.empty());
-  EXPECT_EQ(*store->run_count(), static_cast<std::int64_t>(report->inserted));
+  EXPECT_EQ(*RunStore(*connection).run_count(), static_cast<std::int64_t>(report->inserted));
 
   RunFilter filter{"tvd/backward", "torch", "tokens16384-vocab65536-fp32", "nvidia-h100-80gb-hbm3",
                    0};
-  auto runs = store->runs(filter);
+  auto runs = RunStore(*connection).runs(filter);
   ASSERT_TRUE(runs);
   int matches = 0;
   for (const auto& run : *runs) {
@@ -71,7 +72,7 @@ TEST(ImporterTest, SharedDataImportsWithFixturesStoredOnce) {
   EXPECT_EQ(matches, 1);
 
   // Importing it all again adds nothing.
-  auto again = import_files(*store, paths, InvalidPolicy::Abort);
+  auto again = import_files(*connection, paths, InvalidPolicy::Abort);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->inserted, 0u);
   EXPECT_EQ(again->duplicates, report->inserted + 2);
@@ -79,12 +80,12 @@ TEST(ImporterTest, SharedDataImportsWithFixturesStoredOnce) {
 
 TEST(ImporterTest, CsvFirstThenFixtureIsADuplicate) {
   TempDir dir;
-  auto store = SqliteStore::open(dir / "kw.db", OpenMode::Create);
-  ASSERT_TRUE(store);
+  auto connection = Connection::open(dir / "kw.db", OpenMode::Create);
+  ASSERT_TRUE(connection);
   const std::vector<fs::path> csv = {kAll};
-  ASSERT_TRUE(import_files(*store, csv, InvalidPolicy::Abort));
+  ASSERT_TRUE(import_files(*connection, csv, InvalidPolicy::Abort));
   const std::vector<fs::path> fixtures = {kTvd, kLayerNorm};
-  auto report = import_files(*store, fixtures, InvalidPolicy::Abort);
+  auto report = import_files(*connection, fixtures, InvalidPolicy::Abort);
   ASSERT_TRUE(report);
   EXPECT_EQ(report->inserted, 0u);
   EXPECT_EQ(report->duplicates, 2u);
@@ -100,10 +101,10 @@ TEST(ImporterTest, EveryBadInputAbortsWithFileLineAndChangesNothing) {
   TempDir dir;
   const auto db = dir / "kw.db";
   {
-    auto store = SqliteStore::open(db, OpenMode::Create);
-    ASSERT_TRUE(store);
+    auto connection = Connection::open(db, OpenMode::Create);
+    ASSERT_TRUE(connection);
     const std::vector<fs::path> seed = {kLayerNorm};
-    ASSERT_TRUE(import_files(*store, seed, InvalidPolicy::Abort));
+    ASSERT_TRUE(import_files(*connection, seed, InvalidPolicy::Abort));
   }
   const std::string before = testing::dump_database(db);
 
@@ -138,11 +139,11 @@ TEST(ImporterTest, EveryBadInputAbortsWithFileLineAndChangesNothing) {
     SCOPED_TRACE(c.name);
     const auto path = dir / c.name;
     write_file(path, c.content);
-    auto store = SqliteStore::open(db, OpenMode::Existing);
-    ASSERT_TRUE(store);
+    auto connection = Connection::open(db, OpenMode::Existing);
+    ASSERT_TRUE(connection);
     // A good file before the bad one: its runs must not be stored either.
     const std::vector<fs::path> paths = {kTvd, path};
-    auto report = import_files(*store, paths, InvalidPolicy::Abort);
+    auto report = import_files(*connection, paths, InvalidPolicy::Abort);
     ASSERT_FALSE(report);
     const std::string expected = (dir / "").string() + c.expected;
     EXPECT_NE(report.error().message.find(expected), std::string::npos)
@@ -153,15 +154,15 @@ TEST(ImporterTest, EveryBadInputAbortsWithFileLineAndChangesNothing) {
 
 TEST(ImporterTest, SkipInvalidImportsTheRestAndListsWhatItSkipped) {
   TempDir dir;
-  auto store = SqliteStore::open(dir / "kw.db", OpenMode::Create);
-  ASSERT_TRUE(store);
+  auto connection = Connection::open(dir / "kw.db", OpenMode::Create);
+  ASSERT_TRUE(connection);
   const std::string csv = read_file(kAll);
   const std::string header = csv.substr(0, csv.find('\n') + 1);
   const std::string first_row =
       csv.substr(header.size(), csv.find('\n', header.size()) - header.size() + 1);
   write_file(dir / "mixed.csv", header + "broken,row\n" + first_row);
   const std::vector<fs::path> paths = {dir / "mixed.csv", kTvd};
-  auto report = import_files(*store, paths, InvalidPolicy::Skip);
+  auto report = import_files(*connection, paths, InvalidPolicy::Skip);
   ASSERT_TRUE(report) << report.error().message;
   EXPECT_EQ(report->inserted, 2u);
   EXPECT_EQ(report->skipped, 1u);
@@ -171,14 +172,14 @@ TEST(ImporterTest, SkipInvalidImportsTheRestAndListsWhatItSkipped) {
 
 TEST(ImporterTest, UnreadableInputIsAnError) {
   TempDir dir;
-  auto store = SqliteStore::open(dir / "kw.db", OpenMode::Create);
-  ASSERT_TRUE(store);
+  auto connection = Connection::open(dir / "kw.db", OpenMode::Create);
+  ASSERT_TRUE(connection);
   const std::vector<fs::path> missing = {dir / "nope.json"};
-  auto report = import_files(*store, missing, InvalidPolicy::Skip);
+  auto report = import_files(*connection, missing, InvalidPolicy::Skip);
   ASSERT_FALSE(report);
   EXPECT_NE(report.error().message.find("nope.json: cannot open for reading"), std::string::npos);
   const std::vector<fs::path> directory = {dir.path()};
-  EXPECT_FALSE(import_files(*store, directory, InvalidPolicy::Abort));
+  EXPECT_FALSE(import_files(*connection, directory, InvalidPolicy::Abort));
 }
 
 }  // namespace

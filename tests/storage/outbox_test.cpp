@@ -4,7 +4,6 @@
 #include <sqlite3.h>
 
 #include "storage/detail/schema.hpp"
-#include "storage/sqlite_store.hpp"
 #include "tests/storage/storage_test_support.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -39,17 +38,15 @@ std::string query_plan(const std::filesystem::path& path, const std::string& sql
   return plan;
 }
 
-class OutboxTest : public ::testing::Test {
+class OutboxTest : public testing::FreshDatabase {
  protected:
   void SetUp() override {
-    auto opened = SqliteStore::open(dir_ / "kw.db", OpenMode::Create);
-    ASSERT_TRUE(opened) << opened.error().message;
-    store_.emplace(std::move(*opened));
-    outbox_.emplace(*store_);
+    ASSERT_NO_FATAL_FAILURE(FreshDatabase::SetUp());
+    outbox_.emplace(*connection_);
   }
 
   void enqueue_all(const std::vector<NewOutboxRow>& rows) {
-    auto tx = store_->begin();
+    auto tx = connection_->begin();
     ASSERT_TRUE(tx);
     for (const auto& r : rows) {
       auto outcome = outbox_->enqueue(*tx, r);
@@ -58,8 +55,6 @@ class OutboxTest : public ::testing::Test {
     ASSERT_TRUE(tx->commit());
   }
 
-  kernelwatch::testing::TempDir dir_;
-  std::optional<SqliteStore> store_;
   std::optional<Outbox> outbox_;
 };
 
@@ -80,11 +75,11 @@ TEST(OutboxMigration, UpgradesAVersionOneDatabaseInPlace) {
     ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 1", nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close_v2(db);
   }
-  auto store = SqliteStore::open(path, OpenMode::Existing);
-  ASSERT_TRUE(store) << store.error().message;
+  auto connection = Connection::open(path, OpenMode::Existing);
+  ASSERT_TRUE(connection) << connection.error().message;
   EXPECT_EQ(testing::user_version(path), kSchemaVersion);  // every later migration applied
-  Outbox outbox(*store);
-  auto tx = store->begin();
+  Outbox outbox(*connection);
+  auto tx = connection->begin();
   ASSERT_TRUE(tx);
   ASSERT_TRUE(outbox.enqueue(*tx, row("hook", "k", 1)));
   ASSERT_TRUE(tx->commit());
@@ -93,7 +88,7 @@ TEST(OutboxMigration, UpgradesAVersionOneDatabaseInPlace) {
 
 TEST_F(OutboxTest, EnqueueIsPartOfTheCallersTransaction) {
   {
-    auto tx = store_->begin();
+    auto tx = connection_->begin();
     ASSERT_TRUE(tx);
     ASSERT_TRUE(outbox_->enqueue(*tx, row("slack", "k1", 100)));
     // No commit: the destructor rolls back, and the notification goes with it.
@@ -113,7 +108,7 @@ TEST_F(OutboxTest, EnqueueIsPartOfTheCallersTransaction) {
 }
 
 TEST_F(OutboxTest, TheSameKeyForTheSameDestinationIsStoredOnce) {
-  auto tx = store_->begin();
+  auto tx = connection_->begin();
   ASSERT_TRUE(tx);
   EXPECT_EQ(*outbox_->enqueue(*tx, row("slack", "k1", 100)), EnqueueOutcome::Inserted);
   EXPECT_EQ(*outbox_->enqueue(*tx, row("slack", "k1", 200)), EnqueueOutcome::Duplicate);
@@ -127,7 +122,7 @@ TEST_F(OutboxTest, TheSameKeyForTheSameDestinationIsStoredOnce) {
 }
 
 TEST_F(OutboxTest, RejectsRowsWithoutDestinationOrKey) {
-  auto tx = store_->begin();
+  auto tx = connection_->begin();
   ASSERT_TRUE(tx);
   auto outcome = outbox_->enqueue(*tx, row("", "k", 1));
   ASSERT_FALSE(outcome);
@@ -224,8 +219,8 @@ TEST_F(OutboxTest, SurvivesReopeningTheDatabase) {
   const auto id = (*outbox_->claim_due("hook", at(100), 1))[0].id;
   ASSERT_TRUE(outbox_->mark_retry(id, at(150), "connect failed"));
   outbox_.reset();
-  store_.reset();
-  auto reopened = SqliteStore::open(dir_ / "kw.db", OpenMode::Existing);
+  connection_.reset();
+  auto reopened = Connection::open(dir_ / "kw.db", OpenMode::Existing);
   ASSERT_TRUE(reopened);
   Outbox outbox(*reopened);
   auto due = outbox.claim_due("hook", at(150), 10);

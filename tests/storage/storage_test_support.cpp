@@ -37,6 +37,19 @@ struct Db {
 
 }  // namespace
 
+core::Record fixture_record(const char* name) {
+  auto record = core::parse_record(
+      nlohmann::json::parse(kernelwatch::testing::read_file(kernelwatch::testing::fixture(name))));
+  EXPECT_TRUE(record) << name << ": " << record.error().message;
+  return record ? std::move(*record) : core::Record{};
+}
+
+void FreshDatabase::SetUp() {
+  auto opened = Connection::open(dir_ / "kw.db", OpenMode::Create);
+  ASSERT_TRUE(opened) << opened.error().message;
+  connection_.emplace(std::move(*opened));
+}
+
 std::string dump_database(const std::filesystem::path& path) {
   Db db(path);
   std::string out;

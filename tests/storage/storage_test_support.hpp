@@ -1,11 +1,37 @@
 // Helpers for storage tests: a logical dump of a database (every row of every table) read
-// through SQLite directly, so "unchanged" is checked row for row, independent of the store.
+// through SQLite directly, so "unchanged" is checked row for row, independent of the store;
+// the founding kernelindex fixtures as records; and a fresh database to test a store on.
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
+#include <gtest/gtest.h>
+
+#include "core/record.hpp"
+#include "storage/connection.hpp"
+#include "tests/support/test_support.hpp"
+
 namespace kernelwatch::storage::testing {
+
+inline constexpr const char* kTvdFixture =
+    "tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json";
+inline constexpr const char* kLayerNormFixture =
+    "layer-norm-backward-liger-h100-hidden16384-rows4096-fp32.json";
+
+// A fixture of data/kernelindex/ parsed into a record (the test fails when it does not parse).
+[[nodiscard]] core::Record fixture_record(const char* name);
+
+// A new kernelwatch database, dir_ / "kw.db", open as connection_ for each test. Fixtures of a
+// store derive from it and build their store on connection_ after FreshDatabase::SetUp().
+class FreshDatabase : public ::testing::Test {
+ protected:
+  void SetUp() override;
+
+  kernelwatch::testing::TempDir dir_;
+  std::optional<Connection> connection_;
+};
 
 [[nodiscard]] std::string dump_database(const std::filesystem::path& path);
 [[nodiscard]] long long user_version(const std::filesystem::path& path);

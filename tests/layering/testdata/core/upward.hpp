@@ -1,2 +1,2 @@
-#include "storage/sqlite_store.hpp"
+#include "storage/connection.hpp"
 #include "core/error.hpp"

@@ -1,3 +1,3 @@
 #include "storage/detail/database.hpp"
-#include "storage/sqlite_store.hpp"
+#include "storage/connection.hpp"
 #include <boost/asio.hpp>

@@ -1,0 +1,82 @@
+// Runs keyed by comparability key: the key's parts, the source digests kept as their aliases,
+// implementations, and the runs. A peer of AlertStore and Outbox on one Connection.
+// Public API is plain C++ over core types; the SQL stays in storage/run_store.cpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/key.hpp"
+#include "core/record.hpp"
+#include "storage/connection.hpp"
+
+namespace kernelwatch::storage {
+
+struct StoredRun {
+  std::int64_t id = 0;
+  std::int64_t key_id = 0;
+  core::ComparabilityKey key;
+  core::Record record;
+  std::string implementation_version;  // "" when the source did not say
+};
+
+struct KeySummary {
+  std::int64_t id = 0;
+  core::ComparabilityKey key;
+  std::int64_t run_count = 0;
+  core::Timestamp first_observed{};
+  core::Timestamp last_observed{};
+};
+
+// Empty strings match everything. limit 0 means no limit. Results are newest first.
+struct RunFilter {
+  std::string benchmark;
+  std::string provider;
+  std::string workload;
+  std::string environment;
+  std::size_t limit = 0;
+};
+
+enum class InsertOutcome { Inserted, Duplicate };
+
+// What insert_run did, and the id of the run's key (stored now or before), so the caller
+// never derives and looks up the key again.
+struct Insertion {
+  InsertOutcome outcome = InsertOutcome::Inserted;
+  std::int64_t key_id = 0;
+};
+
+// Shares its Connection with AlertStore and Outbox: use it on the thread that uses the
+// connection. Cheap to build; build one where it is needed.
+class RunStore {
+ public:
+  explicit RunStore(Connection& connection);
+
+  // Stores a run inside an open transaction of the same connection. The same run (same key
+  // and observedAt) arriving again is a Duplicate and changes nothing. raw_source is the text
+  // the run came from ("" for none).
+  [[nodiscard]] Result<Insertion> insert_run(Transaction& tx, const core::Record& record,
+                                             std::string_view raw_source);
+
+  [[nodiscard]] Result<std::vector<KeySummary>> keys() const;
+  [[nodiscard]] Result<std::vector<StoredRun>> runs(const RunFilter& filter) const;
+  // One key's newest `limit` runs, newest first, through the (key_id, observed_at) index.
+  [[nodiscard]] Result<std::vector<StoredRun>> newest_runs(std::int64_t key_id,
+                                                           std::size_t limit) const;
+  // Every run of one key, oldest first (what a backtest replays).
+  [[nodiscard]] Result<std::vector<StoredRun>> key_history(std::int64_t key_id) const;
+  [[nodiscard]] Result<std::int64_t> run_count() const;
+  // The id of the key with this digest (ComparabilityKey::digest()); nullopt when not stored.
+  [[nodiscard]] Result<std::optional<std::int64_t>> find_key(std::string_view key_digest) const;
+  // The canonical digest a source digest is an alias of ("" when unknown).
+  [[nodiscard]] Result<std::string> resolve_alias(std::string_view digest) const;
+
+ private:
+  Database* db_;
+};
+
+}  // namespace kernelwatch::storage

@@ -1,0 +1,153 @@
+#include "storage/run_store.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "storage/detail/queries.hpp"
+#include "tests/storage/storage_test_support.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace kernelwatch::storage {
+namespace {
+
+using kernelwatch::testing::fixture;
+using kernelwatch::testing::read_file;
+using nlohmann::json;
+using testing::fixture_record;
+using testing::kLayerNormFixture;
+using testing::kTvdFixture;
+
+// A copy of the fixture observed `minutes` later with another median.
+core::Record shifted(const core::Record& base, int minutes, std::int64_t median_ns) {
+  core::Record r = base;
+  r.run.observed_at += std::chrono::minutes{minutes};
+  r.run.median = std::chrono::nanoseconds{median_ns};
+  r.run.source_native.external_id =
+      "tvd/backward/torch/nvidia-h100-80gb-hbm3/tokens16384-vocab65536-fp32/" +
+      core::format_id_timestamp(r.run.observed_at);
+  return r;
+}
+
+class RunStoreTest : public testing::FreshDatabase {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(FreshDatabase::SetUp());
+    runs_.emplace(*connection_);
+  }
+
+  std::optional<RunStore> runs_;
+};
+
+TEST_F(RunStoreTest, SameRunIsStoredOnce) {
+  const core::Record record = fixture_record(kTvdFixture);
+  auto tx = connection_->begin();
+  ASSERT_TRUE(tx);
+  EXPECT_EQ(runs_->insert_run(*tx, record, "")->outcome, InsertOutcome::Inserted);
+  EXPECT_EQ(runs_->insert_run(*tx, record, "")->outcome, InsertOutcome::Duplicate);
+  // Another name for the same run is still the same run: identity is key + observedAt.
+  core::Record renamed = record;
+  renamed.run.metadata.name = "renamed";
+  EXPECT_EQ(runs_->insert_run(*tx, renamed, "")->outcome, InsertOutcome::Duplicate);
+  ASSERT_TRUE(tx->commit());
+  EXPECT_EQ(*runs_->run_count(), 1);
+}
+
+// insert_run answers with the key's id, new run or duplicate, so no caller looks it up again.
+TEST_F(RunStoreTest, InsertReturnsTheIdOfTheRunsKey) {
+  RunStore& runs = *runs_;
+  const core::Record tvd = fixture_record(kTvdFixture);
+  const core::Record layer_norm = fixture_record(kLayerNormFixture);
+  auto tx = connection_->begin();
+  ASSERT_TRUE(tx);
+  auto first = runs.insert_run(*tx, tvd, "");
+  auto later = runs.insert_run(*tx, shifted(tvd, 5, 1234), "");
+  auto again = runs.insert_run(*tx, tvd, "");
+  auto other = runs.insert_run(*tx, layer_norm, "");
+  ASSERT_TRUE(first && later && again && other);
+  ASSERT_TRUE(tx->commit());
+
+  auto tvd_key = runs.find_key(core::key_of(tvd)->digest());
+  auto layer_norm_key = runs.find_key(core::key_of(layer_norm)->digest());
+  ASSERT_TRUE(tvd_key && tvd_key->has_value());
+  ASSERT_TRUE(layer_norm_key && layer_norm_key->has_value());
+  EXPECT_EQ(first->key_id, **tvd_key);
+  EXPECT_EQ(later->key_id, **tvd_key);
+  EXPECT_EQ(again->outcome, InsertOutcome::Duplicate);
+  EXPECT_EQ(again->key_id, **tvd_key);
+  EXPECT_EQ(other->key_id, **layer_norm_key);
+  EXPECT_NE(first->key_id, other->key_id);
+  auto history = runs.key_history(first->key_id);
+  ASSERT_TRUE(history);
+  EXPECT_EQ(history->size(), 2u);
+}
+
+TEST_F(RunStoreTest, StoredRecordRoundTripsAndAliasesResolve) {
+  RunStore& store = *runs_;
+  const json original = json::parse(read_file(fixture(kLayerNormFixture)));
+  auto tx = connection_->begin();
+  ASSERT_TRUE(store.insert_run(*tx, *core::parse_record(original), ""));
+  ASSERT_TRUE(tx->commit());
+  auto runs = store.runs({});
+  ASSERT_TRUE(runs);
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ(core::to_json(runs->front().record), original);
+  EXPECT_EQ(runs->front().implementation_version, "0.6.0");
+  EXPECT_EQ(runs->front().key.workload.label, "hidden16384-rows4096-fp32");
+  // The fixture's own workload digest is kernelindex's; it is kept as an alias of ours.
+  const std::string source_digest = original["run"]["spec"]["workloadDigest"];
+  EXPECT_EQ(*store.resolve_alias(source_digest), runs->front().key.workload.digest);
+  EXPECT_EQ(*store.resolve_alias("sha256:unknown"), "");
+}
+
+TEST_F(RunStoreTest, NewestRunsAreNewestFirstWhateverTheInsertOrder) {
+  RunStore& store = *runs_;
+  const core::Record base = fixture_record(kTvdFixture);
+  std::vector<int> minutes(40);
+  for (int i = 0; i < 40; ++i) minutes[static_cast<std::size_t>(i)] = i;
+  std::shuffle(minutes.begin(), minutes.end(), std::mt19937(7));
+  auto tx = connection_->begin();
+  for (int m : minutes) ASSERT_TRUE(store.insert_run(*tx, shifted(base, m, 1000 + m), ""));
+  ASSERT_TRUE(tx->commit());
+
+  auto keys = store.keys();
+  ASSERT_TRUE(keys);
+  ASSERT_EQ(keys->size(), 1u);
+  EXPECT_EQ(keys->front().run_count, 40);
+  auto newest = store.newest_runs(keys->front().id, 5);
+  ASSERT_TRUE(newest);
+  ASSERT_EQ(newest->size(), 5u);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ((*newest)[static_cast<std::size_t>(i)].record.run.median->count(), 1039 - i);
+  auto history = store.key_history(keys->front().id);
+  ASSERT_TRUE(history);
+  ASSERT_EQ(history->size(), 40u);
+  EXPECT_TRUE(std::is_sorted(history->begin(), history->end(), [](const auto& a, const auto& b) {
+    return a.record.run.observed_at < b.record.run.observed_at;
+  }));
+}
+
+TEST_F(RunStoreTest, NewestRunsQueryWalksTheIndexWithoutScanOrSort) {
+  const auto path = dir_ / "kw.db";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  const std::string sql = std::string("EXPLAIN QUERY PLAN ") + queries::kNewestRunIds;
+  ASSERT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK);
+  std::string plan;
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    plan += reinterpret_cast<const char*>(sqlite3_column_text(stmt, 3));
+    plan += "\n";
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close_v2(db);
+  EXPECT_NE(plan.find("SEARCH runs USING COVERING INDEX"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("TEMP B-TREE"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("SCAN"), std::string::npos) << plan;
+}
+
+}  // namespace
+}  // namespace kernelwatch::storage
