@@ -1,18 +1,14 @@
 #include "config/config.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <initializer_list>
+#include <functional>
 #include <iterator>
-#include <limits>
-#include <set>
+#include <type_traits>
 #include <utility>
 
 #include "config/duration.hpp"
@@ -23,17 +19,10 @@ namespace {
 using core::ErrorCode;
 using core::Status;
 using json = nlohmann::json;
+using notifiers::InsecureHttp;
 using std::chrono::milliseconds;
 
 constexpr std::string_view kRedacted = "<redacted>";
-
-// Returns early from the enclosing function with the error of a failed Status or Result.
-#define KW_CONFIG_TRY(expression)                                        \
-  do {                                                                   \
-    if (auto kw_status_ = (expression); !kw_status_) {                   \
-      return tl::unexpected<core::Error>(std::move(kw_status_).error()); \
-    }                                                                    \
-  } while (false)
 
 std::string member(const std::string& parent, std::string_view key) {
   return parent.empty() ? std::string(key) : parent + "." + std::string(key);
@@ -66,6 +55,9 @@ std::string lower(std::string_view text) {
   });
   return out;
 }
+
+// Whether a number's lower bound is itself allowed.
+enum class LowerBound { Closed, Open };
 
 // One parse: where messages point and where secrets and relative paths come from.
 class Reader {
@@ -105,7 +97,7 @@ class Reader {
 
   // The object's type and that every key is one of `allowed`.
   [[nodiscard]] Status expect_object(const json& value, const std::string& path,
-                                     std::initializer_list<std::string_view> allowed) const {
+                                     const std::vector<std::string_view>& allowed) const {
     if (!value.is_object()) return wrong_type(path, "an object", value);
     for (const auto& [key, unused] : value.items()) {
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
@@ -150,18 +142,19 @@ class Reader {
     return {};
   }
 
-  // A finite number in [minimum, maximum]; `exclusive_minimum` makes the lower bound open.
+  // A finite number in [minimum, maximum], or (minimum, maximum] when the lower bound is open.
   [[nodiscard]] Status read_number(const json& object, const std::string& path,
                                    std::string_view key, double minimum, double maximum,
-                                   bool exclusive_minimum, double& out) const {
+                                   LowerBound lower, double& out) const {
     const auto it = object.find(key);
     if (it == object.end()) return {};
     if (!it->is_number()) return wrong_type(member(path, key), "a number", *it);
     const double value = it->get<double>();
-    if (value < minimum || value > maximum || (exclusive_minimum && value == minimum)) {
-      return invalid(member(path, key),
-                     it->dump() + " is not " + (exclusive_minimum ? "above " : "at least ") +
-                         json(minimum).dump() + " and at most " + json(maximum).dump());
+    const bool open = lower == LowerBound::Open;
+    if (value < minimum || value > maximum || (open && value == minimum)) {
+      return invalid(member(path, key), it->dump() + " is not " + (open ? "above " : "at least ") +
+                                            json(minimum).dump() + " and at most " +
+                                            json(maximum).dump());
     }
     out = value;
     return {};
@@ -275,15 +268,16 @@ Result<ResolvedSecret> read_secret(Reader& reader, const json& object, const std
 
 Status read_storage(Reader& reader, const json& object, StorageConfig& out) {
   const std::string path = "storage";
-  KW_CONFIG_TRY(reader.expect_object(object, path, {"path"}));
+  KW_TRY(reader.expect_object(object, path, {"path"}));
   std::string text = out.path.string();
-  KW_CONFIG_TRY(reader.read(object, path, "path", text));
+  KW_TRY(reader.read(object, path, "path", text));
   if (text.empty()) return reader.invalid(member(path, "path"), "must not be empty");
   out.path = reader.resolve(text);
   return {};
 }
 
-bool host_char_ok(char c) {
+// A-Z, a-z, 0-9, '.', '-', '_': host names and notifier names.
+bool word_char_ok(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
          c == '-' || c == '_';
 }
@@ -304,7 +298,7 @@ Status parse_listen(const Reader& reader, const std::string& path, HttpConfig& o
     host = text.substr(1, close - 1);
     port_text = text.substr(close + 2);
     if (host.empty() || !std::all_of(host.begin(), host.end(), [](char c) {
-          return c == ':' || c == '%' || host_char_ok(c);
+          return c == ':' || c == '%' || word_char_ok(c);
         })) {
       return bad("");
     }
@@ -314,7 +308,7 @@ Status parse_listen(const Reader& reader, const std::string& path, HttpConfig& o
     host = text.substr(0, colon);
     port_text = text.substr(colon + 1);
     if (host.find(':') != std::string::npos) return bad(" (write IPv6 addresses in brackets)");
-    if (host.empty() || !std::all_of(host.begin(), host.end(), host_char_ok)) return bad("");
+    if (host.empty() || !std::all_of(host.begin(), host.end(), word_char_ok)) return bad("");
   }
   if (port_text.empty() || port_text.size() > 5 ||
       !std::all_of(port_text.begin(), port_text.end(),
@@ -335,20 +329,19 @@ bool is_http_url(std::string_view text) {
 
 Status read_http(Reader& reader, const json& object, HttpConfig& out) {
   const std::string path = "http";
-  KW_CONFIG_TRY(
-      reader.expect_object(object, path, {"listen", "token_file", "token_env", "public_url"}));
-  KW_CONFIG_TRY(reader.read(object, path, "listen", out.listen));
-  KW_CONFIG_TRY(parse_listen(reader, member(path, "listen"), out));
-  auto token = read_secret(reader, object, path, "token", InlineValue::Refused, Presence::Optional,
-                           UnsetVariable::Ignore);
-  if (!token) return tl::unexpected<core::Error>(token.error());
-  out.token = token->value;
-  out.token_source = token->source;
-  if (token->source.origin == SecretOrigin::Environment && out.token.empty()) {
-    reader.warnings().push_back(token->field + ": environment variable " + token->source.name +
+  KW_TRY(reader.expect_object(object, path, {"listen", "token_file", "token_env", "public_url"}));
+  KW_TRY(reader.read(object, path, "listen", out.listen));
+  KW_TRY(parse_listen(reader, member(path, "listen"), out));
+  const ResolvedSecret token =
+      KW_TRY(read_secret(reader, object, path, "token", InlineValue::Refused, Presence::Optional,
+                         UnsetVariable::Ignore));
+  out.token = token.value;
+  out.token_source = token.source;
+  if (token.source.origin == SecretOrigin::Environment && out.token.empty()) {
+    reader.warnings().push_back(token.field + ": environment variable " + token.source.name +
                                 " is not set; the mutating endpoints are disabled");
   }
-  KW_CONFIG_TRY(reader.read(object, path, "public_url", out.public_url));
+  KW_TRY(reader.read(object, path, "public_url", out.public_url));
   if (!out.public_url.empty()) {
     if (!is_http_url(out.public_url) ||
         out.public_url.find_first_of(" \t\r\n") != std::string::npos) {
@@ -359,79 +352,71 @@ Status read_http(Reader& reader, const json& object, HttpConfig& out) {
   return {};
 }
 
-Status read_backend(Reader& reader, const json& value, Backend& out) {
+// "auto" is nullopt: the daemon picks CUDA when it finds a GPU.
+Status read_backend(Reader& reader, const json& value, std::optional<kernels::Backend>& out) {
   if (!value.is_string()) return reader.wrong_type("backend", "a string", value);
   const std::string text = value.get<std::string>();
   if (text == "auto") {
-    out = Backend::Auto;
-  } else if (text == "cuda") {
-    out = Backend::Cuda;
-  } else if (text == "cpu") {
-    out = Backend::Cpu;
-  } else {
-    return reader.invalid("backend", shown(text) + " is not one of auto, cuda, cpu");
+    out.reset();
+    return {};
   }
+  const auto backend = kernels::parse_backend(text);
+  if (!backend) return reader.invalid("backend", shown(text) + " is not one of auto, cuda, cpu");
+  out = *backend;
   return {};
+}
+
+std::string_view backend_name(const std::optional<kernels::Backend>& backend) {
+  return backend ? kernels::to_string(*backend) : "auto";
 }
 
 Status read_schedule(Reader& reader, const json& object, ScheduleConfig& out) {
   const std::string path = "schedule";
-  KW_CONFIG_TRY(reader.expect_object(object, path, {"interval", "jitter", "run_at_start"}));
-  KW_CONFIG_TRY(
-      reader.read_duration(object, path, "interval", std::chrono::seconds(1), out.interval));
-  KW_CONFIG_TRY(reader.read_duration(object, path, "jitter", milliseconds(0), out.jitter));
+  KW_TRY(reader.expect_object(object, path, {"interval", "jitter", "run_at_start"}));
+  KW_TRY(reader.read_duration(object, path, "interval", std::chrono::seconds(1), out.interval));
+  KW_TRY(reader.read_duration(object, path, "jitter", milliseconds(0), out.jitter));
   if (out.jitter >= out.interval) {
     return reader.invalid(member(path, "jitter"), format_duration(out.jitter) +
                                                       " is not shorter than schedule.interval (" +
                                                       format_duration(out.interval) + ")");
   }
   bool run_at_start = out.at_start == AtStart::Run;
-  KW_CONFIG_TRY(reader.read_flag(object, path, "run_at_start", run_at_start));
+  KW_TRY(reader.read_flag(object, path, "run_at_start", run_at_start));
   out.at_start = run_at_start ? AtStart::Run : AtStart::Wait;
   return {};
 }
 
-Result<Pass> parse_pass(const Reader& reader, const std::string& path, const std::string& text) {
-  if (text == "forward") return Pass::Forward;
-  if (text == "backward") return Pass::Backward;
-  if (text == "full") return Pass::Full;
-  return reader.invalid(path, shown(text) + " is not one of forward, backward, full");
+// A kernel, pass or provider name, parsed by core; the message lists the accepted names and
+// quotes the text only when it cannot be a secret.
+template <class Enum, std::size_t N>
+Result<Enum> read_name(const Reader& reader, const std::string& path, const std::string& text,
+                       Result<Enum> (*parse)(std::string_view), const Enum (&values)[N]) {
+  auto parsed = parse(text);
+  if (!parsed) {
+    return reader.invalid(path, shown(text) + " is not one of " + core::names_of(values));
+  }
+  return parsed;
 }
 
-Result<Provider> parse_provider(const Reader& reader, const std::string& path,
-                                const std::string& text) {
-  if (text == "kernelwatch-fused") return Provider::Fused;
-  if (text == "kernelwatch-reference") return Provider::Reference;
-  return reader.invalid(path,
-                        shown(text) + " is not one of kernelwatch-fused, kernelwatch-reference");
-}
-
-std::string_view example_workload(core::KernelKind kernel) {
-  return kernel == core::KernelKind::Tvd ? "tokens1024-vocab4096-fp32" : "hidden2048-rows2048-fp32";
+std::string_view example_workload(core::Kernel kernel) {
+  return kernel == core::Kernel::Tvd ? "tokens1024-vocab4096-fp32" : "hidden2048-rows2048-fp32";
 }
 
 Status read_benchmark(Reader& reader, const json& object, const std::string& path,
                       BenchmarkConfig& out) {
-  KW_CONFIG_TRY(reader.expect_object(object, path, {"kernel", "pass", "providers", "workloads"}));
+  KW_TRY(reader.expect_object(object, path, {"kernel", "pass", "providers", "workloads"}));
   for (const std::string_view key : {"kernel", "pass", "workloads"}) {
     if (!object.contains(key)) return reader.invalid(path, std::string(key) + " is missing");
   }
   std::string kernel;
-  KW_CONFIG_TRY(reader.read(object, path, "kernel", kernel));
-  if (kernel == "tvd") {
-    out.kernel = core::KernelKind::Tvd;
-  } else if (kernel == "layer_norm") {
-    out.kernel = core::KernelKind::LayerNorm;
-  } else {
-    return reader.invalid(member(path, "kernel"), shown(kernel) + " is not one of tvd, layer_norm");
-  }
+  KW_TRY(reader.read(object, path, "kernel", kernel));
+  out.kernel =
+      KW_TRY(read_name(reader, member(path, "kernel"), kernel, core::parse_kernel, core::kKernels));
   std::string pass;
-  KW_CONFIG_TRY(reader.read(object, path, "pass", pass));
-  auto parsed_pass = parse_pass(reader, member(path, "pass"), pass);
-  if (!parsed_pass) return tl::unexpected<core::Error>(parsed_pass.error());
-  out.pass = *parsed_pass;
+  KW_TRY(reader.read(object, path, "pass", pass));
+  out.pass = KW_TRY(read_name(reader, member(path, "pass"), pass, core::parse_pass, core::kPasses));
 
-  out.providers = {Provider::Fused, Provider::Reference};
+  out.providers.assign(std::begin(core::kProviders), std::end(core::kProviders));
   if (const auto it = object.find("providers"); it != object.end()) {
     const std::string providers_path = member(path, "providers");
     if (!it->is_array()) return reader.wrong_type(providers_path, "an array", *it);
@@ -441,12 +426,13 @@ Status read_benchmark(Reader& reader, const json& object, const std::string& pat
       const json& value = (*it)[i];
       const std::string item_path = element(providers_path, i);
       if (!value.is_string()) return reader.wrong_type(item_path, "a string", value);
-      auto provider = parse_provider(reader, item_path, value.get<std::string>());
-      if (!provider) return tl::unexpected<core::Error>(provider.error());
-      if (std::find(out.providers.begin(), out.providers.end(), *provider) != out.providers.end()) {
-        return reader.invalid(item_path, shown(value.get<std::string>()) + " is listed twice");
+      const std::string text = value.get<std::string>();
+      const core::Provider provider =
+          KW_TRY(read_name(reader, item_path, text, core::parse_provider, core::kProviders));
+      if (std::find(out.providers.begin(), out.providers.end(), provider) != out.providers.end()) {
+        return reader.invalid(item_path, shown(text) + " is listed twice");
       }
-      out.providers.push_back(*provider);
+      out.providers.push_back(provider);
     }
   }
 
@@ -454,6 +440,7 @@ Status read_benchmark(Reader& reader, const json& object, const std::string& pat
   const json& workloads = object.at("workloads");
   if (!workloads.is_array()) return reader.wrong_type(workloads_path, "an array", workloads);
   if (workloads.empty()) return reader.invalid(workloads_path, "lists no workload");
+  const std::string kernel_name(core::to_string(out.kernel));
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     const json& value = workloads[i];
     const std::string item_path = element(workloads_path, i);
@@ -461,15 +448,15 @@ Status read_benchmark(Reader& reader, const json& object, const std::string& pat
     const std::string label = value.get<std::string>();
     auto workload = core::Workload::from_label(label);
     if (!workload) return reader.wrap(item_path, workload.error());
-    if (workload->kernel != out.kernel) {
-      if (workload->kernel == core::KernelKind::Other) {
-        return reader.invalid(
-            item_path, shown(label) + " is not a " + std::string(kernel_name(out.kernel)) +
-                           " workload like \"" + std::string(example_workload(out.kernel)) + "\"");
-      }
-      return reader.invalid(
-          item_path, shown(label) + " is a " + std::string(kernel_name(workload->kernel)) +
-                         " workload, not a " + std::string(kernel_name(out.kernel)) + " one");
+    if (!workload->kernel) {
+      return reader.invalid(item_path, shown(label) + " is not a " + kernel_name +
+                                           " workload like \"" +
+                                           std::string(example_workload(out.kernel)) + "\"");
+    }
+    if (*workload->kernel != out.kernel) {
+      return reader.invalid(item_path, shown(label) + " is a " +
+                                           std::string(core::to_string(*workload->kernel)) +
+                                           " workload, not a " + kernel_name + " one");
     }
     for (const auto& earlier : out.workloads) {
       if (earlier.label() == workload->label()) {
@@ -487,11 +474,11 @@ Status read_benchmarks(Reader& reader, const json& value, std::vector<BenchmarkC
   for (std::size_t i = 0; i < value.size(); ++i) {
     BenchmarkConfig benchmark;
     const std::string item_path = element(path, i);
-    KW_CONFIG_TRY(read_benchmark(reader, value[i], item_path, benchmark));
+    KW_TRY(read_benchmark(reader, value[i], item_path, benchmark));
     for (std::size_t j = 0; j < out.size(); ++j) {
       if (out[j].kernel == benchmark.kernel && out[j].pass == benchmark.pass) {
-        return reader.invalid(item_path, std::string(kernel_name(benchmark.kernel)) + "/" +
-                                             std::string(to_string(benchmark.pass)) +
+        return reader.invalid(item_path, std::string(core::to_string(benchmark.kernel)) + "/" +
+                                             std::string(core::to_string(benchmark.pass)) +
                                              " is already listed in " + element(path, j));
       }
     }
@@ -500,112 +487,247 @@ Status read_benchmarks(Reader& reader, const json& value, std::vector<BenchmarkC
   return {};
 }
 
-Status read_bench(Reader& reader, const json& object, BenchTiming& out) {
+Status read_bench(Reader& reader, const json& object, kernels::TimingPolicy& out) {
   const std::string path = "bench";
-  KW_CONFIG_TRY(reader.expect_object(object, path, {"warmup", "repetitions"}));
-  KW_CONFIG_TRY(reader.read_duration(object, path, "warmup", milliseconds(0), out.warmup));
-  KW_CONFIG_TRY(
-      reader.read_duration(object, path, "repetitions", milliseconds(1), out.repetitions));
+  KW_TRY(reader.expect_object(object, path, {"warmup", "repetitions"}));
+  KW_TRY(reader.read_duration(object, path, "warmup", milliseconds(0), out.warmup));
+  KW_TRY(reader.read_duration(object, path, "repetitions", milliseconds(1), out.repetitions));
   return {};
 }
+
+// --- detector: one table serves the parser and the effective config ------------------------
+
+// One setting of the `detector` section: its name there ("window", "drift.min_runs"), how it is
+// read into DetectorSettings (the key is present), its value in the effective config, and the
+// earlier count setting it may not exceed, if any.
+struct DetectorSetting {
+  std::string_view name;
+  std::function<Status(const Reader&, const json& section, const std::string& section_path,
+                       std::string_view key, DetectorSettings&)>
+      read;
+  std::function<json(const DetectorSettings&)> value;
+  std::string_view at_most;
+};
+
+// The struct of DetectorSettings (const or not) whose members are Owner's.
+template <class Owner, class Settings>
+auto& part_of(Settings& settings) {
+  if constexpr (std::is_same_v<Owner, detectors::BandParameters>) {
+    return settings.parameters.band;
+  } else if constexpr (std::is_same_v<Owner, detectors::DriftParameters>) {
+    return settings.parameters.drift;
+  } else if constexpr (std::is_same_v<Owner, detectors::ControlParameters>) {
+    return settings.parameters.controls;
+  } else if constexpr (std::is_same_v<Owner, detectors::AlertPolicy>) {
+    return settings.alert_policy;
+  } else {
+    static_assert(std::is_same_v<Owner, DetectorSettings>, "not a part of DetectorSettings");
+    return settings;
+  }
+}
+
+// The kinds of detector setting, one factory each; qualified calls (field::count) keep
+// argument-dependent lookup out of the table.
+namespace field {
+
+// An integer in [minimum, maximum].
+template <class Owner, class T>
+DetectorSetting count(std::string_view name, T Owner::*slot, std::size_t minimum,
+                      std::size_t maximum, std::string_view at_most = {}) {
+  return {name,
+          [=](const Reader& reader, const json& section, const std::string& path,
+              std::string_view key, DetectorSettings& settings) -> Status {
+            T& out = part_of<Owner>(settings).*slot;
+            auto value = static_cast<std::size_t>(out);
+            KW_TRY(reader.read_count(section, path, key, minimum, maximum, value));
+            out = static_cast<T>(value);
+            return {};
+          },
+          [=](const DetectorSettings& settings) { return json(part_of<Owner>(settings).*slot); },
+          at_most};
+}
+
+// A number in [minimum, maximum], or (minimum, maximum].
+template <class Owner>
+DetectorSetting number(std::string_view name, double Owner::*slot, double minimum, double maximum,
+                       LowerBound lower = LowerBound::Closed) {
+  return {name,
+          [=](const Reader& reader, const json& section, const std::string& path,
+              std::string_view key, DetectorSettings& settings) -> Status {
+            return reader.read_number(section, path, key, minimum, maximum, lower,
+                                      part_of<Owner>(settings).*slot);
+          },
+          [=](const DetectorSettings& settings) { return json(part_of<Owner>(settings).*slot); },
+          {}};
+}
+
+// A duration string of at least `minimum`, held in any std::chrono duration.
+template <class Owner, class Duration>
+DetectorSetting duration(std::string_view name, Duration Owner::*slot, milliseconds minimum) {
+  return {name,
+          [=](const Reader& reader, const json& section, const std::string& path,
+              std::string_view key, DetectorSettings& settings) -> Status {
+            milliseconds value{0};
+            KW_TRY(reader.read_duration(section, path, key, minimum, value));
+            part_of<Owner>(settings).*slot = value;
+            return {};
+          },
+          [=](const DetectorSettings& settings) {
+            return json(format_duration(
+                std::chrono::duration_cast<milliseconds>(part_of<Owner>(settings).*slot)));
+          },
+          {}};
+}
+
+// A list of provider names (any provider, imported ones included), none empty.
+template <class Owner>
+DetectorSetting providers(std::string_view name, std::vector<std::string> Owner::*slot) {
+  return {name,
+          [=](const Reader& reader, const json& section, const std::string& path,
+              std::string_view key, DetectorSettings& settings) -> Status {
+            const std::string list_path = member(path, key);
+            const json& list = section.at(key);
+            if (!list.is_array()) return reader.wrong_type(list_path, "an array", list);
+            std::vector<std::string> names;
+            for (std::size_t i = 0; i < list.size(); ++i) {
+              const json& value = list[i];
+              if (!value.is_string() || value.get<std::string>().empty()) {
+                return reader.wrong_type(element(list_path, i), "a provider name", value);
+              }
+              names.push_back(value.get<std::string>());
+            }
+            part_of<Owner>(settings).*slot = std::move(names);
+            return {};
+          },
+          [=](const DetectorSettings& settings) { return json(part_of<Owner>(settings).*slot); },
+          {}};
+}
+
+}  // namespace field
 
 constexpr std::size_t kMaxWindow = 10'000;
 constexpr double kHuge = 1e9;
 
-Status read_detector(Reader& reader, const json& object, DetectorConfig& out) {
-  const std::string path = "detector";
-  KW_CONFIG_TRY(reader.expect_object(
-      object, path,
-      {"window", "min_history", "big_step_min_history", "big_step_threshold", "min_relative_margin",
-       "spread_factor", "confirm_reruns", "repeat_interval", "drift", "controls"}));
-  KW_CONFIG_TRY(reader.read_count(object, path, "window", 2, kMaxWindow, out.window));
-  KW_CONFIG_TRY(reader.read_count(object, path, "min_history", 2, kMaxWindow, out.min_history));
-  if (out.min_history > out.window) {
-    return reader.invalid(member(path, "min_history"), std::to_string(out.min_history) +
-                                                           " is larger than detector.window (" +
-                                                           std::to_string(out.window) + ")");
-  }
-  KW_CONFIG_TRY(reader.read_count(object, path, "big_step_min_history", 1, kMaxWindow,
-                                  out.big_step_min_history));
-  if (out.big_step_min_history > out.min_history) {
-    return reader.invalid(member(path, "big_step_min_history"),
-                          std::to_string(out.big_step_min_history) +
-                              " is larger than detector.min_history (" +
-                              std::to_string(out.min_history) + ")");
-  }
-  KW_CONFIG_TRY(reader.read_number(object, path, "big_step_threshold", 0.0, kHuge, true,
-                                   out.big_step_threshold));
-  KW_CONFIG_TRY(reader.read_number(object, path, "min_relative_margin", 0.0, 1.0, false,
-                                   out.min_relative_margin));
-  KW_CONFIG_TRY(
-      reader.read_number(object, path, "spread_factor", 0.0, kHuge, false, out.spread_factor));
-  std::size_t reruns = static_cast<std::size_t>(out.confirm_reruns);
-  KW_CONFIG_TRY(reader.read_count(object, path, "confirm_reruns", 0, 5, reruns));
-  out.confirm_reruns = static_cast<int>(reruns);
-  KW_CONFIG_TRY(
-      reader.read_duration(object, path, "repeat_interval", milliseconds(0), out.repeat_interval));
+// Every setting of the `detector` section, in the order they are read (a bound names an earlier
+// setting) and documented in docs/CONFIG.md. Defaults are the members' own.
+const std::vector<DetectorSetting>& detector_settings() {
+  using detectors::AlertPolicy;
+  using detectors::BandParameters;
+  using detectors::ControlParameters;
+  using detectors::DriftParameters;
+  using std::chrono::seconds;
+  static const std::vector<DetectorSetting> settings = {
+      field::count("window", &BandParameters::window, 2, kMaxWindow),
+      field::count("min_history", &BandParameters::min_history, 2, kMaxWindow, "window"),
+      field::count("big_step_min_history", &BandParameters::big_step_min_history, 1, kMaxWindow,
+                   "min_history"),
+      field::number("big_step_threshold", &BandParameters::big_step_threshold, 0.0, kHuge,
+                    LowerBound::Open),
+      field::number("min_relative_margin", &BandParameters::min_relative_margin, 0.0, 1.0),
+      field::number("spread_factor", &BandParameters::spread_factor, 0.0, kHuge),
+      field::count("confirm_reruns", &DetectorSettings::confirm_reruns, 0, 5),
+      field::duration("repeat_interval", &AlertPolicy::repeat_interval, milliseconds(0)),
+      field::count("drift.window", &DriftParameters::window, 3, kMaxWindow),
+      field::count("drift.min_runs", &DriftParameters::min_runs, 3, kMaxWindow, "drift.window"),
+      field::number("drift.z_threshold", &DriftParameters::z_threshold, 0.0, kHuge,
+                    LowerBound::Open),
+      field::number("drift.min_total_change", &DriftParameters::min_total_change, 0.0, kHuge),
+      field::providers("controls.reference_providers", &ControlParameters::reference_providers),
+      field::duration("controls.cycle_gap", &ControlParameters::cycle_gap, seconds(1)),
+      field::number("controls.environment_fraction", &ControlParameters::environment_fraction, 0.0,
+                    1.0, LowerBound::Open),
+      field::count("controls.environment_min_keys", &ControlParameters::environment_min_keys, 1,
+                   kMaxWindow),
+  };
+  return settings;
+}
 
-  if (const auto it = object.find("drift"); it != object.end()) {
-    const std::string drift_path = member(path, "drift");
-    KW_CONFIG_TRY(reader.expect_object(*it, drift_path,
-                                       {"window", "min_runs", "z_threshold", "min_total_change"}));
-    KW_CONFIG_TRY(reader.read_count(*it, drift_path, "window", 3, kMaxWindow, out.drift.window));
-    KW_CONFIG_TRY(
-        reader.read_count(*it, drift_path, "min_runs", 3, kMaxWindow, out.drift.min_runs));
-    if (out.drift.min_runs > out.drift.window) {
-      return reader.invalid(member(drift_path, "min_runs"),
-                            std::to_string(out.drift.min_runs) +
-                                " is larger than detector.drift.window (" +
-                                std::to_string(out.drift.window) + ")");
+// "drift.min_runs" -> {"drift", "min_runs"}; "window" -> {"", "window"}.
+std::pair<std::string_view, std::string_view> split_setting(std::string_view name) {
+  const auto dot = name.find('.');
+  if (dot == std::string_view::npos) return {{}, name};
+  return {name.substr(0, dot), name.substr(dot + 1)};
+}
+
+// The keys an object of the detector section may have: the settings' names in `section` and, at
+// the top (section ""), the names of the nested sections.
+std::vector<std::string_view> detector_keys(std::string_view section) {
+  std::vector<std::string_view> keys;
+  for (const auto& setting : detector_settings()) {
+    const auto [setting_section, key] = split_setting(setting.name);
+    std::string_view name;
+    if (section.empty()) {
+      name = setting_section.empty() ? key : setting_section;
+    } else if (setting_section == section) {
+      name = key;
     }
-    KW_CONFIG_TRY(reader.read_number(*it, drift_path, "z_threshold", 0.0, kHuge, true,
-                                     out.drift.z_threshold));
-    KW_CONFIG_TRY(reader.read_number(*it, drift_path, "min_total_change", 0.0, kHuge, false,
-                                     out.drift.min_total_change));
+    if (!name.empty() && std::find(keys.begin(), keys.end(), name) == keys.end()) {
+      keys.push_back(name);
+    }
   }
+  return keys;
+}
 
-  if (const auto it = object.find("controls"); it != object.end()) {
-    const std::string controls_path = member(path, "controls");
-    KW_CONFIG_TRY(reader.expect_object(
-        *it, controls_path,
-        {"reference_providers", "cycle_gap", "environment_fraction", "environment_min_keys"}));
-    if (const auto providers = it->find("reference_providers"); providers != it->end()) {
-      const std::string providers_path = member(controls_path, "reference_providers");
-      if (!providers->is_array()) return reader.wrong_type(providers_path, "an array", *providers);
-      out.controls.reference_providers.clear();
-      for (std::size_t i = 0; i < providers->size(); ++i) {
-        const json& value = (*providers)[i];
-        if (!value.is_string() || value.get<std::string>().empty()) {
-          return reader.wrong_type(element(providers_path, i), "a provider name", value);
-        }
-        out.controls.reference_providers.push_back(value.get<std::string>());
+const DetectorSetting& detector_setting(std::string_view name) {
+  const auto& settings = detector_settings();
+  const auto it = std::find_if(settings.begin(), settings.end(),
+                               [&](const DetectorSetting& s) { return s.name == name; });
+  KW_ASSERT(it != settings.end(), "a detector setting's bound names no setting");
+  return *it;
+}
+
+Status read_detector(Reader& reader, const json& object, DetectorSettings& out) {
+  const std::string path = "detector";
+  KW_TRY(reader.expect_object(object, path, detector_keys("")));
+  std::string_view checked_section;
+  for (const DetectorSetting& setting : detector_settings()) {
+    const auto [section, key] = split_setting(setting.name);
+    const json* holder = &object;
+    std::string holder_path = path;
+    if (!section.empty()) {
+      const auto it = object.find(section);
+      holder = it == object.end() ? nullptr : &*it;
+      holder_path = member(path, section);
+      if (holder != nullptr && section != checked_section) {
+        KW_TRY(reader.expect_object(*holder, holder_path, detector_keys(section)));
+        checked_section = section;
       }
     }
-    KW_CONFIG_TRY(reader.read_duration(*it, controls_path, "cycle_gap", std::chrono::seconds(1),
-                                       out.controls.cycle_gap));
-    KW_CONFIG_TRY(reader.read_number(*it, controls_path, "environment_fraction", 0.0, 1.0, true,
-                                     out.controls.environment_fraction));
-    KW_CONFIG_TRY(reader.read_count(*it, controls_path, "environment_min_keys", 1, kMaxWindow,
-                                    out.controls.environment_min_keys));
+    if (holder != nullptr && holder->contains(key)) {
+      KW_TRY(setting.read(reader, *holder, holder_path, key, out));
+    }
+    if (!setting.at_most.empty()) {
+      const DetectorSetting& bound = detector_setting(setting.at_most);
+      const auto value = setting.value(out).get<std::size_t>();
+      const auto limit = bound.value(out).get<std::size_t>();
+      if (value > limit) {
+        return reader.invalid(member(path, setting.name),
+                              std::to_string(value) + " is larger than " +
+                                  member(path, bound.name) + " (" + std::to_string(limit) + ")");
+      }
+    }
   }
   return {};
 }
 
-bool name_char_ok(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-         c == '-' || c == '_';
+json detector_json(const DetectorSettings& detector) {
+  json out = json::object();
+  for (const DetectorSetting& setting : detector_settings()) {
+    const auto [section, key] = split_setting(setting.name);
+    json& holder = section.empty() ? out : out[std::string(section)];
+    holder[std::string(key)] = setting.value(detector);
+  }
+  return out;
 }
 
-// An address in 127.0.0.0/8 or ::1, or "localhost"; not a name that merely starts like one
-// ("127.evil.example").
+// --- notifiers -----------------------------------------------------------------------------
+
+// The notifiers' own rule (an address in 127.0.0.0/8 or ::1, or "localhost"; not a name that
+// merely starts like one), for a host as the URL spells it: any case, IPv6 in brackets.
 bool is_loopback(std::string_view host) {
   std::string h = lower(host);
-  if (h == "localhost") return true;
   if (h.size() > 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-  in_addr v4{};
-  if (::inet_pton(AF_INET, h.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  return ::inet_pton(AF_INET6, h.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+  return notifiers::is_loopback_host(h);
 }
 
 // Scheme and host of a resolved notifier URL; messages name the field, never the URL.
@@ -643,102 +765,101 @@ Status check_notifier_url(const Reader& reader, const ResolvedSecret& url,
 }
 
 Status read_notifier(Reader& reader, const json& object, const std::string& path, std::size_t index,
-                     NotifierConfig& out) {
-  KW_CONFIG_TRY(reader.expect_object(
+                     Notifier& out) {
+  notifiers::Destination& destination = out.destination;
+  KW_TRY(reader.expect_object(
       object, path,
       {"type", "name", "url", "url_file", "url_env", "secret_file", "secret_env", "ca_file",
        "allow_insecure_http", "timeout", "min_interval", "backoff"}));
   if (!object.contains("type")) return reader.invalid(path, "type is missing");
   std::string type;
-  KW_CONFIG_TRY(reader.read(object, path, "type", type));
-  if (type == "slack") {
-    out.type = NotifierType::Slack;
-  } else if (type == "webhook") {
-    out.type = NotifierType::Webhook;
-  } else if (type == "alertmanager") {
-    out.type = NotifierType::Alertmanager;
-  } else {
+  KW_TRY(reader.read(object, path, "type", type));
+  const auto parsed_type = notifiers::parse_destination_type(type);
+  if (!parsed_type) {
     return reader.invalid(member(path, "type"),
                           shown(type) + " is not one of slack, webhook, alertmanager");
   }
-  out.name = std::string(to_string(out.type)) + "-" + std::to_string(index);
-  KW_CONFIG_TRY(reader.read(object, path, "name", out.name));
-  if (out.name.empty() || out.name.size() > 64 ||
-      !std::all_of(out.name.begin(), out.name.end(), name_char_ok)) {
+  destination.type = *parsed_type;
+  destination.name =
+      std::string(notifiers::to_string(destination.type)) + "-" + std::to_string(index);
+  KW_TRY(reader.read(object, path, "name", destination.name));
+  const std::string& name = destination.name;
+  if (name.empty() || name.size() > 64 || !std::all_of(name.begin(), name.end(), word_char_ok)) {
     return reader.invalid(member(path, "name"),
-                          shown(out.name) + " is not 1 to 64 of A-Z, a-z, 0-9, '.', '-', '_'");
+                          shown(name) + " is not 1 to 64 of A-Z, a-z, 0-9, '.', '-', '_'");
   }
 
   bool allow_insecure = false;
-  KW_CONFIG_TRY(reader.read_flag(object, path, "allow_insecure_http", allow_insecure));
-  out.insecure_http = allow_insecure ? InsecureHttp::Allow : InsecureHttp::Refuse;
+  KW_TRY(reader.read_flag(object, path, "allow_insecure_http", allow_insecure));
+  destination.insecure_http = allow_insecure ? InsecureHttp::Allow : InsecureHttp::Refuse;
 
-  auto url = read_secret(reader, object, path, "url", InlineValue::Allowed, Presence::Required,
-                         UnsetVariable::Fail);
-  if (!url) return tl::unexpected<core::Error>(url.error());
-  KW_CONFIG_TRY(check_notifier_url(reader, *url, out.insecure_http));
-  out.url = url->value;
-  out.url_source = url->source;
+  const ResolvedSecret url = KW_TRY(read_secret(reader, object, path, "url", InlineValue::Allowed,
+                                                Presence::Required, UnsetVariable::Fail));
+  KW_TRY(check_notifier_url(reader, url, destination.insecure_http));
+  destination.url = url.value;
+  out.url_source = url.source;
 
-  if (out.type != NotifierType::Webhook) {
+  if (destination.type != notifiers::DestinationType::Webhook) {
     for (const std::string_view key : {"secret_file", "secret_env"}) {
       if (object.contains(key)) {
         return reader.invalid(member(path, key), "only webhook notifiers are signed");
       }
     }
   }
-  auto secret = read_secret(reader, object, path, "secret", InlineValue::Refused,
-                            Presence::Optional, UnsetVariable::Fail);
-  if (!secret) return tl::unexpected<core::Error>(secret.error());
-  out.secret = secret->value;
-  out.secret_source = secret->source;
+  const ResolvedSecret secret =
+      KW_TRY(read_secret(reader, object, path, "secret", InlineValue::Refused, Presence::Optional,
+                         UnsetVariable::Fail));
+  destination.secret = secret.value;
+  out.secret_source = secret.source;
 
   std::string ca_file;
-  KW_CONFIG_TRY(reader.read(object, path, "ca_file", ca_file));
+  KW_TRY(reader.read(object, path, "ca_file", ca_file));
   if (!ca_file.empty()) {
-    out.ca_file = reader.resolve(ca_file);
+    destination.ca_file = reader.resolve(ca_file).string();
     std::error_code error;
-    if (!std::filesystem::is_regular_file(out.ca_file, error)) {
+    if (!std::filesystem::is_regular_file(destination.ca_file, error)) {
       return reader.fail(ErrorCode::NotFound, member(path, "ca_file"),
-                         "\"" + out.ca_file.string() + "\" is not a readable file");
+                         "\"" + destination.ca_file + "\" is not a readable file");
     }
   }
 
-  KW_CONFIG_TRY(reader.read_duration(object, path, "timeout", milliseconds(1), out.timeout));
+  // One `timeout` bounds each step of a delivery alike.
+  milliseconds timeout = destination.timeouts.read;
+  KW_TRY(reader.read_duration(object, path, "timeout", milliseconds(1), timeout));
+  destination.timeouts = {timeout, timeout, timeout, timeout, timeout};
   if (object.contains("min_interval")) {
     milliseconds min_interval{0};
-    KW_CONFIG_TRY(
-        reader.read_duration(object, path, "min_interval", milliseconds(0), min_interval));
-    out.min_interval = min_interval;
+    KW_TRY(reader.read_duration(object, path, "min_interval", milliseconds(0), min_interval));
+    destination.min_interval = min_interval;
   }
   if (const auto it = object.find("backoff"); it != object.end()) {
+    notifiers::Backoff& backoff = destination.backoff;
     const std::string backoff_path = member(path, "backoff");
-    KW_CONFIG_TRY(reader.expect_object(*it, backoff_path, {"base", "cap", "max_age"}));
-    KW_CONFIG_TRY(
-        reader.read_duration(*it, backoff_path, "base", milliseconds(1), out.backoff.base));
-    KW_CONFIG_TRY(reader.read_duration(*it, backoff_path, "cap", milliseconds(1), out.backoff.cap));
-    KW_CONFIG_TRY(
-        reader.read_duration(*it, backoff_path, "max_age", milliseconds(1), out.backoff.max_age));
-    if (out.backoff.cap < out.backoff.base) {
-      return reader.invalid(member(backoff_path, "cap"),
-                            format_duration(out.backoff.cap) + " is shorter than backoff.base (" +
-                                format_duration(out.backoff.base) + ")");
+    KW_TRY(reader.expect_object(*it, backoff_path, {"base", "cap", "max_age"}));
+    KW_TRY(reader.read_duration(*it, backoff_path, "base", milliseconds(1), backoff.base));
+    KW_TRY(reader.read_duration(*it, backoff_path, "cap", milliseconds(1), backoff.cap));
+    KW_TRY(reader.read_duration(*it, backoff_path, "max_age", milliseconds(1), backoff.max_age));
+    if (backoff.cap < backoff.base) {
+      return reader.invalid(member(backoff_path, "cap"), format_duration(backoff.cap) +
+                                                             " is shorter than backoff.base (" +
+                                                             format_duration(backoff.base) + ")");
     }
   }
   return {};
 }
 
-Status read_notifiers(Reader& reader, const json& value, std::vector<NotifierConfig>& out) {
+Status read_notifiers(Reader& reader, const json& value, std::vector<Notifier>& out) {
   const std::string path = "notifiers";
   if (!value.is_array()) return reader.wrong_type(path, "an array", value);
   for (std::size_t i = 0; i < value.size(); ++i) {
-    NotifierConfig notifier;
+    Notifier notifier;
     const std::string item_path = element(path, i);
-    KW_CONFIG_TRY(read_notifier(reader, value[i], item_path, i, notifier));
+    KW_TRY(read_notifier(reader, value[i], item_path, i, notifier));
     for (std::size_t j = 0; j < out.size(); ++j) {
-      if (out[j].name == notifier.name) {
-        return reader.invalid(member(item_path, "name"),
-                              shown(notifier.name) + " is already the name of " + element(path, j));
+      if (out[j].destination.name == notifier.destination.name) {
+        return reader.invalid(
+            member(item_path, "name"),
+            shown(notifier.destination.name) + " is already the name of " + element(path, j));
       }
     }
     out.push_back(std::move(notifier));
@@ -776,33 +897,33 @@ Result<Config> parse_document(Reader& reader, const json& document, std::string_
   Config config;
   config.source = std::string(source);
   if (!document.is_object()) return reader.wrong_type("", "an object at the top level", document);
-  KW_CONFIG_TRY(reader.expect_object(
+  KW_TRY(reader.expect_object(
       document, "",
       {"storage", "http", "backend", "schedule", "benchmarks", "bench", "detector", "notifiers"}));
   config.storage.path = reader.resolve(config.storage.path.string());
   if (const auto it = document.find("storage"); it != document.end()) {
-    KW_CONFIG_TRY(read_storage(reader, *it, config.storage));
+    KW_TRY(read_storage(reader, *it, config.storage));
   }
   if (const auto it = document.find("http"); it != document.end()) {
-    KW_CONFIG_TRY(read_http(reader, *it, config.http));
+    KW_TRY(read_http(reader, *it, config.http));
   }
   if (const auto it = document.find("backend"); it != document.end()) {
-    KW_CONFIG_TRY(read_backend(reader, *it, config.backend));
+    KW_TRY(read_backend(reader, *it, config.backend));
   }
   if (const auto it = document.find("schedule"); it != document.end()) {
-    KW_CONFIG_TRY(read_schedule(reader, *it, config.schedule));
+    KW_TRY(read_schedule(reader, *it, config.schedule));
   }
   if (const auto it = document.find("benchmarks"); it != document.end()) {
-    KW_CONFIG_TRY(read_benchmarks(reader, *it, config.benchmarks));
+    KW_TRY(read_benchmarks(reader, *it, config.benchmarks));
   }
   if (const auto it = document.find("bench"); it != document.end()) {
-    KW_CONFIG_TRY(read_bench(reader, *it, config.bench));
+    KW_TRY(read_bench(reader, *it, config.bench));
   }
   if (const auto it = document.find("detector"); it != document.end()) {
-    KW_CONFIG_TRY(read_detector(reader, *it, config.detector));
+    KW_TRY(read_detector(reader, *it, config.detector));
   }
   if (const auto it = document.find("notifiers"); it != document.end()) {
-    KW_CONFIG_TRY(read_notifiers(reader, *it, config.notifiers));
+    KW_TRY(read_notifiers(reader, *it, config.notifiers));
   }
   config.warnings = std::move(reader.warnings());
   return config;
@@ -828,64 +949,6 @@ void secret_json(json& object, const std::string& name, const std::string& value
 }
 
 }  // namespace
-
-std::string_view to_string(Backend backend) noexcept {
-  switch (backend) {
-    case Backend::Auto:
-      return "auto";
-    case Backend::Cuda:
-      return "cuda";
-    case Backend::Cpu:
-      return "cpu";
-  }
-  return "auto";
-}
-
-std::string_view to_string(Pass pass) noexcept {
-  switch (pass) {
-    case Pass::Forward:
-      return "forward";
-    case Pass::Backward:
-      return "backward";
-    case Pass::Full:
-      return "full";
-  }
-  return "forward";
-}
-
-std::string_view to_string(Provider provider) noexcept {
-  switch (provider) {
-    case Provider::Fused:
-      return "kernelwatch-fused";
-    case Provider::Reference:
-      return "kernelwatch-reference";
-  }
-  return "kernelwatch-fused";
-}
-
-std::string_view to_string(NotifierType type) noexcept {
-  switch (type) {
-    case NotifierType::Slack:
-      return "slack";
-    case NotifierType::Webhook:
-      return "webhook";
-    case NotifierType::Alertmanager:
-      return "alertmanager";
-  }
-  return "webhook";
-}
-
-std::string_view kernel_name(core::KernelKind kernel) noexcept {
-  switch (kernel) {
-    case core::KernelKind::LayerNorm:
-      return "layer_norm";
-    case core::KernelKind::Tvd:
-      return "tvd";
-    case core::KernelKind::Other:
-      return "other";
-  }
-  return "other";
-}
 
 Result<Config> parse_config(std::string_view json_text, std::string_view source_name,
                             const Environment& environment, const std::filesystem::path& base_dir) {
@@ -939,62 +1002,43 @@ json redacted_json(const Config& config) {
   json http = {{"listen", config.http.listen}, {"public_url", config.http.public_url}};
   secret_json(http, "token", config.http.token, config.http.token_source);
   out["http"] = http;
-  out["backend"] = to_string(config.backend);
+  out["backend"] = backend_name(config.backend);
   out["schedule"] = {{"interval", format_duration(config.schedule.interval)},
                      {"jitter", format_duration(config.schedule.jitter)},
                      {"run_at_start", config.schedule.at_start == AtStart::Run}};
   json benchmarks = json::array();
   for (const auto& benchmark : config.benchmarks) {
     json providers = json::array();
-    for (const auto provider : benchmark.providers) providers.push_back(to_string(provider));
+    for (const auto provider : benchmark.providers) providers.push_back(core::to_string(provider));
     json workloads = json::array();
     for (const auto& workload : benchmark.workloads) workloads.push_back(workload.label());
-    benchmarks.push_back({{"kernel", kernel_name(benchmark.kernel)},
-                          {"pass", to_string(benchmark.pass)},
+    benchmarks.push_back({{"kernel", core::to_string(benchmark.kernel)},
+                          {"pass", core::to_string(benchmark.pass)},
                           {"providers", providers},
                           {"workloads", workloads}});
   }
   out["benchmarks"] = benchmarks;
   out["bench"] = {{"warmup", format_duration(config.bench.warmup)},
                   {"repetitions", format_duration(config.bench.repetitions)}};
-  const DetectorConfig& d = config.detector;
-  out["detector"] = {
-      {"window", d.window},
-      {"min_history", d.min_history},
-      {"big_step_min_history", d.big_step_min_history},
-      {"big_step_threshold", d.big_step_threshold},
-      {"min_relative_margin", d.min_relative_margin},
-      {"spread_factor", d.spread_factor},
-      {"confirm_reruns", d.confirm_reruns},
-      {"repeat_interval", format_duration(d.repeat_interval)},
-      {"drift",
-       {{"window", d.drift.window},
-        {"min_runs", d.drift.min_runs},
-        {"z_threshold", d.drift.z_threshold},
-        {"min_total_change", d.drift.min_total_change}}},
-      {"controls",
-       {{"reference_providers", d.controls.reference_providers},
-        {"cycle_gap", format_duration(d.controls.cycle_gap)},
-        {"environment_fraction", d.controls.environment_fraction},
-        {"environment_min_keys", d.controls.environment_min_keys}}},
-  };
-  json notifiers = json::array();
+  out["detector"] = detector_json(config.detector);
+  json notifier_list = json::array();
   for (const auto& n : config.notifiers) {
-    json entry = {{"type", to_string(n.type)},
-                  {"name", n.name},
-                  {"allow_insecure_http", n.insecure_http == InsecureHttp::Allow},
-                  {"timeout", format_duration(n.timeout)},
+    const notifiers::Destination& d = n.destination;
+    json entry = {{"type", notifiers::to_string(d.type)},
+                  {"name", d.name},
+                  {"allow_insecure_http", d.insecure_http == InsecureHttp::Allow},
+                  {"timeout", format_duration(d.timeouts.read)},
                   {"backoff",
-                   {{"base", format_duration(n.backoff.base)},
-                    {"cap", format_duration(n.backoff.cap)},
-                    {"max_age", format_duration(n.backoff.max_age)}}}};
-    secret_json(entry, "url", n.url, n.url_source);
-    secret_json(entry, "secret", n.secret, n.secret_source);
-    if (!n.ca_file.empty()) entry["ca_file"] = n.ca_file.string();
-    if (n.min_interval) entry["min_interval"] = format_duration(*n.min_interval);
-    notifiers.push_back(entry);
+                   {{"base", format_duration(d.backoff.base)},
+                    {"cap", format_duration(d.backoff.cap)},
+                    {"max_age", format_duration(d.backoff.max_age)}}}};
+    secret_json(entry, "url", d.url, n.url_source);
+    secret_json(entry, "secret", d.secret, n.secret_source);
+    if (!d.ca_file.empty()) entry["ca_file"] = d.ca_file;
+    if (d.min_interval) entry["min_interval"] = format_duration(*d.min_interval);
+    notifier_list.push_back(entry);
   }
-  out["notifiers"] = notifiers;
+  out["notifiers"] = notifier_list;
   return out;
 }
 

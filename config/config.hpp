@@ -1,6 +1,7 @@
-// The daemon's configuration: plain structs for every field of the JSON config file
-// (docs/CONFIG.md), the loader that validates it and resolves its secrets, and the redacted
-// form the daemon logs. Uses core/, nlohmann/json and the standard library only.
+// The daemon's configuration: the JSON config file (docs/CONFIG.md) parsed straight into the
+// types of the modules it configures (kernels, detectors, notifiers), the loader that validates
+// it and resolves its secrets, and the redacted form the daemon logs. Level 3: uses core/ and the
+// types and name parsers of kernels/, detectors/ and notifiers/, and nlohmann/json.
 #pragma once
 
 #include <chrono>
@@ -18,6 +19,12 @@
 #include "config/secret.hpp"
 #include "core/error.hpp"
 #include "core/key.hpp"
+#include "core/names.hpp"
+#include "detectors/alert_state.hpp"
+#include "detectors/parameters.hpp"
+#include "kernels/harness/timing.hpp"
+#include "kernels/types.hpp"
+#include "notifiers/destination.hpp"
 
 namespace kernelwatch::config {
 
@@ -36,8 +43,6 @@ struct HttpConfig {
   std::string public_url;  // base URL alerts link to; "": http://<listen>
 };
 
-enum class Backend { Auto, Cuda, Cpu };
-
 // Whether the first cycle runs as soon as the daemon is ready or waits one interval.
 enum class AtStart { Run, Wait };
 
@@ -47,90 +52,44 @@ struct ScheduleConfig {
   AtStart at_start = AtStart::Run;      // JSON: run_at_start
 };
 
-enum class Pass { Forward, Backward, Full };
-enum class Provider { Fused, Reference };
-
 struct BenchmarkConfig {
-  core::KernelKind kernel = core::KernelKind::LayerNorm;  // LayerNorm or Tvd
-  Pass pass = Pass::Forward;
-  std::vector<Provider> providers;        // default both, fused first
+  core::Kernel kernel = core::Kernel::LayerNorm;
+  core::Pass pass = core::Pass::Forward;
+  std::vector<core::Provider> providers;  // default both, fused first
   std::vector<core::Workload> workloads;  // at least one, each of `kernel`
 };
 
-struct BenchTiming {
-  std::chrono::milliseconds warmup{25};
-  std::chrono::milliseconds repetitions{100};  // of timed kernel time
-};
-
-// Mirrors detectors::DetectorParameters (same defaults) plus the daemon's alert knobs.
-struct DetectorConfig {
-  std::size_t window = 20;
-  std::size_t min_history = 5;
-  std::size_t big_step_min_history = 2;
-  double big_step_threshold = 0.20;
-  double min_relative_margin = 0.02;
-  double spread_factor = 3.0;
+// The `detector` section: the detectors' own parameters and the daemon's alert knobs. A new
+// setting is a field here (or in detectors/parameters.hpp), one line in config.cpp's table of
+// detector settings, and one line in docs/CONFIG.md.
+struct DetectorSettings {
+  detectors::DetectorParameters parameters;  // `confirm` is not configured: the daemon sets it
+  detectors::AlertPolicy alert_policy;       // JSON: detector.repeat_interval
   int confirm_reruns = 1;  // 0..5 immediate reruns that must breach the same way before alerting
-  std::chrono::milliseconds repeat_interval{std::chrono::hours(24)};  // 0: never repeat
-  struct Drift {
-    std::size_t window = 20;
-    std::size_t min_runs = 10;
-    double z_threshold = 4.0;
-    double min_total_change = 0.025;
-  } drift;
-  struct Controls {
-    std::vector<std::string> reference_providers = {"kernelwatch-reference", "torch",
-                                                    "huggingface"};
-    std::chrono::milliseconds cycle_gap{std::chrono::hours(1)};
-    double environment_fraction = 0.5;
-    std::size_t environment_min_keys = 3;
-  } controls;
 };
 
-enum class NotifierType { Slack, Webhook, Alertmanager };
-
-// Plain http:// to a host other than loopback is refused unless the config allows it.
-enum class InsecureHttp { Refuse, Allow };
-
-// Mirrors notifiers::Destination (same defaults); url and secret are already resolved.
-struct NotifierConfig {
-  NotifierType type = NotifierType::Webhook;
-  std::string name;  // default "<type>-<index>", e.g. "slack-0"; outbox rows are keyed by it
-  std::string url;   // a secret: never log it
+// A `notifiers` entry: the destination with its url and secret resolved, and where those came
+// from, which is all that redacted output and messages may show of them.
+struct Notifier {
+  notifiers::Destination destination;  // JSON `timeout` sets each of its five timeouts
   SecretSource url_source;
-  std::string secret;  // webhook HMAC key; "": unsigned
   SecretSource secret_source;
-  std::filesystem::path ca_file;                                // "": the system store
-  InsecureHttp insecure_http = InsecureHttp::Refuse;            // JSON: allow_insecure_http
-  std::chrono::milliseconds timeout{std::chrono::seconds(10)};  // each of resolve .. read
-  std::optional<std::chrono::milliseconds> min_interval;        // nullopt: 1 s Slack, else 0
-  struct Backoff {
-    std::chrono::milliseconds base{std::chrono::seconds(2)};
-    std::chrono::milliseconds cap{std::chrono::minutes(10)};
-    std::chrono::milliseconds max_age{std::chrono::hours(24)};
-  } backoff;
 };
 
 struct Config {
   std::string source;  // the file it came from, for messages
   StorageConfig storage;
   HttpConfig http;
-  Backend backend = Backend::Auto;
+  std::optional<kernels::Backend> backend;  // nullopt: "auto", CUDA when there is a GPU
   ScheduleConfig schedule;
   std::vector<BenchmarkConfig> benchmarks;  // empty: only posted runs are watched
-  BenchTiming bench;
-  DetectorConfig detector;
-  std::vector<NotifierConfig> notifiers;
+  kernels::TimingPolicy bench;              // JSON: warmup and repetitions
+  DetectorSettings detector;
+  std::vector<Notifier> notifiers;
   // Things worth a log line that do not stop the daemon ("http.token_env: environment variable
   // KERNELWATCH_TOKEN is not set; the mutating endpoints are disabled"). Never carry secrets.
   std::vector<std::string> warnings;
 };
-
-[[nodiscard]] std::string_view to_string(Backend backend) noexcept;    // "auto"
-[[nodiscard]] std::string_view to_string(Pass pass) noexcept;          // "backward"
-[[nodiscard]] std::string_view to_string(Provider provider) noexcept;  // "kernelwatch-fused"
-[[nodiscard]] std::string_view to_string(NotifierType type) noexcept;  // "slack"
-[[nodiscard]] std::string_view kernel_name(core::KernelKind kernel) noexcept;  // "layer_norm"
 
 // Parses and validates a config document and resolves its secrets. `source_name` prefixes every
 // message ("kernelwatch.json: schedule.interval: ..."); relative paths (storage.path, *_file,

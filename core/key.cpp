@@ -79,7 +79,7 @@ Result<DType> parse_dtype(std::string_view text) {
 
 Workload Workload::layer_norm(std::int64_t rows, std::int64_t hidden, DType dtype, double eps) {
   Workload w;
-  w.kernel = KernelKind::LayerNorm;
+  w.kernel = Kernel::LayerNorm;
   w.rows = rows;
   w.hidden = hidden;
   w.dtype = dtype;
@@ -89,7 +89,7 @@ Workload Workload::layer_norm(std::int64_t rows, std::int64_t hidden, DType dtyp
 
 Workload Workload::tvd(std::int64_t tokens, std::int64_t vocab, DType dtype) {
   Workload w;
-  w.kernel = KernelKind::Tvd;
+  w.kernel = Kernel::Tvd;
   w.tokens = tokens;
   w.vocab = vocab;
   w.dtype = dtype;
@@ -149,38 +149,39 @@ Result<Workload> Workload::from_label(std::string_view label) {
 }
 
 std::string Workload::label() const {
-  switch (kernel) {
-    case KernelKind::LayerNorm: {
+  if (!kernel) return opaque_label;
+  switch (*kernel) {
+    case Kernel::LayerNorm: {
       std::string out = "hidden" + std::to_string(hidden) + "-rows" + std::to_string(rows) + "-" +
                         std::string(to_string(dtype));
       if (eps != 1e-6) out += "-eps" + format_eps(eps);
       return out;
     }
-    case KernelKind::Tvd:
+    case Kernel::Tvd:
       return "tokens" + std::to_string(tokens) + "-vocab" + std::to_string(vocab) + "-" +
              std::string(to_string(dtype));
-    case KernelKind::Other:
-      return opaque_label;
   }
   return opaque_label;
 }
 
 json Workload::canonical() const {
-  json spec;
-  switch (kernel) {
-    case KernelKind::LayerNorm:
-      spec = {{"kernel", "layer_norm"},
-              {"rows", rows},
-              {"hidden", hidden},
-              {"dtype", to_string(dtype)},
-              {"eps", eps}};
-      break;
-    case KernelKind::Tvd:
-      spec = {{"kernel", "tvd"}, {"tokens", tokens}, {"vocab", vocab}, {"dtype", to_string(dtype)}};
-      break;
-    case KernelKind::Other:
-      spec = {{"label", opaque_label}};
-      break;
+  json spec = {{"label", opaque_label}};
+  if (kernel) {
+    switch (*kernel) {
+      case Kernel::LayerNorm:
+        spec = {{"kernel", to_string(*kernel)},
+                {"rows", rows},
+                {"hidden", hidden},
+                {"dtype", to_string(dtype)},
+                {"eps", eps}};
+        break;
+      case Kernel::Tvd:
+        spec = {{"kernel", to_string(*kernel)},
+                {"tokens", tokens},
+                {"vocab", vocab},
+                {"dtype", to_string(dtype)}};
+        break;
+    }
   }
   return json{{"apiVersion", kApiVersion}, {"kind", "Workload"}, {"spec", std::move(spec)}};
 }

@@ -11,11 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/names.hpp"
 #include "core/record.hpp"
 
 namespace kernelwatch::core {
-
-enum class KernelKind { LayerNorm, Tvd, Other };
 
 enum class DType { Fp32, Bf16, Fp16 };
 
@@ -27,14 +26,14 @@ enum class DType { Fp32, Bf16, Fp16 };
 // ("hidden16384-rows4096-fp32", "tokens16384-vocab65536-fp32"); labels kernelwatch does not
 // know (posted runs of other kernels) are kept as opaque workloads.
 struct Workload {
-  KernelKind kernel = KernelKind::Other;
-  std::int64_t rows = 0;    // LayerNorm: M
-  std::int64_t hidden = 0;  // LayerNorm: N
-  std::int64_t tokens = 0;  // TVD: B*T
-  std::int64_t vocab = 0;   // TVD: V
+  std::optional<Kernel> kernel;  // nullopt: an opaque workload
+  std::int64_t rows = 0;         // LayerNorm: M
+  std::int64_t hidden = 0;       // LayerNorm: N
+  std::int64_t tokens = 0;       // TVD: B*T
+  std::int64_t vocab = 0;        // TVD: V
   DType dtype = DType::Fp32;
   double eps = 1e-6;         // LayerNorm only; in the label only when not the default
-  std::string opaque_label;  // KernelKind::Other
+  std::string opaque_label;  // opaque workloads only
 
   [[nodiscard]] static Workload layer_norm(std::int64_t rows, std::int64_t hidden, DType dtype,
                                            double eps = 1e-6);

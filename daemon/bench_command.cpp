@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <iterator>
 #include <mutex>
 #include <ostream>
 #include <thread>
@@ -79,15 +80,15 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream& err)
     err << "kernelwatch bench: " << message << '\n';
     return 1;
   };
-  auto kernel = kernels::parse_kernel(options.kernel);
+  auto kernel = core::parse_kernel(options.kernel);
   if (!kernel) return fail(kernel.error().message);
-  auto pass = kernels::parse_pass(options.pass);
+  auto pass = core::parse_pass(options.pass);
   if (!pass) return fail(pass.error().message);
-  std::vector<kernels::Provider> providers;
+  std::vector<core::Provider> providers;
   if (options.provider == "all") {
-    providers = {kernels::Provider::Fused, kernels::Provider::Reference};
+    providers.assign(std::begin(core::kProviders), std::end(core::kProviders));
   } else {
-    auto provider = kernels::parse_provider(options.provider);
+    auto provider = core::parse_provider(options.provider);
     if (!provider) return fail(provider.error().message);
     providers = {*provider};
   }
@@ -104,7 +105,7 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream& err)
   auto dtype = core::parse_dtype(options.dtype);
   if (!dtype) return fail(dtype.error().message);
 
-  const bool layer_norm = *kernel == kernels::Kernel::LayerNorm;
+  const bool layer_norm = *kernel == core::Kernel::LayerNorm;
   if (layer_norm && (options.tokens || options.vocab))
     return fail("--tokens and --vocab apply to --kernel tvd");
   if (!layer_norm && (options.rows || options.hidden))

@@ -43,44 +43,12 @@ std::string host_name() {
 
 EngineOptions engine_options(const config::Config& c) {
   EngineOptions o;
-  auto& p = o.parameters;
-  p.band.window = c.detector.window;
-  p.band.min_history = c.detector.min_history;
-  p.band.big_step_min_history = c.detector.big_step_min_history;
-  p.band.big_step_threshold = c.detector.big_step_threshold;
-  p.band.min_relative_margin = c.detector.min_relative_margin;
-  p.band.spread_factor = c.detector.spread_factor;
-  p.drift.window = c.detector.drift.window;
-  p.drift.min_runs = c.detector.drift.min_runs;
-  p.drift.z_threshold = c.detector.drift.z_threshold;
-  p.drift.min_total_change = c.detector.drift.min_total_change;
-  p.controls.reference_providers = c.detector.controls.reference_providers;
-  p.controls.cycle_gap = c.detector.controls.cycle_gap;
-  p.controls.environment_fraction = c.detector.controls.environment_fraction;
-  p.controls.environment_min_keys = c.detector.controls.environment_min_keys;
-  o.policy.repeat_interval = c.detector.repeat_interval;
+  o.parameters = c.detector.parameters;
+  o.policy = c.detector.alert_policy;
   o.confirm_reruns = c.detector.confirm_reruns;
-  for (const auto& n : c.notifiers) o.destinations.push_back(n.name);
+  for (const auto& n : c.notifiers) o.destinations.push_back(n.destination.name);
   o.host = host_name();
   return o;
-}
-
-notifiers::Destination destination_of(const config::NotifierConfig& n) {
-  notifiers::Destination d;
-  d.type = n.type == config::NotifierType::Slack     ? notifiers::DestinationType::Slack
-           : n.type == config::NotifierType::Webhook ? notifiers::DestinationType::Webhook
-                                                     : notifiers::DestinationType::Alertmanager;
-  d.name = n.name;
-  d.url = n.url;
-  d.secret = n.secret;
-  d.ca_file = n.ca_file.string();
-  d.insecure_http = n.insecure_http == config::InsecureHttp::Allow
-                        ? notifiers::InsecureHttp::Allow
-                        : notifiers::InsecureHttp::Refuse;
-  d.timeouts = {n.timeout, n.timeout, n.timeout, n.timeout, n.timeout};
-  if (n.min_interval) d.min_interval = *n.min_interval;
-  d.backoff = {n.backoff.base, n.backoff.cap, n.backoff.max_age};
-  return d;
 }
 
 // The cases one cycle runs, in order.
@@ -92,17 +60,9 @@ std::vector<kernels::BenchRequest> cycle_cases(const config::Config& c, kernels:
         auto spec = kernels::CaseSpec::from_workload(workload);
         if (!spec) continue;  // validated by the config loader
         kernels::BenchRequest r;
-        r.id.kernel =
-            b.kernel == core::KernelKind::Tvd ? kernels::Kernel::Tvd : kernels::Kernel::LayerNorm;
-        r.id.pass = b.pass == config::Pass::Forward    ? kernels::Pass::Forward
-                    : b.pass == config::Pass::Backward ? kernels::Pass::Backward
-                                                       : kernels::Pass::Full;
-        r.id.provider = provider == config::Provider::Fused ? kernels::Provider::Fused
-                                                            : kernels::Provider::Reference;
-        r.id.backend = backend;
+        r.id = {b.kernel, b.pass, provider, backend};
         r.spec = *spec;
-        r.policy.warmup = c.bench.warmup;
-        r.policy.repetitions = c.bench.repetitions;
+        r.policy = c.bench;
         out.push_back(std::move(r));
       }
     }
@@ -244,7 +204,7 @@ core::Status Daemon::start() {
 
 core::Status Daemon::start_worker() {
   std::vector<std::string> names;
-  for (const auto& n : config_.notifiers) names.push_back(n.name);
+  for (const auto& n : config_.notifiers) names.push_back(n.destination.name);
   if (auto abandoned = storage::Outbox(store_).abandon_destinations_except(names, wall_now());
       !abandoned) {
     log_.error("outbox: " + abandoned.error().message);
@@ -254,7 +214,7 @@ core::Status Daemon::start_worker() {
   }
   if (config_.notifiers.empty()) return {};
   std::vector<notifiers::Destination> destinations;
-  for (const auto& n : config_.notifiers) destinations.push_back(destination_of(n));
+  for (const auto& n : config_.notifiers) destinations.push_back(n.destination);
   notifiers::WorkerOptions options;
   options.format.public_url = config_.http.public_url;
   auto worker = notifiers::DeliveryWorker::create(
@@ -409,8 +369,9 @@ void Daemon::reload() {
       [&] {
         if (fresh->notifiers.size() != config_.notifiers.size()) return true;
         for (std::size_t i = 0; i < fresh->notifiers.size(); ++i) {
-          if (fresh->notifiers[i].url != config_.notifiers[i].url ||
-              fresh->notifiers[i].secret != config_.notifiers[i].secret) {
+          const auto& next = fresh->notifiers[i].destination;
+          const auto& current = config_.notifiers[i].destination;
+          if (next.url != current.url || next.secret != current.secret) {
             return true;
           }
         }
@@ -553,13 +514,14 @@ int run_daemon(const DaemonOptions& options) {
     log.error(store.error().message);
     return 1;
   }
+  // No backend configured ("auto"): CUDA when there is a GPU, else the CPU, with the reason.
   kernels::Backend backend = kernels::Backend::Cpu;
   std::string note;
-  if (config->backend == config::Backend::Cuda || config->backend == config::Backend::Auto) {
+  if (config->backend.value_or(kernels::Backend::Cuda) == kernels::Backend::Cuda) {
     auto cuda = kernels::backend_available(kernels::Backend::Cuda);
     if (cuda) {
       backend = kernels::Backend::Cuda;
-    } else if (config->backend == config::Backend::Cuda) {
+    } else if (config->backend) {
       log.error("backend cuda: " + cuda.error().message);
       return 1;
     } else {

@@ -22,9 +22,9 @@ std::string CaseId::name() const {
 
 std::vector<CaseId> all_cases() {
   std::vector<CaseId> cases;
-  for (Kernel kernel : {Kernel::Tvd, Kernel::LayerNorm}) {
-    for (Pass pass : {Pass::Forward, Pass::Backward, Pass::Full}) {
-      for (Provider provider : {Provider::Fused, Provider::Reference}) {
+  for (Kernel kernel : core::kKernels) {
+    for (Pass pass : core::kPasses) {
+      for (Provider provider : core::kProviders) {
         for (Backend backend : {Backend::Cpu, Backend::Cuda}) {
           cases.push_back(CaseId{kernel, pass, provider, backend});
         }
@@ -58,11 +58,11 @@ core::Result<CaseId> parse_case_id(std::string_view name) {
                           "\"tvd/forward/kernelwatch-fused/cpu\"");
   }
   const auto context = "case \"" + std::string(name) + "\"";
-  auto kernel = parse_kernel(parts[0]);
+  auto kernel = core::parse_kernel(parts[0]);
   if (!kernel) return tl::unexpected(kernel.error().with_context(context));
-  auto pass = parse_pass(parts[1]);
+  auto pass = core::parse_pass(parts[1]);
   if (!pass) return tl::unexpected(pass.error().with_context(context));
-  auto provider = parse_provider(parts[2]);
+  auto provider = core::parse_provider(parts[2]);
   if (!provider) return tl::unexpected(provider.error().with_context(context));
   auto backend = parse_backend(parts[3]);
   if (!backend) return tl::unexpected(backend.error().with_context(context));
@@ -72,18 +72,18 @@ core::Result<CaseId> parse_case_id(std::string_view name) {
 core::Result<CaseSpec> CaseSpec::from_workload(const core::Workload& workload) {
   CaseSpec spec;
   spec.dtype = workload.dtype;
-  switch (workload.kernel) {
-    case core::KernelKind::LayerNorm:
-      spec.rows = workload.rows;
-      spec.cols = workload.hidden;
-      spec.eps = workload.eps;
-      return spec;
-    case core::KernelKind::Tvd:
-      spec.rows = workload.tokens;
-      spec.cols = workload.vocab;
-      return spec;
-    case core::KernelKind::Other:
-      break;
+  if (workload.kernel) {
+    switch (*workload.kernel) {
+      case Kernel::LayerNorm:
+        spec.rows = workload.rows;
+        spec.cols = workload.hidden;
+        spec.eps = workload.eps;
+        return spec;
+      case Kernel::Tvd:
+        spec.rows = workload.tokens;
+        spec.cols = workload.vocab;
+        return spec;
+    }
   }
   return core::fail(ErrorCode::InvalidArgument, "workload \"" + workload.opaque_label +
                                                     "\" is not a kernelwatch kernel's workload");

@@ -7,38 +7,6 @@ namespace kernelwatch::kernels {
 
 using core::ErrorCode;
 
-std::string_view to_string(Kernel kernel) noexcept {
-  switch (kernel) {
-    case Kernel::Tvd:
-      return "tvd";
-    case Kernel::LayerNorm:
-      return "layer_norm";
-  }
-  return "unknown";
-}
-
-std::string_view to_string(Pass pass) noexcept {
-  switch (pass) {
-    case Pass::Forward:
-      return "forward";
-    case Pass::Backward:
-      return "backward";
-    case Pass::Full:
-      return "full";
-  }
-  return "unknown";
-}
-
-std::string_view to_string(Provider provider) noexcept {
-  switch (provider) {
-    case Provider::Fused:
-      return "kernelwatch-fused";
-    case Provider::Reference:
-      return "kernelwatch-reference";
-  }
-  return "unknown";
-}
-
 std::string_view to_string(Backend backend) noexcept {
   switch (backend) {
     case Backend::Cpu:
@@ -75,48 +43,15 @@ std::string_view to_string(ElementType type) noexcept {
   return "unknown";
 }
 
-namespace {
-
-template <class Enum, std::size_t N>
-core::Result<Enum> parse_enum(std::string_view what, std::string_view text,
-                              const Enum (&values)[N]) {
-  std::string known;
-  for (Enum value : values) {
-    if (to_string(value) == text) return value;
-    known += known.empty() ? "" : ", ";
-    known += to_string(value);
-  }
-  return core::fail(
-      ErrorCode::InvalidArgument,
-      "unknown " + std::string(what) + " \"" + std::string(text) + "\" (known: " + known + ")");
-}
-
-}  // namespace
-
-core::Result<Kernel> parse_kernel(std::string_view text) {
-  static constexpr Kernel kValues[] = {Kernel::Tvd, Kernel::LayerNorm};
-  return parse_enum("kernel", text, kValues);
-}
-
-core::Result<Pass> parse_pass(std::string_view text) {
-  static constexpr Pass kValues[] = {Pass::Forward, Pass::Backward, Pass::Full};
-  return parse_enum("pass", text, kValues);
-}
-
-core::Result<Provider> parse_provider(std::string_view text) {
-  static constexpr Provider kValues[] = {Provider::Fused, Provider::Reference};
-  return parse_enum("provider", text, kValues);
-}
-
 core::Result<Backend> parse_backend(std::string_view text) {
   static constexpr Backend kValues[] = {Backend::Cpu, Backend::Cuda};
-  return parse_enum("backend", text, kValues);
+  return core::parse_name("backend", text, kValues);
 }
 
 core::Result<Reduction> parse_reduction(std::string_view text) {
   static constexpr Reduction kValues[] = {Reduction::BatchMean, Reduction::Sum, Reduction::Mean,
                                           Reduction::None};
-  return parse_enum("reduction", text, kValues);
+  return core::parse_name("reduction", text, kValues);
 }
 
 core::Result<ElementType> element_type(DType dtype) {

@@ -1,6 +1,6 @@
-// Vocabulary of the kernels module: kernel, pass, provider, backend and reduction names, the
-// bf16 storage type, and TensorRef, the plain view every kernel entry point takes.
-// Plain C++ and core/ only: this header compiles without CUDA.
+// Vocabulary of the kernels module: backend and reduction names (kernel, pass and provider are
+// core's, core/names.hpp), the bf16 storage type, and TensorRef, the plain view every kernel
+// entry point takes. Plain C++ and core/ only: this header compiles without CUDA.
 #pragma once
 
 #include <bit>
@@ -11,16 +11,16 @@
 
 #include "core/error.hpp"
 #include "core/key.hpp"
+#include "core/names.hpp"
 
 namespace kernelwatch::kernels {
 
+// Core's names, used unqualified throughout the kernels (to_string() is found with them).
 using core::DType;
+using core::Kernel;
+using core::Pass;
+using core::Provider;
 
-enum class Kernel { Tvd, LayerNorm };
-enum class Pass { Forward, Backward, Full };
-// Fused: reads each input once where the math allows. Reference: a composition of simple
-// passes, the way a framework's composite ops run.
-enum class Provider { Fused, Reference };
 enum class Backend { Cpu, Cuda };
 // TVD loss reduction. BatchMean divides by the non-ignored rows, Mean by non-ignored rows times
 // vocab; both give 0 (not a division by zero) when every row is ignored.
@@ -31,16 +31,10 @@ inline constexpr double kDefaultLayerNormEps = 1e-6;
 inline constexpr std::int64_t kMaxLayerNormHidden = 65536;
 inline constexpr std::int64_t kDefaultIgnoreIndex = -100;
 
-[[nodiscard]] std::string_view to_string(Kernel kernel) noexcept;        // "tvd", "layer_norm"
-[[nodiscard]] std::string_view to_string(Pass pass) noexcept;            // "forward", ...
-[[nodiscard]] std::string_view to_string(Provider provider) noexcept;    // "kernelwatch-fused"
 [[nodiscard]] std::string_view to_string(Backend backend) noexcept;      // "cpu", "cuda"
 [[nodiscard]] std::string_view to_string(Reduction reduction) noexcept;  // "batchmean", ...
 [[nodiscard]] std::string_view to_string(ElementType type) noexcept;     // "fp32", ...
 
-[[nodiscard]] core::Result<Kernel> parse_kernel(std::string_view text);
-[[nodiscard]] core::Result<Pass> parse_pass(std::string_view text);
-[[nodiscard]] core::Result<Provider> parse_provider(std::string_view text);
 [[nodiscard]] core::Result<Backend> parse_backend(std::string_view text);
 [[nodiscard]] core::Result<Reduction> parse_reduction(std::string_view text);
 

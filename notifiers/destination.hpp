@@ -1,6 +1,6 @@
 // Where notifications go: a destination's plain config (the config module parses JSON into it,
-// the daemon resolves url_file/url_env secrets first), URL parsing and the redaction every log
-// and error uses. Plain C++, no Asio, no OpenSSL.
+// url_file/url_env secrets already resolved), URL parsing and the redaction every log and error
+// uses. Plain C++, no Asio, no OpenSSL.
 #pragma once
 
 #include <chrono>

@@ -29,7 +29,7 @@ using detectors::KeyHistory;
 long long workload_size(const std::string& label) {
   const auto workload = core::Workload::from_label(label);
   if (!workload) return 0;
-  return workload->kernel == core::KernelKind::LayerNorm ? workload->hidden : workload->vocab;
+  return workload->kernel == core::Kernel::LayerNorm ? workload->hidden : workload->vocab;
 }
 
 // Imports the CSVs through the real importer into a scratch database and groups its runs by

@@ -21,14 +21,14 @@
 
 namespace {
 
+using kernelwatch::core::Kernel;
+using kernelwatch::core::Pass;
+using kernelwatch::core::Provider;
 using kernelwatch::kernels::Backend;
 using kernelwatch::kernels::Case;
 using kernelwatch::kernels::CaseId;
 using kernelwatch::kernels::CaseSpec;
 using kernelwatch::kernels::DType;
-using kernelwatch::kernels::Kernel;
-using kernelwatch::kernels::Pass;
-using kernelwatch::kernels::Provider;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
             provider == Provider::Fused ? std::to_string(ratio).substr(0, 4) + "x" : "";
         std::printf("| %s | %s | %s | %.1f | %.2f | %.2f | %.0f%% | %.2f | %.2f | %.0f%% | %s |\n",
                     id.benchmark().c_str(), shape(workload.kernel, workload.spec).c_str(),
-                    std::string(kernelwatch::kernels::to_string(provider)).c_str(),
+                    std::string(kernelwatch::core::to_string(provider)).c_str(),
                     static_cast<double>(kernelwatch::kernels::bytes_moved(id, workload.spec)) / 1e6,
                     m.seconds * 1e3, m.gbps, 100.0 * m.gbps / copy.gbps, m.best * 1e3, m.best_gbps,
                     100.0 * m.best_gbps / copy.best_gbps, ratio_text.c_str());

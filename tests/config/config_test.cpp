@@ -2,21 +2,25 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "config/duration.hpp"
-#include "detectors/parameters.hpp"
-#include "notifiers/destination.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace kernelwatch::config {
 namespace {
 
 namespace fs = std::filesystem;
+using core::Kernel;
+using core::Pass;
+using core::Provider;
+using notifiers::DestinationType;
 using std::chrono::milliseconds;
 
 // Distinctive secret values: no message or redacted output may ever contain them.
@@ -65,7 +69,7 @@ TEST(ParseConfig, EmptyObjectGivesTheDocumentedDefaults) {
   EXPECT_EQ(config->http.token, "");
   EXPECT_EQ(config->http.token_source.origin, SecretOrigin::None);
   EXPECT_EQ(config->http.public_url, "");
-  EXPECT_EQ(config->backend, Backend::Auto);
+  EXPECT_EQ(config->backend, std::nullopt);
   EXPECT_EQ(config->schedule.interval, std::chrono::minutes(15));
   EXPECT_EQ(config->schedule.jitter, milliseconds(0));
   EXPECT_EQ(config->schedule.at_start, AtStart::Run);
@@ -73,44 +77,91 @@ TEST(ParseConfig, EmptyObjectGivesTheDocumentedDefaults) {
   EXPECT_EQ(config->bench.warmup, milliseconds(25));
   EXPECT_EQ(config->bench.repetitions, milliseconds(100));
   EXPECT_EQ(config->detector.confirm_reruns, 1);
-  EXPECT_EQ(config->detector.repeat_interval, std::chrono::hours(24));
+  EXPECT_EQ(config->detector.alert_policy.repeat_interval, std::chrono::hours(24));
   EXPECT_TRUE(config->notifiers.empty());
   EXPECT_TRUE(config->warnings.empty());
 }
 
-TEST(ParseConfig, DetectorDefaultsMatchTheDetectorsModule) {
-  const DetectorConfig d;
-  const detectors::DetectorParameters p;
-  EXPECT_EQ(d.window, p.band.window);
-  EXPECT_EQ(d.min_history, p.band.min_history);
-  EXPECT_EQ(d.big_step_min_history, p.band.big_step_min_history);
-  EXPECT_EQ(d.big_step_threshold, p.band.big_step_threshold);
-  EXPECT_EQ(d.min_relative_margin, p.band.min_relative_margin);
-  EXPECT_EQ(d.spread_factor, p.band.spread_factor);
-  EXPECT_EQ(d.drift.window, p.drift.window);
-  EXPECT_EQ(d.drift.min_runs, p.drift.min_runs);
-  EXPECT_EQ(d.drift.z_threshold, p.drift.z_threshold);
-  EXPECT_EQ(d.drift.min_total_change, p.drift.min_total_change);
-  EXPECT_EQ(d.controls.reference_providers, p.controls.reference_providers);
-  EXPECT_EQ(d.controls.cycle_gap, p.controls.cycle_gap);
-  EXPECT_EQ(d.controls.environment_fraction, p.controls.environment_fraction);
-  EXPECT_EQ(d.controls.environment_min_keys, p.controls.environment_min_keys);
+// docs/CONFIG.md's `detector.*` rows: the setting's name under "detector" and its default as
+// written there, without the backticks ("window" -> "20", "repeat_interval" -> "24h").
+std::map<std::string, std::string> documented_detector_defaults() {
+  std::ifstream in(fs::path(KW_SOURCE_DIR) / "docs" / "CONFIG.md");
+  std::map<std::string, std::string> out;
+  const std::string prefix = "| `detector.";
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream row(line.substr(1));
+    for (std::string cell; std::getline(row, cell, '|');) {
+      const auto first = cell.find_first_not_of(" `");
+      const auto last = cell.find_last_not_of(" `");
+      cells.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
+    }
+    if (cells.size() < 3) continue;
+    out[cells[0].substr(std::string("detector.").size())] = cells[2];
+  }
+  return out;
 }
 
-TEST(ParseConfig, NotifierDefaultsMatchTheNotifiersModule) {
+// Every detector setting the loader reads has its row in docs/CONFIG.md with the default the
+// loader gives it, and every documented setting is read: a new setting is a field, its line in
+// the loader's table and its row there, and cannot be added to one without the other.
+TEST(ParseConfig, EveryDetectorSettingIsDocumentedWithItsDefault) {
+  const auto documented = documented_detector_defaults();
+  ASSERT_FALSE(documented.empty()) << "docs/CONFIG.md lists no detector.* field";
+  const auto config = parse("{}");
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  const nlohmann::json detector = redacted_json(*config)["detector"];
+  std::map<std::string, nlohmann::json> effective;
+  for (const auto& [key, value] : detector.items()) {
+    if (!value.is_object()) {
+      effective[key] = value;
+      continue;
+    }
+    for (const auto& [inner, inner_value] : value.items())
+      effective[key + "." + inner] = inner_value;
+  }
+  for (const auto& [name, value] : effective) {
+    const auto doc = documented.find(name);
+    if (doc == documented.end()) {
+      ADD_FAILURE() << "detector." << name << " is read but not documented";
+      continue;
+    }
+    if (value.is_string()) {  // a duration: "1d" is documented as "24h"
+      EXPECT_EQ(parse_duration(value.get<std::string>()).value(),
+                parse_duration(doc->second).value())
+          << "detector." << name;
+    } else {
+      EXPECT_EQ(value, nlohmann::json::parse(doc->second)) << "detector." << name;
+    }
+  }
+  for (const auto& [name, unused] : documented) {
+    EXPECT_TRUE(effective.count(name)) << "detector." << name << " is documented but not read";
+  }
+  EXPECT_EQ(effective.size(), 16U);
+}
+
+TEST(ParseConfig, NotifierDefaultsAreTheDocumentedOnes) {
   const auto config =
       parse(R"({"notifiers": [{"type": "webhook", "url": "https://example.com/x"}]})");
   ASSERT_TRUE(config.has_value()) << config.error().message;
-  const NotifierConfig& n = config->notifiers.at(0);
-  const notifiers::Destination d;
-  EXPECT_EQ(n.name, "webhook-0");
-  EXPECT_EQ(n.timeout, d.timeouts.connect);
-  EXPECT_EQ(n.timeout, d.timeouts.read);
-  EXPECT_EQ(n.min_interval.has_value(), d.min_interval.has_value());
-  EXPECT_EQ(n.backoff.base, d.backoff.base);
-  EXPECT_EQ(n.backoff.cap, d.backoff.cap);
-  EXPECT_EQ(n.backoff.max_age, d.backoff.max_age);
-  EXPECT_EQ(n.insecure_http, InsecureHttp::Refuse);
+  const notifiers::Destination& d = config->notifiers.at(0).destination;
+  EXPECT_EQ(d.type, DestinationType::Webhook);
+  EXPECT_EQ(d.name, "webhook-0");
+  EXPECT_EQ(d.url, "https://example.com/x");
+  EXPECT_EQ(d.secret, "");
+  EXPECT_EQ(d.ca_file, "");
+  for (const auto timeout : {d.timeouts.resolve, d.timeouts.connect, d.timeouts.handshake,
+                             d.timeouts.write, d.timeouts.read}) {
+    EXPECT_EQ(timeout, std::chrono::seconds(10));
+  }
+  EXPECT_FALSE(d.min_interval.has_value());
+  EXPECT_EQ(d.backoff.base, std::chrono::seconds(2));
+  EXPECT_EQ(d.backoff.cap, std::chrono::minutes(10));
+  EXPECT_EQ(d.backoff.max_age, std::chrono::hours(24));
+  EXPECT_EQ(d.insecure_http, notifiers::InsecureHttp::Refuse);
+  EXPECT_EQ(config->notifiers[0].url_source.origin, SecretOrigin::Inline);
+  EXPECT_EQ(config->notifiers[0].secret_source.origin, SecretOrigin::None);
 }
 
 TEST(LoadConfig, ShippedCpuExampleLoadsWithATokenFromTheEnvironment) {
@@ -123,18 +174,18 @@ TEST(LoadConfig, ShippedCpuExampleLoadsWithATokenFromTheEnvironment) {
   EXPECT_EQ(config->http.token, kToken);
   EXPECT_EQ(config->http.token_source.origin, SecretOrigin::Environment);
   EXPECT_EQ(config->http.token_source.name, "KERNELWATCH_TOKEN");
-  EXPECT_EQ(config->backend, Backend::Auto);
+  EXPECT_EQ(config->backend, std::nullopt);
   EXPECT_EQ(config->schedule.interval, std::chrono::minutes(15));
   EXPECT_EQ(config->schedule.jitter, std::chrono::minutes(1));
   EXPECT_EQ(config->schedule.at_start, AtStart::Run);
   ASSERT_EQ(config->benchmarks.size(), 2U);
-  EXPECT_EQ(config->benchmarks[0].kernel, core::KernelKind::LayerNorm);
+  EXPECT_EQ(config->benchmarks[0].kernel, Kernel::LayerNorm);
   EXPECT_EQ(config->benchmarks[0].pass, Pass::Backward);
   EXPECT_EQ(config->benchmarks[0].providers,
             (std::vector<Provider>{Provider::Fused, Provider::Reference}));
   ASSERT_EQ(config->benchmarks[0].workloads.size(), 1U);
   EXPECT_EQ(config->benchmarks[0].workloads[0].label(), "hidden2048-rows2048-fp32");
-  EXPECT_EQ(config->benchmarks[1].kernel, core::KernelKind::Tvd);
+  EXPECT_EQ(config->benchmarks[1].kernel, Kernel::Tvd);
   EXPECT_EQ(config->benchmarks[1].pass, Pass::Forward);
   EXPECT_EQ(config->benchmarks[1].workloads.at(0).label(), "tokens1024-vocab4096-fp32");
   EXPECT_TRUE(config->notifiers.empty());
@@ -156,7 +207,7 @@ TEST(LoadConfig, ShippedGpuExampleListsTheFoundingWorkloads) {
   const auto config = load_config(source_file("kernelwatch.gpu.example.json"),
                                   Environment::from_map({{"KERNELWATCH_TOKEN", kToken}}));
   ASSERT_TRUE(config.has_value()) << config.error().message;
-  EXPECT_EQ(config->backend, Backend::Cuda);
+  EXPECT_EQ(config->backend, kernels::Backend::Cuda);
   ASSERT_EQ(config->benchmarks.size(), 2U);
   EXPECT_EQ(config->benchmarks[0].workloads.at(0).label(), "hidden16384-rows4096-fp32");
   EXPECT_EQ(config->benchmarks[1].workloads.at(0).label(), "tokens16384-vocab65536-fp32");
@@ -188,11 +239,12 @@ TEST(LoadConfig, ResolvesRelativePathsAgainstTheConfigDirectory) {
   EXPECT_EQ(config->http.token, kToken);
   EXPECT_EQ(config->http.token_source.name, (dir / "token").string());
   ASSERT_EQ(config->notifiers.size(), 1U);
-  EXPECT_EQ(config->notifiers[0].name, "ops");
-  EXPECT_EQ(config->notifiers[0].url, kWebhookUrl);
+  EXPECT_EQ(config->notifiers[0].destination.name, "ops");
+  EXPECT_EQ(config->notifiers[0].destination.url, kWebhookUrl);
   EXPECT_EQ(config->notifiers[0].url_source.origin, SecretOrigin::File);
-  EXPECT_EQ(config->notifiers[0].secret, kSigningKey);
-  EXPECT_EQ(config->notifiers[0].ca_file, dir / "ca.pem");
+  EXPECT_EQ(config->notifiers[0].destination.secret, kSigningKey);
+  EXPECT_EQ(config->notifiers[0].secret_source.name, (dir / "key").string());
+  EXPECT_EQ(config->notifiers[0].destination.ca_file, (dir / "ca.pem").string());
 }
 
 TEST(LoadConfig, WarnsAboutAnInlineUrlInAWorldReadableFile) {
@@ -242,7 +294,7 @@ TEST(ParseConfig, ReadsEveryField) {
   EXPECT_EQ(config->http.port, 8080);
   EXPECT_EQ(config->http.token, kToken);
   EXPECT_EQ(config->http.public_url, "https://kw.example.com");
-  EXPECT_EQ(config->backend, Backend::Cpu);
+  EXPECT_EQ(config->backend, kernels::Backend::Cpu);
   EXPECT_EQ(config->schedule.interval, std::chrono::minutes(90));
   EXPECT_EQ(config->schedule.jitter, std::chrono::seconds(30));
   EXPECT_EQ(config->schedule.at_start, AtStart::Wait);
@@ -252,15 +304,15 @@ TEST(ParseConfig, ReadsEveryField) {
   EXPECT_EQ(config->benchmarks[0].workloads.at(1).dtype, core::DType::Bf16);
   EXPECT_EQ(config->bench.warmup, milliseconds(10));
   EXPECT_EQ(config->bench.repetitions, std::chrono::seconds(1));
-  const DetectorConfig& d = config->detector;
-  EXPECT_EQ(d.window, 30U);
-  EXPECT_EQ(d.min_history, 8U);
-  EXPECT_EQ(d.big_step_min_history, 3U);
-  EXPECT_EQ(d.big_step_threshold, 0.3);
-  EXPECT_EQ(d.min_relative_margin, 0.01);
-  EXPECT_EQ(d.spread_factor, 2.5);
-  EXPECT_EQ(d.confirm_reruns, 2);
-  EXPECT_EQ(d.repeat_interval, std::chrono::hours(12));
+  const detectors::DetectorParameters& d = config->detector.parameters;
+  EXPECT_EQ(d.band.window, 30U);
+  EXPECT_EQ(d.band.min_history, 8U);
+  EXPECT_EQ(d.band.big_step_min_history, 3U);
+  EXPECT_EQ(d.band.big_step_threshold, 0.3);
+  EXPECT_EQ(d.band.min_relative_margin, 0.01);
+  EXPECT_EQ(d.band.spread_factor, 2.5);
+  EXPECT_EQ(config->detector.confirm_reruns, 2);
+  EXPECT_EQ(config->detector.alert_policy.repeat_interval, std::chrono::hours(12));
   EXPECT_EQ(d.drift.window, 25U);
   EXPECT_EQ(d.drift.min_runs, 12U);
   EXPECT_EQ(d.drift.z_threshold, 3.5);
@@ -270,18 +322,27 @@ TEST(ParseConfig, ReadsEveryField) {
   EXPECT_EQ(d.controls.environment_fraction, 0.6);
   EXPECT_EQ(d.controls.environment_min_keys, 4U);
   ASSERT_EQ(config->notifiers.size(), 3U);
-  EXPECT_EQ(config->notifiers[0].type, NotifierType::Slack);
-  EXPECT_EQ(config->notifiers[0].name, "slack-0");
-  EXPECT_EQ(config->notifiers[0].url, kSlackUrl);
-  EXPECT_EQ(config->notifiers[0].min_interval, std::chrono::seconds(2));
-  EXPECT_EQ(config->notifiers[1].name, "webhook-1");
-  EXPECT_EQ(config->notifiers[1].secret, kSigningKey);
-  EXPECT_EQ(config->notifiers[1].timeout, std::chrono::seconds(5));
-  EXPECT_EQ(config->notifiers[1].backoff.base, std::chrono::seconds(1));
-  EXPECT_EQ(config->notifiers[1].backoff.cap, std::chrono::minutes(5));
-  EXPECT_EQ(config->notifiers[1].backoff.max_age, std::chrono::hours(6));
-  EXPECT_EQ(config->notifiers[2].name, "am");
-  EXPECT_EQ(config->notifiers[2].insecure_http, InsecureHttp::Allow);
+  const notifiers::Destination& slack = config->notifiers[0].destination;
+  EXPECT_EQ(slack.type, DestinationType::Slack);
+  EXPECT_EQ(slack.name, "slack-0");
+  EXPECT_EQ(slack.url, kSlackUrl);
+  EXPECT_EQ(slack.min_interval, std::chrono::seconds(2));
+  const notifiers::Destination& webhook = config->notifiers[1].destination;
+  EXPECT_EQ(webhook.type, DestinationType::Webhook);
+  EXPECT_EQ(webhook.name, "webhook-1");
+  EXPECT_EQ(webhook.secret, kSigningKey);
+  for (const auto timeout :
+       {webhook.timeouts.resolve, webhook.timeouts.connect, webhook.timeouts.handshake,
+        webhook.timeouts.write, webhook.timeouts.read}) {
+    EXPECT_EQ(timeout, std::chrono::seconds(5));
+  }
+  EXPECT_EQ(webhook.backoff.base, std::chrono::seconds(1));
+  EXPECT_EQ(webhook.backoff.cap, std::chrono::minutes(5));
+  EXPECT_EQ(webhook.backoff.max_age, std::chrono::hours(6));
+  const notifiers::Destination& am = config->notifiers[2].destination;
+  EXPECT_EQ(am.type, DestinationType::Alertmanager);
+  EXPECT_EQ(am.name, "am");
+  EXPECT_EQ(am.insecure_http, notifiers::InsecureHttp::Allow);
 }
 
 TEST(ParseConfig, ListenAddresses) {
@@ -567,8 +628,8 @@ TEST(Secrets, AreRedactedInTheEffectiveConfig) {
   EXPECT_EQ(redacted["schedule"]["interval"], "15m");
   EXPECT_EQ(redacted["detector"]["repeat_interval"], "1d");
   // The secrets really were resolved: the redaction is not an artefact of empty values.
-  EXPECT_EQ(config->notifiers[0].url, kSlackUrl);
-  EXPECT_EQ(config->notifiers[1].secret, kSigningKey);
+  EXPECT_EQ(config->notifiers[0].destination.url, kSlackUrl);
+  EXPECT_EQ(config->notifiers[1].destination.secret, kSigningKey);
 }
 
 TEST(Secrets, RedactedExampleReloadsWithoutTheSecretFields) {

@@ -1,0 +1,45 @@
+#include "core/names.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace kernelwatch::core {
+namespace {
+
+TEST(Names, RoundTrip) {
+  for (Kernel kernel : {Kernel::Tvd, Kernel::LayerNorm}) {
+    EXPECT_EQ(parse_kernel(to_string(kernel)).value(), kernel);
+  }
+  for (Pass pass : {Pass::Forward, Pass::Backward, Pass::Full}) {
+    EXPECT_EQ(parse_pass(to_string(pass)).value(), pass);
+  }
+  for (Provider provider : {Provider::Fused, Provider::Reference}) {
+    EXPECT_EQ(parse_provider(to_string(provider)).value(), provider);
+  }
+  EXPECT_EQ(to_string(Provider::Fused), "kernelwatch-fused");
+  EXPECT_EQ(to_string(Provider::Reference), "kernelwatch-reference");
+  EXPECT_EQ(to_string(Kernel::LayerNorm), "layer_norm");
+  EXPECT_EQ(to_string(Pass::Backward), "backward");
+}
+
+TEST(Names, ListsEveryValueInOrder) {
+  EXPECT_EQ(names_of(kKernels), "tvd, layer_norm");
+  EXPECT_EQ(names_of(kPasses), "forward, backward, full");
+  EXPECT_EQ(names_of(kProviders), "kernelwatch-fused, kernelwatch-reference");
+}
+
+TEST(Names, UnknownNamesListTheKnownOnes) {
+  const auto kernel = parse_kernel("conv");
+  ASSERT_FALSE(kernel);
+  EXPECT_EQ(kernel.error().code, ErrorCode::InvalidArgument);
+  EXPECT_EQ(kernel.error().message, "unknown kernel \"conv\" (known: tvd, layer_norm)");
+  EXPECT_EQ(parse_pass("sideways").error().message,
+            "unknown pass \"sideways\" (known: forward, backward, full)");
+  // Imported runs' providers are labels, not kernelwatch's own providers.
+  EXPECT_EQ(parse_provider("liger").error().message,
+            "unknown provider \"liger\" (known: kernelwatch-fused, kernelwatch-reference)");
+}
+
+}  // namespace
+}  // namespace kernelwatch::core

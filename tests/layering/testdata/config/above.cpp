@@ -1,0 +1,5 @@
+#include "notifiers/destination.hpp"
+#include "detectors/parameters.hpp"
+#include "kernels/types.hpp"
+#include "storage/sqlite_store.hpp"
+#include "core/error.hpp"

@@ -1,0 +1,2 @@
+#include "config/config.hpp"
+#include "storage/outbox.hpp"

@@ -1,0 +1,2 @@
+#include "notifiers/worker.hpp"
+#include "kernels/registry.hpp"
