@@ -1,19 +1,131 @@
-// The alert vocabulary the detectors raise, the notifiers send and the daemon stores: what kind
-// of change an alert reports and in which direction. Plain C++, no I/O.
+// The alert every module shares: its vocabulary (kind, direction, lifecycle state, what a
+// notification said of it), the alert itself as the detectors raise it, the store keeps it, the
+// API and the backtest print it and the notifiers send it, and its one JSON form.
+// Plain C++ and nlohmann/json; no I/O.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/time.hpp"
 
 namespace kernelwatch::core {
 
-// Step: a level change of one key; Drift: a slow trend; Environment: a shift most keys of a
-// host (or its reference provider) show too; Failed: runs of the key fail (daemon only).
+// Step: a level change of one key; Drift: a slow trend; Environment: an incident, a shift of one
+// environment (host) that several keys show together, reported once with its member keys;
+// Failed: the key's runs fail.
 enum class AlertKind { Step, Drift, Environment, Failed };
 
 // Regression: slower (a larger median); Improvement: faster.
 enum class Direction { Regression, Improvement };
 
+// firing -> acknowledged (operator) -> resolved (back in the band, or a passing run after
+// failures) or rebaselined (the new level accepted, or superseded by a newer alert of the key).
+enum class AlertState { Firing, Acknowledged, Resolved, Rebaselined };
+
+// What a notification says of an alert: it fires (first time or a reminder), or it resolved.
+enum class Notice { Firing, Resolved };
+
 [[nodiscard]] std::string_view to_string(AlertKind kind) noexcept;       // "step", ...
 [[nodiscard]] std::string_view to_string(Direction direction) noexcept;  // "regression", ...
+[[nodiscard]] std::string_view to_string(AlertState state) noexcept;     // "firing", ...
+[[nodiscard]] std::string_view to_string(Notice notice) noexcept;        // "firing", "resolved"
+
+// The inverses; ParseError naming the text and the values allowed.
+[[nodiscard]] Result<AlertKind> parse_alert_kind(std::string_view text);
+[[nodiscard]] Result<Direction> parse_direction(std::string_view text);
+[[nodiscard]] Result<AlertState> parse_alert_state(std::string_view text);
+[[nodiscard]] Result<Notice> parse_notice(std::string_view text);
+
+[[nodiscard]] constexpr bool is_open(AlertState state) noexcept {
+  return state == AlertState::Firing || state == AlertState::Acknowledged;
+}
+
+// The human labels of a comparability key (what alerts print) and its digest (identity).
+struct KeyLabels {
+  std::string benchmark;    // "tvd/backward"
+  std::string provider;     // "liger"
+  std::string workload;     // "tokens16384-vocab65536-fp32"
+  std::string environment;  // "nvidia-h100-80gb-hbm3"
+  std::string protocol;     // "liger-bench-do-bench-backward"
+  std::string digest;       // ComparabilityKey::digest(); "" in synthetic tests
+
+  [[nodiscard]] std::string display() const;  // "tvd/backward liger <workload> <environment>"
+  // The digest, or the display form where there is none: what tells keys apart.
+  [[nodiscard]] std::string identity() const { return digest.empty() ? display() : digest; }
+};
+
+// A latency band: a run inside it is "in band".
+struct Band {
+  std::chrono::nanoseconds lower{0};
+  std::chrono::nanoseconds upper{0};
+  std::chrono::nanoseconds center{0};  // median of the baseline medians (0: not known)
+
+  [[nodiscard]] bool contains(std::chrono::nanoseconds value) const {
+    return value >= lower && value <= upper;
+  }
+};
+
+// A recorded non-key field that changed between the last accepted run and the onset of a step:
+// "implementation.version", "implementation.digest" or "software.<name>".
+struct AttributionChange {
+  std::string field;
+  std::string from;  // "" when the earlier run did not record it
+  std::string to;    // "" when the later run does not record it
+
+  friend bool operator==(const AttributionChange&, const AttributionChange&) = default;
+};
+
+// "implementation version changed 0.6.0 -> 0.6.1; software driver changed 550 -> 560";
+// "no recorded implementation or software change" when empty.
+[[nodiscard]] std::string describe(const std::vector<AttributionChange>& changes);
+
+// One run an alert names.
+struct AlertRun {
+  std::string external_id;
+  Timestamp observed_at{};
+  std::chrono::nanoseconds median{0};  // 0 for a failed run
+};
+
+struct Alert {
+  std::string id;  // "<key identity>@<onset externalId>[/drift]" or "...@failed@<externalId>"
+  KeyLabels key;
+  AlertKind kind = AlertKind::Step;
+  Direction direction = Direction::Regression;
+  AlertState state = AlertState::Firing;
+  AlertRun fired;                     // the run at which it fired
+  AlertRun onset;                     // the first run at the new level (== fired unconfirmed)
+  std::optional<AlertRun> closed_by;  // the run that resolved or superseded it
+  Band band;                          // the band the onset breached
+  std::size_t baseline_runs = 0;
+  double relative_change = 0;  // (median - band centre) / centre; +0.05 = 5% slower
+  std::vector<AttributionChange> attribution;
+  std::string explanation;  // one line a person can read
+  // An environment incident: its id on the incident and on each member; "" otherwise.
+  std::string incident;
+  // An incident's member keys, each the step it would have been (kind Environment) with the
+  // reason the controls gave; empty for every other alert. An incident's key names only its
+  // environment.
+  std::vector<Alert> members;
+};
+
+// The alert's one JSON form:
+// {"id","benchmark","provider","workload","environment","protocol","kind","direction","state",
+//  "externalId","observedAt","median","onsetExternalId","onsetObservedAt","onsetMedian",
+//  "closedBy" (null or {"externalId","observedAt","median"}),"band":{"lower","upper","center"},
+//  "baselineRuns","relativeChange","attribution":[{"field","from","to"}],"explanation",
+//  "incident" (null unless kind is environment),"members":[alerts]}. Durations in integer ns,
+//  times RFC 3339 UTC.
+[[nodiscard]] nlohmann::json to_json(const Alert& alert);
+// Its inverse; ParseError naming the field. Reads the documents kernelwatch 0.1 stored too (no
+// protocol, closedBy or onsetMedian; failed alerts without band, onset and counts).
+[[nodiscard]] Result<Alert> alert_from_json(const nlohmann::json& doc);
 
 }  // namespace kernelwatch::core

@@ -1,6 +1,7 @@
 #include "core/time.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 
 namespace kernelwatch::core {
@@ -123,6 +124,22 @@ std::string format_id_timestamp(Timestamp t) {
                 static_cast<int>(clock.minutes().count()),
                 static_cast<int>(clock.seconds().count()));
   return buffer;
+}
+
+std::string format_latency(double nanoseconds) {
+  const double magnitude = std::fabs(nanoseconds);
+  char text[48];
+  if (magnitude < 1e3) {
+    std::snprintf(text, sizeof text, "%.0f ns", nanoseconds);
+    return text;
+  }
+  const char* unit = magnitude >= 1e9 ? "s" : magnitude >= 1e6 ? "ms" : "us";
+  const double scale = magnitude >= 1e9 ? 1e9 : magnitude >= 1e6 ? 1e6 : 1e3;
+  const double value = nanoseconds / scale;
+  const double scaled = std::fabs(value);
+  const int decimals = scaled >= 100 ? 1 : scaled >= 10 ? 2 : 3;  // four significant digits
+  std::snprintf(text, sizeof text, "%.*f %s", decimals, value, unit);
+  return text;
 }
 
 }  // namespace kernelwatch::core

@@ -1,4 +1,5 @@
-// Timestamps as UTC nanoseconds since the epoch, with RFC 3339 parsing and formatting.
+// Timestamps as UTC nanoseconds since the epoch, with RFC 3339 parsing and formatting, and the
+// one readable form of a latency.
 // Plain C++ (std::chrono), no I/O, no clock reads.
 #pragma once
 
@@ -23,5 +24,13 @@ using Timestamp = std::chrono::sys_time<std::chrono::nanoseconds>;
 
 // "2025-07-17-18-18-16", the form kernelindex externalIds end with.
 [[nodiscard]] std::string format_id_timestamp(Timestamp t);
+
+// A latency as people read it, four significant digits in ns, us, ms or s: "950 ns",
+// "577.6 us", "23.38 ms", "2.500 s". The one form of a median or band in the CLI, the verdict
+// explanations and the notifications.
+[[nodiscard]] std::string format_latency(double nanoseconds);
+[[nodiscard]] inline std::string format_latency(std::chrono::nanoseconds value) {
+  return format_latency(static_cast<double>(value.count()));
+}
 
 }  // namespace kernelwatch::core

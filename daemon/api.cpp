@@ -31,7 +31,7 @@ HttpResponse internal(const core::Error& error) {
   return HttpResponse::error(500, error.message);
 }
 
-json key_json(const detectors::KeyLabels& k) {
+json key_json(const core::KeyLabels& k) {
   return json{{"benchmark", k.benchmark},     {"provider", k.provider}, {"workload", k.workload},
               {"environment", k.environment}, {"protocol", k.protocol}, {"digest", k.digest}};
 }
@@ -54,13 +54,12 @@ std::string status_keys(const ApiContext& c) {
     k["band"] = s.last_verdict.has_band ? json{{"lower", s.last_verdict.band.lower.count()},
                                                {"upper", s.last_verdict.band.upper.count()}}
                                         : json(nullptr);
-    if (s.open_alert) {
-      k["openAlert"] = {{"id", s.open_alert->id},
-                        {"kind", detectors::to_string(s.open_alert->kind)},
-                        {"direction", detectors::to_string(s.open_alert->direction)},
-                        {"state", detectors::to_string(s.open_alert->state)}};
-    } else if (s.open_failed_alert) {
-      k["openAlert"] = {{"id", *s.open_failed_alert}, {"kind", "failed"}, {"state", "firing"}};
+    const auto& open = s.open_alert ? s.open_alert : s.open_failed_alert;
+    if (open) {
+      k["openAlert"] = {{"id", open->id},
+                        {"kind", core::to_string(open->kind)},
+                        {"direction", core::to_string(open->direction)},
+                        {"state", core::to_string(open->state)}};
     } else {
       k["openAlert"] = nullptr;
     }
@@ -157,10 +156,15 @@ HttpResponse keys(const ApiContext& c) {
 }
 
 HttpResponse alerts(const ApiContext& c, const HttpRequest& r) {
-  const std::string state = query(r, "state");
-  if (!state.empty() && state != "firing" && state != "acknowledged" && state != "resolved" &&
-      state != "rebaselined") {
-    return HttpResponse::error(400, "state must be firing, acknowledged, resolved or rebaselined");
+  const std::string state_text = query(r, "state");
+  std::optional<core::AlertState> state;
+  if (!state_text.empty()) {
+    auto parsed = core::parse_alert_state(state_text);
+    if (!parsed) {
+      return HttpResponse::error(400,
+                                 "state must be firing, acknowledged, resolved or rebaselined");
+    }
+    state = *parsed;
   }
   const auto limit = parse_limit(r, 100);
   if (!limit) return HttpResponse::error(400, "limit must be an integer from 1 to 10000");
@@ -168,10 +172,11 @@ HttpResponse alerts(const ApiContext& c, const HttpRequest& r) {
   if (!found) return internal(found.error());
   json out = json::array();
   for (const auto& a : *found) {
-    json doc = a.document;
-    doc["id"] = a.id;
-    doc["state"] = a.state;
+    json doc = core::to_json(a.alert);
     doc["updatedAt"] = core::format_timestamp(a.updated_at);
+    doc["notified"] = a.notified ? json(core::to_string(*a.notified)) : json(nullptr);
+    doc["notifiedAt"] =
+        a.notified_at ? json(core::format_timestamp(*a.notified_at)) : json(nullptr);
     out.push_back(std::move(doc));
   }
   return HttpResponse::json(200, out);
@@ -200,29 +205,51 @@ HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
   json results = json::array();
   std::size_t stored = 0;
   std::size_t duplicates = 0;
-  std::size_t notifications = 0;
   for (const auto& record : records) {
     auto processed = c.engine->process(record, wall_now());
     if (!processed) {
-      // What was stored before the failure keeps its alerts: send what they owe.
-      if (stored > 0 && c.flush && !c.cycle->running) c.flush();
+      // What was stored before the failure keeps its alerts: decide and send them.
+      if (stored > 0 && c.flush && !c.cycle->running) (void)c.flush();
       return internal(processed.error());
     }
     c.cycle->count_run(record.run.status, record.run.median.value_or(std::chrono::nanoseconds{0}));
     (processed->duplicate ? duplicates : stored) += 1;
-    notifications += processed->notifications;
     results.push_back({{"externalId", record.run.source_native.external_id},
                        {"duplicate", processed->duplicate},
                        {"verdict", detectors::to_string(processed->verdict.kind)},
                        {"explanation", processed->verdict.explanation},
                        {"fired", processed->fired},
-                       {"resolved", processed->resolved}});
+                       {"resolved", processed->resolved},
+                       {"incident", nullptr}});
   }
-  // One posted batch is one cycle: its alerts go out as one notification per destination.
-  // During a cycle its end sends them, so the controls see the whole cycle.
-  if (notifications > 0 && c.flush && !c.cycle->running) c.flush();
-  return HttpResponse::json(
-      200, json{{"stored", stored}, {"duplicates", duplicates}, {"runs", results}});
+  // One posted batch is one cycle: its held steps are decided together (the controls) and its
+  // alerts go out as one notification per destination. During a scheduled cycle its end
+  // decides them, so the controls see the whole cycle.
+  bool decided = false;
+  if (stored > 0 && c.flush && !c.cycle->running) {
+    if (const auto closed = c.flush()) {
+      decided = true;
+      const auto run_of = [&](const core::Alert& alert) -> json* {
+        for (std::size_t i = 0; i < records.size(); ++i) {
+          if (records[i].run.source_native.external_id == alert.fired.external_id)
+            return &results[i];
+        }
+        return nullptr;
+      };
+      for (const auto& alert : closed->fired) {
+        if (json* result = run_of(alert)) (*result)["fired"].push_back(alert.id);
+      }
+      for (const auto& incident : closed->incidents) {
+        for (const auto& member : incident.members) {
+          if (json* result = run_of(member)) (*result)["incident"] = incident.id;
+        }
+      }
+    }
+  }
+  return HttpResponse::json(200, json{{"stored", stored},
+                                      {"duplicates", duplicates},
+                                      {"decided", decided || stored == 0},
+                                      {"runs", results}});
 }
 
 HttpResponse ack(const ApiContext& c, const HttpRequest& r) {
@@ -246,8 +273,9 @@ HttpResponse ack(const ApiContext& c, const HttpRequest& r) {
                                ok.error().message);
   }
   auto row = storage::AlertStore(*c.store).find(id);
-  return HttpResponse::json(200,
-                            json{{"id", id}, {"state", row && *row ? (*row)->state : "unknown"}});
+  if (!row || !*row)
+    return internal(row ? core::Error{core::ErrorCode::NotFound, id} : row.error());
+  return HttpResponse::json(200, json{{"id", id}, {"state", core::to_string((*row)->alert.state)}});
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,9 @@ struct ApiContext {
   std::chrono::steady_clock::time_point started;
   core::Timestamp started_wall{};
   std::function<bool()> trigger;  // false when a cycle is already running
-  std::function<void()> flush;    // sends the notifications owed, grouped
+  // Ends the cycle (a posted batch): decides the held alerts, sends what is due, grouped.
+  // Returns what the close decided; nullopt when it failed (logged).
+  std::function<std::optional<CycleClose>()> flush;
   StatusCache* status_cache = nullptr;
 };
 

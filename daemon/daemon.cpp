@@ -98,7 +98,7 @@ class Daemon {
   void bench_loop();
   void reload();
   void shutdown();
-  void flush_notifications();
+  std::optional<CycleClose> flush_notifications();
   void remind();
   void arm_reminders();
   void wait_for_bench(std::chrono::steady_clock::time_point deadline);
@@ -178,8 +178,8 @@ core::Status Daemon::start() {
   http_->start();
 
   if (auto ok = start_worker(); !ok) return ok;
-  flush_notifications();  // owed by runs stored just before a crash
-  remind();               // reminders due while the daemon was down, then the timer
+  (void)flush_notifications();  // owed by runs stored just before a crash
+  remind();                     // reminders due while the daemon was down, then the timer
 
   bench_thread_ = std::thread([this] { bench_loop(); });
   wait_signal();
@@ -328,8 +328,8 @@ void Daemon::bench_loop() {
                            outcome->summary ? outcome->summary->median : 0ns);
           if (!processed->fired.empty() || !processed->resolved.empty()) {
             log_.info(processed->key_display + ": " + std::to_string(processed->fired.size()) +
-                      " alert(s) fired, " + std::to_string(processed->resolved.size()) +
-                      " resolved");
+                      " failed-run alert(s) fired, " + std::to_string(processed->resolved.size()) +
+                      " alert(s) resolved");
           }
           rerun.set_value(processed->awaits_confirmation);
         });
@@ -341,7 +341,7 @@ void Daemon::bench_loop() {
     const auto seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - cycle_start).count();
     asio::post(io_, [this, seconds] {
-      flush_notifications();
+      (void)flush_notifications();
       std::lock_guard lock(bench_mutex_);
       cycle_.running = false;
       cycle_.last_duration_seconds = seconds;
@@ -438,11 +438,8 @@ void Daemon::remind() {
       log_.error("pruning delivered notifications: " + pruned.error().message);
     }
   }
-  if (auto owed = engine_.tick(wall_now()); !owed) {
-    log_.error("alert reminders: " + owed.error().message);
-  } else if (*owed > 0 && !cycle_.running) {
-    flush_notifications();  // during a cycle, its end sends them with the cycle's alerts
-  }
+  // During a cycle its end sends what is due, with the cycle's alerts.
+  if (!cycle_.running) (void)flush_notifications();
   arm_reminders();
 }
 
@@ -464,15 +461,32 @@ void Daemon::arm_reminders() {
   });
 }
 
-void Daemon::flush_notifications() {
+std::optional<CycleClose> Daemon::flush_notifications() {
+  // The held steps of the cycle (or posted batch) that ended are decided first.
+  std::optional<CycleClose> decided;
+  if (auto closed = engine_.close_cycle(wall_now()); !closed) {
+    log_.error("deciding the cycle's alerts failed (they are decided again at the next start): " +
+               closed.error().message);
+  } else {
+    decided = *closed;
+    for (const auto& alert : closed->fired) {
+      log_.info("alert " + std::string(core::to_string(alert.kind)) + " " +
+                std::string(core::to_string(alert.direction)) + " on " + alert.key.display() +
+                ": " + alert.explanation);
+    }
+    for (const auto& incident : closed->incidents) {
+      log_.info("environment incident " + incident.id + ": " + incident.explanation);
+    }
+  }
   auto written = engine_.flush_notifications(wall_now());
   if (!written) {
     log_.error("queueing notifications failed (they stay owed and go out with the next cycle): " +
                written.error().message);
-    return;
+    return decided;
   }
   if (*written > 0 && worker_) worker_->wake();
   if (*written > 0) arm_reminders();  // the alerts just notified set the next reminder
+  return decided;
 }
 
 ApiContext Daemon::api_context() {
@@ -486,7 +500,7 @@ ApiContext Daemon::api_context() {
   c.backend_note = backend_note_;
   c.started = started_;
   c.started_wall = started_wall_;
-  c.flush = [this] { flush_notifications(); };
+  c.flush = [this] { return flush_notifications(); };
   c.status_cache = &status_cache_;
   c.trigger = [this] {
     if (cycle_.running) return false;

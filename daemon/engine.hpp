@@ -1,29 +1,34 @@
-// The daemon's detection path: one run in, one transaction out (the run, the alert state it
-// changes and the notifications it owes, which go out grouped per cycle). Keeps one KeyMonitor
-// per key, rebuilt at start by replaying history and operator actions. io_context thread only.
-// Composition code over storage, detectors and notifiers.
+// The daemon's detection path, a thin translator between the detectors and the store: a run in
+// is stored and judged by the detectors' Watch in one transaction; the alert events the Watch
+// emits become typed alert rows; a cycle's close (the end of a scheduled cycle or of a posted
+// batch) lets the Watch decide its held steps (the key's own alert or an environment incident)
+// and stores them; a flush queues what the rows' states say is due (fired, resolved, reminder)
+// as one grouped notification per destination. io_context thread only.
+//   engine.cpp         process(), close_cycle(), acknowledge(), status(): events to rows
+//   engine_rebuild.cpp rebuild(): replay the history and the operator's actions at start
+//   engine_notify.cpp  flush_notifications(), next_reminder(): rows to the outbox
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/record.hpp"
 #include "detectors/alert_state.hpp"
-#include "detectors/controls.hpp"
 #include "detectors/parameters.hpp"
-#include "notifiers/notification.hpp"
+#include "detectors/watch.hpp"
 #include "storage/alerts.hpp"
+#include "storage/connection.hpp"
 #include "storage/run_store.hpp"
 
 namespace kernelwatch::daemon {
 
 struct EngineOptions {
-  detectors::DetectorParameters parameters;  // confirm is set per key (see confirm_for)
+  detectors::DetectorParameters parameters;  // confirm is set per key (see parameters_for)
   detectors::AlertPolicy policy;
   int confirm_reruns = 1;                 // 0: the daemon's own runs alert without a rerun
   std::vector<std::string> destinations;  // configured notifier names
@@ -37,38 +42,42 @@ struct Processed {
   detectors::Verdict verdict;
   detectors::RunRole role = detectors::RunRole::Ignored;
   bool awaits_confirmation = false;   // breached: rerun the case before the next one
-  std::vector<std::string> fired;     // alert ids
+  std::vector<std::string> fired;     // alert ids fired now (failed runs; steps wait for the close)
   std::vector<std::string> resolved;  // alert ids
-  std::size_t notifications = 0;      // notifications owed (sent by flush_notifications)
+};
+
+// What closing a cycle decided.
+struct CycleClose {
+  std::vector<core::Alert> fired;      // the keys' own alerts (step, drift)
+  std::vector<core::Alert> incidents;  // environment incidents, with their member keys
 };
 
 // The latest view of one key for the status API and the metrics.
 struct KeyStatus {
   std::int64_t key_id = 0;
-  detectors::KeyLabels key;
+  core::KeyLabels key;
   std::optional<detectors::Observation> last_run;
   detectors::Verdict last_verdict;
-  std::optional<detectors::Alert> open_alert;
-  std::optional<std::string> open_failed_alert;  // id of the key's open `failed` alert
+  std::optional<core::Alert> open_alert;         // raised by this daemon (history's are not)
+  std::optional<core::Alert> open_failed_alert;  // likewise
 };
 
 class Engine {
  public:
   Engine(storage::Connection& store, EngineOptions options);
 
-  // Replays every key's runs and the operator's actions; notifies nothing.
+  // Replays every key's runs and the operator's actions; stores only what a crash kept from
+  // being stored (the alerts of judged runs whose cycle never closed); notifies nothing.
   [[nodiscard]] core::Status rebuild();
   // Stores and judges one run. A run older than its key's newest is stored, not judged.
   [[nodiscard]] core::Result<Processed> process(const core::Record& record, core::Timestamp now);
-  // Sends every notification the alerts owe as ONE grouped notification per destination (the
-  // alerts a cycle or a posted batch raised or resolved) and clears them, in one transaction.
-  // Returns the outbox rows written. Call after a cycle, a posted batch, and at start.
+  // Ends a cycle: the held steps become the keys' alerts or environment incidents, stored.
+  [[nodiscard]] core::Result<CycleClose> close_cycle(core::Timestamp now);
+  // close_cycle(), then queues every notice the alert rows say is due (detectors::notice_due)
+  // as ONE grouped notification per destination, in one transaction. Returns the outbox rows
+  // written. Call after a cycle, a posted batch, at start, and when a reminder falls due.
   [[nodiscard]] core::Result<std::size_t> flush_notifications(core::Timestamp now);
-  // Reminders: a firing, unacknowledged alert owes a notification again repeat_interval after
-  // its last one was queued (stored, so a restart neither advances nor repeats it). Returns how
-  // many were owed (send them with flush_notifications()).
-  [[nodiscard]] core::Result<std::size_t> tick(core::Timestamp now);
-  // When tick() next has a reminder to owe; nullopt when none is pending.
+  // When the next reminder falls due; nullopt when no firing alert was announced.
   [[nodiscard]] core::Result<std::optional<core::Timestamp>> next_reminder() const;
   // Operator action from the API; NotFound for an unknown alert, Conflict for a closed one.
   [[nodiscard]] core::Status acknowledge(std::string_view alert_id, bool rebaseline,
@@ -81,46 +90,33 @@ class Engine {
   [[nodiscard]] const EngineOptions& options() const { return options_; }
 
  private:
-  struct KeyState {
-    std::int64_t key_id = 0;
-    std::unique_ptr<detectors::KeyMonitor> monitor;
-    std::optional<detectors::Observation> last_run;
-    detectors::Verdict last_verdict;
-    std::optional<std::string> open_failed_alert;
-    std::vector<detectors::RunVerdictRecord> verdicts;  // recent, oldest first (the controls)
-    // An open alert the replay of imported history implies but this daemon never raised (no
-    // alert row): not reported as the key's open alert.
-    std::string unraised_alert;
-  };
-  KeyState& state_for(std::int64_t key_id, const detectors::KeyLabels& key,
-                      const core::Record& record);
-  [[nodiscard]] core::Status write_alert(storage::Transaction& tx, std::int64_t key_id,
-                                         const detectors::Alert& alert, core::Timestamp now);
+  using Transaction = storage::Transaction;
+
+  [[nodiscard]] core::Result<Processed> process_run(const core::Record& record,
+                                                    core::Timestamp now);
+  [[nodiscard]] core::Status store_events(Transaction& tx,
+                                          const std::vector<detectors::AlertEvent>& events,
+                                          core::Timestamp now);
+  [[nodiscard]] core::Result<CycleClose> close(Transaction& tx, core::Timestamp now);
+  [[nodiscard]] core::Status act(std::string_view alert_id, bool rebaseline, core::Timestamp now);
+  [[nodiscard]] std::optional<std::int64_t> key_id_of(const core::KeyLabels& key) const;
+  [[nodiscard]] bool raised(const std::optional<core::Alert>& alert) const;
 
   storage::Connection* store_;
   EngineOptions options_;
-  std::map<std::int64_t, KeyState> keys_;
+  detectors::Watch watch_;
+  std::map<std::string, std::int64_t> key_ids_;  // key identity -> key row
+  std::map<std::int64_t, std::string> identities_;
+  // Open alerts the replay of imported history implies but this daemon never raised (no row):
+  // not reported as a key's open alert.
+  std::set<std::string> unraised_;
   std::uint64_t generation_ = 0;
-  // Step alerts fired since the last flush: the controls may turn them into one environment
-  // incident before they are sent.
-  std::vector<std::pair<std::int64_t, detectors::Alert>> unsent_steps_;
-  void replay_action(KeyState& state, const storage::AlertActionRow& action);
-  [[nodiscard]] core::Result<Processed> process_run(const core::Record& record,
-                                                    core::Timestamp now);
-  [[nodiscard]] core::Status acknowledge_alert(std::string_view alert_id, bool rebaseline,
-                                               core::Timestamp now);
-  void remember_verdict(KeyState& state, const detectors::Observation& run,
-                        const detectors::Verdict& verdict);
-  [[nodiscard]] core::Status apply_controls(storage::Transaction& tx);
 };
 
 // Detector parameters for one key: the daemon's own runs (source "kernelwatch") are confirmed
 // by an immediate rerun (ConfirmPolicy::Next) when confirm_reruns > 0; posted and imported runs
 // cannot be rerun and are judged alone.
-[[nodiscard]] detectors::DetectorParameters parameters_for(const EngineOptions& options,
-                                                           const core::Record& record);
-
-[[nodiscard]] notifiers::Alert to_notification_alert(const detectors::Alert& alert,
-                                                     notifiers::AlertState state);
+[[nodiscard]] detectors::ConfirmPolicy confirm_for(const EngineOptions& options,
+                                                   const core::Record& record);
 
 }  // namespace kernelwatch::daemon

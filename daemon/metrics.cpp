@@ -73,9 +73,11 @@ std::string render_metrics(const ApiContext& c) {
   }
 
   auto& alerts = text.family("kernelwatch_alerts", MetricType::Gauge, "Stored alerts by state");
-  for (const char* state : {"firing", "acknowledged", "resolved", "rebaselined"}) {
+  for (const auto state : {core::AlertState::Firing, core::AlertState::Acknowledged,
+                           core::AlertState::Resolved, core::AlertState::Rebaselined}) {
     auto count = storage::AlertStore(*c.store).count_by_state(state);
-    alerts.sample({{"state", state}}, count ? static_cast<double>(*count) : 0.0);
+    alerts.sample({{"state", std::string(core::to_string(state))}},
+                  count ? static_cast<double>(*count) : 0.0);
   }
   auto& depth = text.family("kernelwatch_outbox_notifications", MetricType::Gauge,
                             "Notifications in the outbox by destination and state");

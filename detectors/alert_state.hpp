@@ -1,6 +1,8 @@
-// The alert lifecycle of one key: firing -> acknowledged -> resolved (a run back in the band
-// the alert was raised against) or rebaselined (the new level accepted). It decides when to
-// notify and is idempotent under replay. Pure; standard library, core and detectors/ only.
+// The whole alert lifecycle of one key, emitted as events: step and drift alerts (firing ->
+// acknowledged -> resolved when a run is back in the band the alert was raised against, or
+// rebaselined), the `failed` alert (one while the key's runs keep failing, resolved by a passing
+// run), operator actions, and when a notification is due. Idempotent under replay.
+// Pure; standard library, core and detectors/ only.
 #pragma once
 
 #include <chrono>
@@ -10,53 +12,30 @@
 #include <string_view>
 #include <vector>
 
+#include "core/alert.hpp"
 #include "core/time.hpp"
-#include "detectors/attribution.hpp"
-#include "detectors/band.hpp"
 #include "detectors/key_detector.hpp"
 #include "detectors/observation.hpp"
 
 namespace kernelwatch::detectors {
 
-enum class AlertState { Firing, Acknowledged, Resolved, Rebaselined };
-
-[[nodiscard]] std::string_view to_string(AlertState state) noexcept;
-
-// One alert as the backtest prints it and the daemon stores it.
-struct Alert {
-  std::string id;  // "<key digest or display>@<onset externalId>": stable under replay
-  KeyLabels key;
-  AlertKind kind = AlertKind::Step;
-  Direction direction = Direction::Regression;
-  std::string external_id;  // the run that fired
-  core::Timestamp observed_at{};
-  std::string onset_external_id;  // the first run at the new level
-  core::Timestamp onset_observed_at{};
-  std::chrono::nanoseconds median{0};  // of the run that fired
-  Band band;
-  std::size_t baseline_runs = 0;
-  double relative_change = 0;
-  std::vector<AttributionChange> attribution;
-  std::string explanation;
-  std::string incident;  // environment alerts of one host and cycle share it; "" otherwise
-  AlertState state = AlertState::Firing;
-  std::string closed_by_external_id;  // the run that resolved or superseded it
-};
+using core::Alert;
+using core::AlertRun;
+using core::AlertState;
+using core::Notice;
 
 [[nodiscard]] Alert make_alert(const KeyLabels& key, const Trigger& trigger);
 
-enum class Notify { None, Fired, Resolved };
-
-[[nodiscard]] std::string_view to_string(Notify notify) noexcept;
-
+// One change of one alert. The engine stores `alert` as it is; the backtest follows its state.
 struct AlertEvent {
-  std::string alert_id;
-  AlertState from = AlertState::Firing;  // equal to `to` for a fresh alert and for repeats
-  AlertState to = AlertState::Firing;
+  Alert alert;                           // after the change: alert.state is the new state
+  AlertState from = AlertState::Firing;  // equal to alert.state for a fresh alert
   core::Timestamp at{};
-  std::string cause;  // externalId of the run, or "operator", or "timer"
-  Notify notify = Notify::None;
+  std::string cause;   // externalId of the run, "operator", or "controls"
+  bool fired = false;  // a new alert
 };
+
+enum class OperatorAction { Acknowledge, Rebaseline };
 
 struct AlertPolicy {
   // A firing, unacknowledged alert is notified again this long after its last notification;
@@ -64,17 +43,27 @@ struct AlertPolicy {
   std::chrono::nanoseconds repeat_interval = std::chrono::hours(24);
 };
 
-// When a reminder of an alert falls due: repeat_interval after the last notification that was
-// actually queued for it (wall clock, stored by the caller), while it is firing and
-// unacknowledged. nullopt: no reminder (not firing, never notified, or a zero interval). The
-// time an alert's runs were observed never enters: replaying old runs cannot make one due.
+// What a notification must now say of an alert, decided from its current state and what was
+// last notified (as Alertmanager does), never from how it got there: a firing alert not yet
+// announced, or announced repeat_interval ago (a reminder; unless acknowledged) -> Firing; a
+// resolved alert not yet announced as resolved -> Resolved; otherwise nothing. Rebaselined
+// alerts (accepted by an operator or superseded) are not announced, except an environment
+// incident, which is born rebaselined (its keys' baselines restarted at the new level) and is
+// announced once. Replaying history cannot change any input of this, so a restart never invents
+// a notification.
+[[nodiscard]] std::optional<Notice> notice_due(AlertKind kind, AlertState state,
+                                               const std::optional<Notice>& last_notice,
+                                               const std::optional<core::Timestamp>& last_notified,
+                                               core::Timestamp now, const AlertPolicy& policy);
+
+// When notice_due() next answers a reminder for a firing alert notified at `last_notified`.
 [[nodiscard]] std::optional<core::Timestamp> reminder_due(
     AlertState state, const std::optional<core::Timestamp>& last_notified,
     const AlertPolicy& policy);
 
+// The step/drift lifecycle of one key: at most one open alert.
 class AlertStateMachine {
  public:
-
   // Opens an alert. An open alert of the key is closed as rebaselined (superseded: its level
   // was accepted as a segment). An id seen before is ignored (replay).
   [[nodiscard]] std::vector<AlertEvent> fire(const Alert& alert, core::Timestamp at);
@@ -83,44 +72,61 @@ class AlertStateMachine {
   [[nodiscard]] std::vector<AlertEvent> observe(const Observation& run);
   [[nodiscard]] std::vector<AlertEvent> acknowledge(std::string_view alert_id, core::Timestamp at);
   [[nodiscard]] std::vector<AlertEvent> rebaseline(std::string_view alert_id, core::Timestamp at);
-
   [[nodiscard]] const std::optional<Alert>& open() const { return open_; }
 
  private:
   [[nodiscard]] AlertEvent close(AlertState to, core::Timestamp at, std::string cause,
-                                 Notify notify);
+                                 std::optional<AlertRun> closed_by);
 
   std::optional<Alert> open_;
   std::optional<core::Timestamp> last_run_at_;
   std::set<std::string> seen_ids_;
 };
 
-// One key's detector and alert lifecycle together: what the daemon keeps per key and what the
-// backtest replays.
+// What one run did to a key.
 struct MonitorStep {
   KeyStep detection;
-  std::optional<Alert> fired;
-  std::vector<AlertEvent> events;
+  std::vector<AlertEvent> events;  // fired, resolved, superseded: in the order they happened
+  // The alert this run fired, if any (also in `events`).
+  [[nodiscard]] const Alert* fired() const;
 };
 
+// Whether a trigger fires its alert as the run is observed, or is held for the caller (the
+// Watch) to judge against the other keys of its cycle first.
+enum class Firing { Immediate, Held };
+
+// One key's detector and whole alert lifecycle: what the daemon keeps per key and what the
+// backtest replays.
 class KeyMonitor {
  public:
   KeyMonitor(KeyLabels key, DetectorParameters parameters);
 
-  [[nodiscard]] MonitorStep observe(const Observation& run);
-  [[nodiscard]] std::vector<AlertEvent> acknowledge(core::Timestamp at);
-  // The operator accepts the new level: the open alert is rebaselined, the baseline restarts.
-  [[nodiscard]] std::vector<AlertEvent> rebaseline(core::Timestamp at);
+  // With Firing::Held a step or drift trigger stays in detection.trigger, unfired: fire() it or
+  // drop it (an environment incident took it).
+  [[nodiscard]] MonitorStep observe(const Observation& run, Firing firing = Firing::Immediate);
+  [[nodiscard]] std::vector<AlertEvent> fire(const Trigger& trigger);
+  // An operator action on one of this key's open alerts (step, drift or failed). Rebaselining
+  // the step alert also restarts the baseline. Unknown or closed ids change nothing.
+  [[nodiscard]] std::vector<AlertEvent> act(std::string_view alert_id, OperatorAction action,
+                                            core::Timestamp at);
 
   [[nodiscard]] const KeyLabels& key() const { return key_; }
   [[nodiscard]] const KeyDetector& detector() const { return detector_; }
-  [[nodiscard]] const AlertStateMachine& alerts() const { return alerts_; }
+  [[nodiscard]] const std::optional<Alert>& open_alert() const { return alerts_.open(); }
+  [[nodiscard]] const std::optional<Alert>& open_failed_alert() const { return failed_; }
 
  private:
+  [[nodiscard]] std::vector<AlertEvent> observe_failures(const Observation& run);
+
   KeyLabels key_;
   KeyDetector detector_;
   AlertStateMachine alerts_;
-  std::string resolved_by_;  // externalId of the run that resolved the last alert
+  std::optional<Alert> failed_;  // the open `failed` alert
+  std::string resolved_by_;      // externalId of the run that resolved the last alert
 };
+
+// An operator closing an alert the detectors no longer hold open (superseded while the store
+// still shows it open): the same event the lifecycle would emit.
+[[nodiscard]] AlertEvent operator_close(Alert alert, OperatorAction action, core::Timestamp at);
 
 }  // namespace kernelwatch::detectors

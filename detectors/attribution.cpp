@@ -27,19 +27,4 @@ std::vector<AttributionChange> attribute(const Observation& before, const Observ
   return changes;
 }
 
-std::string describe(const std::vector<AttributionChange>& changes) {
-  if (changes.empty()) return "no recorded implementation or software change";
-  std::string text;
-  for (const auto& change : changes) {
-    if (!text.empty()) text += "; ";
-    std::string field = change.field;
-    for (char& c : field) {
-      if (c == '.') c = ' ';
-    }
-    text += field + " changed " + (change.from.empty() ? "(unrecorded)" : change.from) + " -> " +
-            (change.to.empty() ? "(unrecorded)" : change.to);
-  }
-  return text;
-}
-
 }  // namespace kernelwatch::detectors

@@ -6,26 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "core/alert.hpp"
 #include "detectors/observation.hpp"
 
 namespace kernelwatch::detectors {
 
-struct AttributionChange {
-  // "implementation.version", "implementation.digest" or "software.<name>" ("software.driver").
-  std::string field;
-  std::string from;  // "" when the earlier run did not record it
-  std::string to;    // "" when the later run does not record it
-
-  friend bool operator==(const AttributionChange&, const AttributionChange&) = default;
-};
+using core::AttributionChange;  // core/alert.hpp
+using core::describe;
 
 // Changes from `before` to `after`: implementation version first, then digest, then software
 // fields in name order. A field neither run records is never a change.
 [[nodiscard]] std::vector<AttributionChange> attribute(const Observation& before,
                                                        const Observation& after);
-
-// "implementation version changed 0.6.0 -> 0.6.1; software driver changed 550 -> 560";
-// "no recorded implementation or software change" when empty.
-[[nodiscard]] std::string describe(const std::vector<AttributionChange>& changes);
 
 }  // namespace kernelwatch::detectors

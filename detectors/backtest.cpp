@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <set>
+#include <optional>
+
+#include "detectors/watch.hpp"
 
 namespace kernelwatch::detectors {
 
@@ -23,79 +25,63 @@ core::Result<ConfirmPolicy> parse_confirm_policy(std::string_view text) {
 
 std::vector<Alert> backtest(const std::vector<KeyHistory>& histories,
                             const BacktestOptions& options) {
-  std::vector<Alert> alerts;
-  std::vector<KeyVerdicts> verdicts;
-  verdicts.reserve(histories.size());
+  // Every run of every key in observedAt order (a key's own runs keep their order on ties), so
+  // the controls see each cycle as the daemon would have.
+  struct Item {
+    const KeyHistory* history;
+    const Observation* run;
+  };
+  std::vector<Item> items;
   for (const auto& history : histories) {
-    std::vector<const Observation*> runs;
-    runs.reserve(history.runs.size());
-    for (const auto& run : history.runs) runs.push_back(&run);
-    std::stable_sort(runs.begin(), runs.end(), [](const Observation* a, const Observation* b) {
-      return a->observed_at < b->observed_at;
-    });
-    KeyMonitor monitor(history.key, options.parameters);
-    KeyVerdicts key_verdicts{history.key, {}};
-    key_verdicts.runs.reserve(runs.size());
-    std::map<std::string, std::size_t> index_of;
-    for (const Observation* run : runs) {
-      auto step = monitor.observe(*run);
-      key_verdicts.runs.push_back({run->observed_at, step.detection.verdict.kind});
-      if (step.fired) {
-        index_of[step.fired->id] = alerts.size();
-        alerts.push_back(std::move(*step.fired));
-      }
-      for (const auto& event : step.events) {
-        const auto it = index_of.find(event.alert_id);
-        if (it == index_of.end() || event.notify == Notify::Fired) continue;
-        alerts[it->second].state = event.to;
-        alerts[it->second].closed_by_external_id = event.cause;
+    for (const auto& run : history.runs) items.push_back({&history, &run});
+  }
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    return a.run->observed_at < b.run->observed_at;
+  });
+
+  Watch watch(options.parameters);
+  std::vector<Alert> alerts;
+  std::map<std::string, std::size_t> index_of;
+  const auto apply = [&](const std::vector<AlertEvent>& events) {
+    for (const auto& event : events) {
+      const auto [it, fresh] = index_of.try_emplace(event.alert.id, alerts.size());
+      if (fresh) {
+        alerts.push_back(event.alert);
+      } else {
+        alerts[it->second] = event.alert;
       }
     }
-    verdicts.push_back(std::move(key_verdicts));
+  };
+  std::optional<core::Timestamp> previous;
+  for (const auto& item : items) {
+    // A gap longer than a cycle closes the cycle before it.
+    if (previous && item.run->observed_at - *previous > options.parameters.controls.cycle_gap) {
+      apply(watch.close_cycle());
+    }
+    apply(watch.observe(item.history->key, *item.run, options.parameters.confirm).events);
+    previous = item.run->observed_at;
   }
-  apply_controls(alerts, verdicts, options.parameters.controls);
+  apply(watch.close_cycle());
+
   std::vector<Alert> selected;
   for (auto& alert : alerts) {
-    if (options.filter.matches(alert.key)) selected.push_back(std::move(alert));
+    // An incident is selected when one of its member keys is.
+    const bool member_matches =
+        std::any_of(alert.members.begin(), alert.members.end(),
+                    [&](const Alert& member) { return options.filter.matches(member.key); });
+    if (options.filter.matches(alert.key) || member_matches) selected.push_back(std::move(alert));
   }
   std::stable_sort(selected.begin(), selected.end(), [](const Alert& a, const Alert& b) {
-    if (a.observed_at != b.observed_at) return a.observed_at < b.observed_at;
+    if (a.fired.observed_at != b.fired.observed_at)
+      return a.fired.observed_at < b.fired.observed_at;
     return a.key.display() < b.key.display();
   });
   return selected;
 }
 
-nlohmann::json to_json(const Alert& alert) {
-  nlohmann::json attribution = nlohmann::json::array();
-  for (const auto& change : alert.attribution) {
-    attribution.push_back({{"field", change.field}, {"from", change.from}, {"to", change.to}});
-  }
-  return nlohmann::json{
-      {"benchmark", alert.key.benchmark},
-      {"provider", alert.key.provider},
-      {"workload", alert.key.workload},
-      {"environment", alert.key.environment},
-      {"externalId", alert.external_id},
-      {"observedAt", core::format_timestamp(alert.observed_at)},
-      {"direction", std::string(to_string(alert.direction))},
-      {"kind", std::string(to_string(alert.kind))},
-      {"relativeChange", alert.relative_change},
-      {"median", alert.median.count()},
-      {"band", {{"lower", alert.band.lower.count()}, {"upper", alert.band.upper.count()}}},
-      {"baselineRuns", alert.baseline_runs},
-      {"attribution", attribution},
-      {"onsetExternalId", alert.onset_external_id},
-      {"onsetObservedAt", core::format_timestamp(alert.onset_observed_at)},
-      {"incident",
-       alert.incident.empty() ? nlohmann::json(nullptr) : nlohmann::json(alert.incident)},
-      {"state", std::string(to_string(alert.state))},
-      {"explanation", alert.explanation},
-  };
-}
-
 nlohmann::json to_json(const std::vector<Alert>& alerts) {
   nlohmann::json array = nlohmann::json::array();
-  for (const auto& alert : alerts) array.push_back(to_json(alert));
+  for (const auto& alert : alerts) array.push_back(core::to_json(alert));
   return array;
 }
 
@@ -103,12 +89,11 @@ std::string format_alert_line(const Alert& alert) {
   char change[32];
   std::snprintf(change, sizeof change, "%+.1f%%", alert.relative_change * 100);
   std::string attribution = alert.attribution.empty() ? "-" : describe(alert.attribution);
-  return core::format_timestamp(alert.observed_at).substr(0, 19) + "  " +
+  return core::format_timestamp(alert.fired.observed_at).substr(0, 19) + "  " +
          std::string(to_string(alert.direction)) + "  " + std::string(to_string(alert.kind)) +
          "  " + change + "  " + alert.key.display() + "  median " +
-         format_duration(static_cast<double>(alert.median.count())) + " band [" +
-         format_duration(static_cast<double>(alert.band.lower.count())) + ", " +
-         format_duration(static_cast<double>(alert.band.upper.count())) +
+         core::format_latency(alert.fired.median) + " band [" +
+         core::format_latency(alert.band.lower) + ", " + core::format_latency(alert.band.upper) +
          "] n=" + std::to_string(alert.baseline_runs) + "  " + attribution + "  [" +
          std::string(to_string(alert.state)) + "]";
 }
@@ -117,21 +102,18 @@ std::string format_alert_table(const std::vector<Alert>& alerts) {
   std::string text =
       "observedAt           direction  kind  change  key  median band baselineRuns  "
       "attribution  [final state]\n";
-  std::set<std::string> printed_incidents;
+  std::size_t incidents = 0;
   for (const auto& alert : alerts) {
-    if (!alert.incident.empty()) {
-      if (!printed_incidents.insert(alert.incident).second) continue;
-      std::size_t members = 0;
-      for (const auto& other : alerts) members += other.incident == alert.incident ? 1 : 0;
-      text += "incident " + alert.incident + ": " + std::to_string(members) + " key(s)\n";
-      for (const auto& other : alerts) {
-        if (other.incident == alert.incident) text += "  " + format_alert_line(other) + "\n";
-      }
+    if (alert.members.empty()) {
+      text += format_alert_line(alert) + "\n";
       continue;
     }
-    text += format_alert_line(alert) + "\n";
+    ++incidents;
+    text += "incident " + alert.id + ": " + std::to_string(alert.members.size()) + " key(s)\n";
+    for (const auto& member : alert.members) text += "  " + format_alert_line(member) + "\n";
   }
-  text += std::to_string(alerts.size()) + " alert(s)\n";
+  text += std::to_string(alerts.size() - incidents) + " alert(s), " + std::to_string(incidents) +
+          " environment incident(s)\n";
   return text;
 }
 

@@ -1,6 +1,7 @@
-// The backtest: replays each key's stored history in observedAt order through the detectors and
-// the alert lifecycle, applies the cross-key controls, and returns every alert raised; plus the
-// JSON and table forms `kernelwatch backtest` prints. Pure; core, nlohmann/json, detectors/.
+// The backtest: replays every key's stored history in observedAt order through the detectors
+// (a Watch, as the daemon keeps them), closing a cycle at each gap longer than cycle_gap, and
+// returns every alert raised; plus the JSON and table forms `kernelwatch backtest` prints.
+// Pure; core, nlohmann/json, detectors/.
 #pragma once
 
 #include <string>
@@ -41,11 +42,7 @@ struct BacktestOptions {
 [[nodiscard]] std::vector<Alert> backtest(const std::vector<KeyHistory>& histories,
                                           const BacktestOptions& options);
 
-// {"benchmark","provider","workload","environment","externalId","observedAt","direction",
-//  "kind","relativeChange","median","band":{"lower","upper"},"baselineRuns","attribution":[
-//  {"field","from","to"}],"onsetExternalId","onsetObservedAt","incident","state","explanation"}
-// Durations in integer ns, times RFC 3339 UTC; "incident" is null unless kind is environment.
-[[nodiscard]] nlohmann::json to_json(const Alert& alert);
+// An array of the alerts' one JSON form (core::to_json, core/alert.hpp).
 [[nodiscard]] nlohmann::json to_json(const std::vector<Alert>& alerts);
 
 // One readable line per alert and a header: the table `kernelwatch backtest` prints without

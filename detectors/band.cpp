@@ -34,25 +34,6 @@ std::string_view to_string(VerdictKind kind) noexcept {
   return "unknown";
 }
 
-std::string format_duration(double nanoseconds) {
-  const double magnitude = std::abs(nanoseconds);
-  const char* unit = "ns";
-  double value = nanoseconds;
-  if (magnitude >= 1e9) {
-    unit = "s";
-    value = nanoseconds / 1e9;
-  } else if (magnitude >= 1e6) {
-    unit = "ms";
-    value = nanoseconds / 1e6;
-  } else if (magnitude >= 1e3) {
-    unit = "us";
-    value = nanoseconds / 1e3;
-  }
-  char text[48];
-  std::snprintf(text, sizeof text, "%.4g %s", value, unit);
-  return text;
-}
-
 Band band_of(std::span<const Observation> baseline, const BandParameters& parameters) {
   KW_ASSERT(!baseline.empty(), "band_of needs at least one baseline run");
   std::vector<double> medians, p20s, p80s;
@@ -89,7 +70,7 @@ Verdict judge(std::span<const Observation> baseline, const Observation& run,
     return verdict;
   }
   const std::size_t n = baseline.size();
-  const auto median_text = format_duration(static_cast<double>(run.median.count()));
+  const auto median_text = core::format_latency(run.median);
   if (n < std::max<std::size_t>(parameters.big_step_min_history, 1)) {
     verdict.kind = VerdictKind::InsufficientData;
     verdict.explanation =
@@ -103,10 +84,9 @@ Verdict judge(std::span<const Observation> baseline, const Observation& run,
   verdict.relative_change = (static_cast<double>(run.median.count()) - center) / center;
   const bool above = run.median > verdict.band.upper;
   const bool below = run.median < verdict.band.lower;
-  const std::string band_text =
-      "band [" + format_duration(static_cast<double>(verdict.band.lower.count())) + ", " +
-      format_duration(static_cast<double>(verdict.band.upper.count())) + "] of " +
-      std::to_string(n) + " run(s)";
+  const std::string band_text = "band [" + core::format_latency(verdict.band.lower) + ", " +
+                                core::format_latency(verdict.band.upper) + "] of " +
+                                std::to_string(n) + " run(s)";
   const std::string change_text = percent(verdict.relative_change) +
                                   (verdict.relative_change >= 0 ? " above" : " below") +
                                   " the baseline center";

@@ -23,15 +23,7 @@ using core::Direction;  // core/alert.hpp
 [[nodiscard]] std::string_view to_string(VerdictKind kind) noexcept;
 using core::to_string;
 
-struct Band {
-  std::chrono::nanoseconds lower{0};
-  std::chrono::nanoseconds upper{0};
-  std::chrono::nanoseconds center{0};  // median of the baseline medians
-
-  [[nodiscard]] bool contains(std::chrono::nanoseconds value) const {
-    return value >= lower && value <= upper;
-  }
-};
+using core::Band;  // core/alert.hpp
 
 struct Verdict {
   VerdictKind kind = VerdictKind::InsufficientData;
@@ -58,8 +50,5 @@ struct Verdict {
 // Judges one run against a baseline (the newest accepted runs of its segment, oldest first).
 [[nodiscard]] Verdict judge(std::span<const Observation> baseline, const Observation& run,
                             const BandParameters& parameters);
-
-// "0.577 ms", "18.30 us", "23.43 ms": four significant digits in a readable unit.
-[[nodiscard]] std::string format_duration(double nanoseconds);
 
 }  // namespace kernelwatch::detectors

@@ -83,7 +83,7 @@ void apply_controls(std::span<Alert> alerts, std::span<const KeyVerdicts> verdic
     if (alert.kind != AlertKind::Step) continue;
     const auto& starts = cycles[alert.key.environment];
     if (starts.empty()) continue;
-    const std::size_t cycle = cycle_of(starts, alert.onset_observed_at);
+    const std::size_t cycle = cycle_of(starts, alert.onset.observed_at);
     const auto& tally = tallies[{alert.key.environment, cycle}];
     const std::size_t same_way =
         alert.direction == Direction::Regression ? tally.regressions : tally.improvements;
@@ -117,7 +117,7 @@ void apply_controls(std::span<Alert> alerts, std::span<const KeyVerdicts> verdic
     if (alert.kind != AlertKind::Step || !is_reference(alert.key.provider)) continue;
     const auto& starts = cycles[alert.key.environment];
     if (starts.empty()) continue;
-    const std::size_t cycle = cycle_of(starts, alert.onset_observed_at);
+    const std::size_t cycle = cycle_of(starts, alert.onset.observed_at);
     if (!shared.contains({alert.key.benchmark, alert.key.workload, alert.key.environment, cycle,
                           alert.direction})) {
       continue;

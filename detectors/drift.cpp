@@ -34,8 +34,8 @@ DriftResult detect_drift(std::span<const Observation> runs, const DriftParameter
                 "%s drift: the newest %zu accepted runs moved %.1f%% along a steady trend "
                 "(Mann-Kendall z = %.1f) from %s to %s",
                 result.relative_change >= 0 ? "upward" : "downward", n,
-                std::abs(result.relative_change) * 100, result.z, format_duration(start).c_str(),
-                format_duration(end).c_str());
+                std::abs(result.relative_change) * 100, result.z,
+                core::format_latency(start).c_str(), core::format_latency(end).c_str());
   result.explanation = text;
   return result;
 }

@@ -19,10 +19,6 @@ void flatten(const nlohmann::json& value, const std::string& prefix,
 
 }  // namespace
 
-std::string KeyLabels::display() const {
-  return benchmark + " " + provider + " " + workload + " " + environment;
-}
-
 KeyLabels key_labels(const core::ComparabilityKey& key) {
   return KeyLabels{key.benchmark.label,   key.provider.label, key.workload.label,
                    key.environment.label, key.protocol.label, key.digest()};
@@ -41,6 +37,13 @@ Observation observation_from_record(const core::Record& record,
   observation.implementation_version = std::string(implementation_version);
   observation.implementation_digest = record.run.implementation_digest;
   flatten(record.environment.software, "", observation.software);
+  if (const auto spec = record.run.document.find("spec");
+      spec != record.run.document.end() && spec->is_object()) {
+    if (const auto reason = spec->find("statusReason");
+        reason != spec->end() && reason->is_string()) {
+      observation.status_reason = reason->get<std::string>();
+    }
+  }
   return observation;
 }
 

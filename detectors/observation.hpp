@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/alert.hpp"
 #include "core/key.hpp"
 #include "core/record.hpp"
 #include "core/time.hpp"
@@ -28,6 +29,7 @@ struct Observation {
   // The software environment flattened to "name" -> "value" ("driver" -> "550.54.15"): not part
   // of the key, compared only to attribute a step.
   std::map<std::string, std::string> software;
+  std::string status_reason;  // why a failed or inconclusive run was not timed ("" when none)
 
   [[nodiscard]] std::chrono::nanoseconds p20_or_median() const { return p20.value_or(median); }
   [[nodiscard]] std::chrono::nanoseconds p80_or_median() const { return p80.value_or(median); }
@@ -37,17 +39,8 @@ struct Observation {
   }
 };
 
-// The human labels of a comparability key (what alerts print) and its digest (identity).
-struct KeyLabels {
-  std::string benchmark;    // "tvd/backward"
-  std::string provider;     // "liger"
-  std::string workload;     // "tokens16384-vocab65536-fp32"
-  std::string environment;  // "nvidia-h100-80gb-hbm3"
-  std::string protocol;     // "liger-bench-do-bench-backward"
-  std::string digest;       // core::ComparabilityKey::digest(); "" in synthetic tests
-
-  [[nodiscard]] std::string display() const;
-};
+// The human labels of a comparability key (core/alert.hpp).
+using core::KeyLabels;
 
 // One key and every run of it, in any order (the backtest sorts by observed_at).
 struct KeyHistory {

@@ -1,57 +1,72 @@
 #include "notifiers/notification.hpp"
 
-#include <array>
-
 namespace kernelwatch::notifiers {
 namespace {
 
 using core::ErrorCode;
 using nlohmann::json;
 
-template <class Enum, std::size_t N>
-core::Result<Enum> parse_enum(const json& doc, const char* field,
-                              const std::array<Enum, N>& values) {
-  const auto it = doc.find(field);
-  if (it == doc.end() || !it->is_string()) {
-    return core::fail(ErrorCode::ParseError, std::string("`") + field + "` must be a string");
+// An alert item as kernelwatch 0.1 queued it: flat fields, "state" firing|resolved being the
+// notice. Only read, never written.
+core::Result<NotifiedAlert> legacy_item(const json& item) {
+  try {
+    NotifiedAlert n;
+    core::Alert& a = n.alert;
+    a.id = item.at("id").get<std::string>();
+    a.key = {item.at("benchmark").get<std::string>(),
+             item.at("provider").get<std::string>(),
+             item.at("workload").get<std::string>(),
+             item.at("environment").get<std::string>(),
+             "",
+             ""};
+    n.notice = KW_TRY(core::parse_notice(item.at("state").get<std::string>()));
+    a.kind = KW_TRY(core::parse_alert_kind(item.at("kind").get<std::string>()));
+    a.direction = KW_TRY(core::parse_direction(item.at("direction").get<std::string>()));
+    a.state = n.notice == Notice::Resolved ? core::AlertState::Resolved : core::AlertState::Firing;
+    core::AlertRun run;
+    run.external_id = item.value("externalId", "");
+    run.observed_at = KW_TRY(core::parse_timestamp(item.at("observedAt").get<std::string>()));
+    run.median = std::chrono::nanoseconds(item.at("medianNs").get<std::int64_t>());
+    a.fired = run;
+    a.onset = run;
+    if (n.notice == Notice::Resolved) a.closed_by = run;
+    a.band.lower = std::chrono::nanoseconds(item.at("bandLowerNs").get<std::int64_t>());
+    a.band.upper = std::chrono::nanoseconds(item.at("bandUpperNs").get<std::int64_t>());
+    a.relative_change = item.at("relativeChange").get<double>();
+    a.baseline_runs = item.at("baselineRuns").get<std::size_t>();
+    // 0.1 sent attribution (or a failed run's reason) as text: keep it as the explanation.
+    a.explanation = item.value("attribution", "");
+    if (const auto record = item.find("run"); record != item.end()) n.run_record = *record;
+    return n;
+  } catch (const json::exception& e) {
+    return core::fail(ErrorCode::ParseError, std::string("notification alert: ") + e.what());
   }
-  const auto text = it->get<std::string>();
-  for (Enum value : values) {
-    if (to_string(value) == text) return value;
+}
+
+core::Result<NotifiedAlert> item_from_json(const json& item) {
+  if (!item.is_object()) return core::fail(ErrorCode::ParseError, "an alert item is not an object");
+  if (!item.contains("alert")) return legacy_item(item);
+  NotifiedAlert n;
+  const auto notice = item.find("notice");
+  if (notice == item.end() || !notice->is_string()) {
+    return core::fail(ErrorCode::ParseError, "an alert item needs a notice");
   }
-  return core::fail(ErrorCode::ParseError,
-                    std::string("`") + field + "` has the unknown value `" + text + "`");
+  n.notice = KW_TRY(core::parse_notice(notice->get<std::string>()));
+  auto alert = core::alert_from_json(item.at("alert"));
+  if (!alert) return tl::unexpected(alert.error().with_context("alert"));
+  n.alert = std::move(*alert);
+  if (const auto record = item.find("run"); record != item.end()) n.run_record = *record;
+  return n;
 }
 
 }  // namespace
 
-std::string_view to_string(AlertState state) noexcept {
-  return state == AlertState::Firing ? "firing" : "resolved";
-}
-
 json to_json(const Notification& notification) {
   json alerts = json::array();
-  for (const auto& a : notification.alerts) {
-    json alert = {
-        {"id", a.id},
-        {"benchmark", a.key.benchmark},
-        {"provider", a.key.provider},
-        {"workload", a.key.workload},
-        {"environment", a.key.environment},
-        {"state", to_string(a.state)},
-        {"kind", to_string(a.kind)},
-        {"direction", to_string(a.direction)},
-        {"medianNs", a.median.count()},
-        {"bandLowerNs", a.band_lower.count()},
-        {"bandUpperNs", a.band_upper.count()},
-        {"relativeChange", a.relative_change},
-        {"baselineRuns", a.baseline_runs},
-        {"attribution", a.attribution},
-        {"externalId", a.external_id},
-        {"observedAt", core::format_timestamp(a.observed_at)},
-    };
-    if (!a.run_record.is_null()) alert["run"] = a.run_record;
-    alerts.push_back(std::move(alert));
+  for (const auto& n : notification.alerts) {
+    json item = {{"notice", core::to_string(n.notice)}, {"alert", core::to_json(n.alert)}};
+    if (!n.run_record.is_null()) item["run"] = n.run_record;
+    alerts.push_back(std::move(item));
   }
   return json{{"idempotencyKey", notification.idempotency_key},
               {"createdAt", core::format_timestamp(notification.created_at)},
@@ -61,47 +76,24 @@ json to_json(const Notification& notification) {
 
 core::Result<Notification> notification_from_json(const json& doc) {
   if (!doc.is_object()) return core::fail(ErrorCode::ParseError, "notification is not an object");
-  try {
-    Notification n;
-    n.idempotency_key = doc.at("idempotencyKey").get<std::string>();
-    auto created = core::parse_timestamp(doc.at("createdAt").get<std::string>());
-    if (!created) return tl::unexpected(created.error().with_context("createdAt"));
-    n.created_at = *created;
-    n.host = doc.value("host", "");
-    for (const auto& item : doc.at("alerts")) {
-      Alert a;
-      a.id = item.at("id").get<std::string>();
-      a.key = {item.at("benchmark").get<std::string>(), item.at("provider").get<std::string>(),
-               item.at("workload").get<std::string>(), item.at("environment").get<std::string>()};
-      auto state = parse_enum(item, "state", std::array{AlertState::Firing, AlertState::Resolved});
-      auto kind = parse_enum(
-          item, "kind",
-          std::array{AlertKind::Step, AlertKind::Drift, AlertKind::Environment, AlertKind::Failed});
-      auto direction =
-          parse_enum(item, "direction", std::array{Direction::Regression, Direction::Improvement});
-      if (!state) return tl::unexpected(state.error());
-      if (!kind) return tl::unexpected(kind.error());
-      if (!direction) return tl::unexpected(direction.error());
-      a.state = *state;
-      a.kind = *kind;
-      a.direction = *direction;
-      a.median = std::chrono::nanoseconds(item.at("medianNs").get<std::int64_t>());
-      a.band_lower = std::chrono::nanoseconds(item.at("bandLowerNs").get<std::int64_t>());
-      a.band_upper = std::chrono::nanoseconds(item.at("bandUpperNs").get<std::int64_t>());
-      a.relative_change = item.at("relativeChange").get<double>();
-      a.baseline_runs = item.at("baselineRuns").get<std::int64_t>();
-      a.attribution = item.value("attribution", "");
-      a.external_id = item.value("externalId", "");
-      auto observed = core::parse_timestamp(item.at("observedAt").get<std::string>());
-      if (!observed) return tl::unexpected(observed.error().with_context("observedAt"));
-      a.observed_at = *observed;
-      if (auto run = item.find("run"); run != item.end()) a.run_record = *run;
-      n.alerts.push_back(std::move(a));
-    }
-    return n;
-  } catch (const json::exception& e) {
-    return core::fail(ErrorCode::ParseError, std::string("notification: ") + e.what());
+  const auto key = doc.find("idempotencyKey");
+  const auto created = doc.find("createdAt");
+  const auto alerts = doc.find("alerts");
+  if (key == doc.end() || !key->is_string() || created == doc.end() || !created->is_string() ||
+      alerts == doc.end() || !alerts->is_array()) {
+    return core::fail(ErrorCode::ParseError,
+                      "notification needs idempotencyKey, createdAt and an alerts array");
   }
+  Notification n;
+  n.idempotency_key = key->get<std::string>();
+  auto created_at = core::parse_timestamp(created->get<std::string>());
+  if (!created_at) return tl::unexpected(created_at.error().with_context("createdAt"));
+  n.created_at = *created_at;
+  if (const auto host = doc.find("host"); host != doc.end() && host->is_string()) {
+    n.host = host->get<std::string>();
+  }
+  for (const auto& item : *alerts) n.alerts.push_back(KW_TRY(item_from_json(item)));
+  return n;
 }
 
 std::string serialize(const Notification& notification) {

@@ -1,10 +1,9 @@
-// What one notification says, independent of where it goes: the alerts one detection cycle
-// raised or resolved, grouped, with an idempotency key. Stored as JSON in the outbox row.
+// What one notification says, independent of where it goes: the alerts a flush found due (fired,
+// reminded or resolved), grouped, with an idempotency key. Each alert is the one core::Alert, in
+// its one JSON form, with the notice and the run it is about. Stored as JSON in the outbox row.
 // Plain C++ with nlohmann/json; no Asio, no storage.
 #pragma once
 
-#include <chrono>
-#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,46 +16,35 @@
 
 namespace kernelwatch::notifiers {
 
-enum class AlertState { Firing, Resolved };
-using core::AlertKind;  // core/alert.hpp
+using core::AlertKind;
 using core::Direction;
-using core::to_string;
+using core::Notice;
 
-[[nodiscard]] std::string_view to_string(AlertState state) noexcept;
+// One alert as a notification announces it.
+struct NotifiedAlert {
+  core::Alert alert;
+  Notice notice = Notice::Firing;
+  nlohmann::json run_record;  // the kernelindex record of run(), or null when not attached
 
-// The comparability key's labels (the protocol is implied by the benchmark for alerting).
-struct AlertKey {
-  std::string benchmark;
-  std::string provider;
-  std::string workload;
-  std::string environment;
-};
-
-struct Alert {
-  std::string id;  // the alert's stable id (one open alert per key)
-  AlertKey key;
-  AlertState state = AlertState::Firing;
-  AlertKind kind = AlertKind::Step;
-  Direction direction = Direction::Regression;
-  std::chrono::nanoseconds median{0};      // the new run's median
-  std::chrono::nanoseconds band_lower{0};  // the baseline band it left (or re-entered)
-  std::chrono::nanoseconds band_upper{0};
-  double relative_change = 0;  // (median - baseline centre) / baseline centre; +0.05 = 5% slower
-  std::int64_t baseline_runs = 0;
-  std::string attribution;  // "implementation changed 0.6.1 -> 0.6.2", "" when none
-  std::string external_id;  // the kernelindex run that caused it
-  core::Timestamp observed_at{};
-  nlohmann::json run_record;  // the kernelindex record, or null when not attached
+  // The run this notice is about: the one that resolved it for a resolve, else the one that
+  // fired it.
+  [[nodiscard]] const core::AlertRun& run() const {
+    return notice == Notice::Resolved && alert.closed_by ? *alert.closed_by : alert.fired;
+  }
 };
 
 struct Notification {
-  std::string idempotency_key;  // stable: e.g. "<host>/<cycle id>"; receivers drop repeats
+  std::string idempotency_key;  // stable for the same notices: receivers drop repeats
   core::Timestamp created_at{};
   std::string host;  // the kernelwatch instance (Alertmanager `instance` label)
-  std::vector<Alert> alerts;
+  std::vector<NotifiedAlert> alerts;
 };
 
+// {"idempotencyKey","createdAt","host","alerts":[{"notice":"firing"|"resolved",
+//  "alert":<core::to_json(alert)>,"run":<record, when attached>}]}
 [[nodiscard]] nlohmann::json to_json(const Notification& notification);
+// Its inverse. Also reads the outbox rows kernelwatch 0.1 queued (flat alert items), so a
+// notification queued before an upgrade is still delivered.
 [[nodiscard]] core::Result<Notification> notification_from_json(const nlohmann::json& doc);
 // The outbox payload form and back.
 [[nodiscard]] std::string serialize(const Notification& notification);

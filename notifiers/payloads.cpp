@@ -53,14 +53,25 @@ std::string trim_slash(std::string url) {
   return url;
 }
 
-std::string alert_link(const FormatOptions& options, const Alert& alert) {
+std::string alert_link(const FormatOptions& options, const NotifiedAlert& n) {
   if (options.public_url.empty()) return {};
-  return trim_slash(options.public_url) + "/alerts/" + alert.id;
+  return trim_slash(options.public_url) + "/alerts/" + n.alert.id;
+}
+
+bool resolved(const NotifiedAlert& n) {
+  return n.notice == Notice::Resolved;
+}
+
+// What explains the change: the attribution, or for a failed run its reason.
+std::string note(const core::Alert& a) {
+  if (a.kind == AlertKind::Failed) return a.explanation;
+  return a.attribution.empty() ? std::string() : core::describe(a.attribution);
 }
 
 // What kind of event this is, in words people scan for.
-std::string headline(const Alert& a) {
-  if (a.state == AlertState::Resolved) return "Resolved";
+std::string headline(const NotifiedAlert& n) {
+  const core::Alert& a = n.alert;
+  if (resolved(n)) return "Resolved";
   switch (a.kind) {
     case AlertKind::Environment:
       return "Environment shift";
@@ -75,36 +86,52 @@ std::string headline(const Alert& a) {
                                               : "Improvement (kernel step)";
 }
 
-std::string severity(const Alert& a) {
-  if (a.state == AlertState::Resolved) return "info";
+std::string severity(const NotifiedAlert& n) {
+  const core::Alert& a = n.alert;
+  if (resolved(n)) return "info";
   if (a.kind == AlertKind::Environment) return "warning";
   if (a.kind == AlertKind::Failed) return "critical";
   return a.direction == Direction::Regression ? "critical" : "info";
 }
 
-std::string colour(const Alert& a) {
-  if (a.state == AlertState::Resolved) return "#2eb67d";
+std::string colour(const NotifiedAlert& n) {
+  const core::Alert& a = n.alert;
+  if (resolved(n)) return "#2eb67d";
   if (a.kind == AlertKind::Environment) return "#ecb22e";
   if (a.kind == AlertKind::Failed) return "#7a0019";
   return a.direction == Direction::Regression ? "#e01e5a" : "#36c5f0";
 }
 
-std::string emoji(const Alert& a) {
-  if (a.state == AlertState::Resolved) return ":white_check_mark:";
+std::string emoji(const NotifiedAlert& n) {
+  const core::Alert& a = n.alert;
+  if (resolved(n)) return ":white_check_mark:";
   if (a.kind == AlertKind::Environment) return ":warning:";
   if (a.kind == AlertKind::Failed) return ":x:";
   return a.direction == Direction::Regression ? ":red_circle:" : ":large_blue_circle:";
 }
 
-std::string key_line(const AlertKey& k) {
-  return k.benchmark + " · " + k.provider + " · " + k.workload + " · " + k.environment;
+// An incident names its environment and its member keys; an alert its key.
+std::string key_line(const core::Alert& a) {
+  if (a.members.empty()) {
+    const auto& k = a.key;
+    return k.benchmark + " · " + k.provider + " · " + k.workload + " · " + k.environment;
+  }
+  std::string line = a.key.environment + ": " + std::to_string(a.members.size()) + " keys";
+  constexpr std::size_t kNamed = 5;
+  for (std::size_t i = 0; i < a.members.size() && i < kNamed; ++i) {
+    const auto& k = a.members[i].key;
+    line += (i == 0 ? ": " : ", ") + k.benchmark + " " + k.provider + " " + k.workload;
+  }
+  if (a.members.size() > kNamed) line += ", …";
+  return line;
 }
 
 std::string summary_line(const Notification& n) {
-  std::size_t regressions = 0, improvements = 0, environment = 0, failed = 0, resolved = 0;
-  for (const auto& a : n.alerts) {
-    if (a.state == AlertState::Resolved) {
-      ++resolved;
+  std::size_t regressions = 0, improvements = 0, environment = 0, failed = 0, resolved_count = 0;
+  for (const auto& item : n.alerts) {
+    const core::Alert& a = item.alert;
+    if (resolved(item)) {
+      ++resolved_count;
     } else if (a.kind == AlertKind::Environment) {
       ++environment;
     } else if (a.kind == AlertKind::Failed) {
@@ -125,13 +152,13 @@ std::string summary_line(const Notification& n) {
   add(environment, "environment shift", "environment shifts");
   add(failed, "failed run", "failed runs");
   add(improvements, "improvement", "improvements");
-  add(resolved, "resolved", "resolved");
+  add(resolved_count, "resolved", "resolved");
   if (out.empty()) out = "no alerts";
   return out;
 }
 
-std::string band_text(const Alert& a) {
-  return format_duration(a.band_lower) + " – " + format_duration(a.band_upper);
+std::string band_text(const core::Alert& a) {
+  return core::format_latency(a.band.lower) + " – " + core::format_latency(a.band.upper);
 }
 
 std::string to_hex(const unsigned char* data, std::size_t size) {
@@ -145,43 +172,46 @@ std::string to_hex(const unsigned char* data, std::size_t size) {
   return out;
 }
 
-json alert_json(const Alert& a) {
+// An environment incident's member keys, each with the move it showed.
+json members_json(const core::Alert& a) {
+  json members = json::array();
+  for (const auto& m : a.members) {
+    members.push_back({{"key",
+                        {{"benchmark", m.key.benchmark},
+                         {"provider", m.key.provider},
+                         {"workload", m.key.workload},
+                         {"environment", m.key.environment}}},
+                       {"medianNs", m.fired.median.count()},
+                       {"relativeChange", m.relative_change},
+                       {"externalId", m.fired.external_id},
+                       {"explanation", m.explanation}});
+  }
+  return members;
+}
+
+json alert_json(const NotifiedAlert& n) {
+  const core::Alert& a = n.alert;
   return json{{"id", a.id},
-              {"state", to_string(a.state)},
+              {"state", core::to_string(n.notice)},
               {"kind", to_string(a.kind)},
               {"direction", to_string(a.direction)},
-              {"severity", severity(a)},
+              {"severity", severity(n)},
               {"key",
                {{"benchmark", a.key.benchmark},
                 {"provider", a.key.provider},
                 {"workload", a.key.workload},
                 {"environment", a.key.environment}}},
-              {"medianNs", a.median.count()},
-              {"band", {{"lowerNs", a.band_lower.count()}, {"upperNs", a.band_upper.count()}}},
+              {"medianNs", n.run().median.count()},
+              {"band", {{"lowerNs", a.band.lower.count()}, {"upperNs", a.band.upper.count()}}},
               {"relativeChange", a.relative_change},
               {"baselineRuns", a.baseline_runs},
-              {"attribution", a.attribution},
-              {"externalId", a.external_id},
-              {"observedAt", core::format_timestamp(a.observed_at)}};
+              {"attribution", note(a)},
+              {"externalId", n.run().external_id},
+              {"observedAt", core::format_timestamp(n.run().observed_at)},
+              {"members", members_json(a)}};
 }
 
 }  // namespace
-
-std::string format_duration(std::chrono::nanoseconds value) {
-  const double ns = static_cast<double>(value.count());
-  const double magnitude = std::fabs(ns);
-  char buffer[64];
-  if (magnitude >= 1e9) {
-    std::snprintf(buffer, sizeof buffer, "%.3f s", ns / 1e9);
-  } else if (magnitude >= 1e6) {
-    std::snprintf(buffer, sizeof buffer, "%.3f ms", ns / 1e6);
-  } else if (magnitude >= 1e3) {
-    std::snprintf(buffer, sizeof buffer, "%.1f us", ns / 1e3);
-  } else {
-    std::snprintf(buffer, sizeof buffer, "%lld ns", static_cast<long long>(value.count()));
-  }
-  return buffer;
-}
 
 std::string format_change(double relative_change) {
   char buffer[32];
@@ -196,9 +226,10 @@ json slack_payload(const Notification& n, const FormatOptions& options) {
   // Fallback text (notifications, screen readers): the summary and the first keys.
   std::string text = "kernelwatch on " + host + ": " + summary;
   for (std::size_t i = 0; i < n.alerts.size() && i < 5; ++i) {
-    const auto& a = n.alerts[i];
-    text += "\n" + headline(a) + ": " + a.key.benchmark + " " + a.key.provider + " " +
-            format_duration(a.median) + " (" + format_change(a.relative_change) + ")";
+    const auto& item = n.alerts[i];
+    text += "\n" + headline(item) + ": " + item.alert.key.benchmark + " " +
+            item.alert.key.provider + " " + core::format_latency(item.run().median) + " (" +
+            format_change(item.alert.relative_change) + ")";
   }
   if (n.alerts.size() > 5) text += "\n…and " + std::to_string(n.alerts.size() - 5) + " more";
 
@@ -212,20 +243,23 @@ json slack_payload(const Notification& n, const FormatOptions& options) {
   json attachments = json::array();
   const std::size_t shown = std::min(n.alerts.size(), kSlackMaxAlertsShown);
   for (std::size_t i = 0; i < shown; ++i) {
-    const Alert& a = n.alerts[i];
-    std::string body = emoji(a) + " *" + headline(a) + "*  `" + slack_escape(a.key.benchmark) +
-                       "`\n" + slack_escape(key_line(a.key)) + "\n";
-    if (a.kind == AlertKind::Environment && a.state == AlertState::Firing) {
+    const NotifiedAlert& item = n.alerts[i];
+    const core::Alert& a = item.alert;
+    std::string body = emoji(item) + " *" + headline(item) + "*  `" +
+                       slack_escape(a.members.empty() ? a.key.benchmark : a.key.environment) +
+                       "`\n" + slack_escape(key_line(a)) + "\n";
+    if (a.kind == AlertKind::Environment && !resolved(item)) {
       body +=
-          "Most keys on this host moved together: an environment incident, not a kernel "
+          "These keys moved together on this host: an environment incident, not a kernel "
           "change.\n";
     }
-    body += "New median *" + format_duration(a.median) + "* (" + format_change(a.relative_change) +
-            ") · band " + band_text(a) + " from " + std::to_string(a.baseline_runs) + " runs";
-    if (!a.attribution.empty()) body += "\nAttribution: " + slack_escape(a.attribution);
-    std::string context = "run `" + slack_escape(a.external_id) + "` observed " +
-                          core::format_timestamp(a.observed_at);
-    if (const auto link = alert_link(options, a); !link.empty()) {
+    body += "New median *" + core::format_latency(item.run().median) + "* (" +
+            format_change(a.relative_change) + ") · band " + band_text(a) + " from " +
+            std::to_string(a.baseline_runs) + " runs";
+    if (const auto text = note(a); !text.empty()) body += "\nAttribution: " + slack_escape(text);
+    std::string context = "run `" + slack_escape(item.run().external_id) + "` observed " +
+                          core::format_timestamp(item.run().observed_at);
+    if (const auto link = alert_link(options, item); !link.empty()) {
       context += " · <" + link + "|status page>";
     }
     json section = {{"type", "section"},
@@ -235,7 +269,7 @@ json slack_payload(const Notification& n, const FormatOptions& options) {
         {"elements",
          json::array({{{"type", "mrkdwn"}, {"text", truncate(context, kSlackMaxSectionText)}}})}};
     attachments.push_back(
-        {{"color", colour(a)}, {"blocks", json::array({section, context_block})}});
+        {{"color", colour(item)}, {"blocks", json::array({section, context_block})}});
   }
 
   std::string footer = "idempotency key `" + slack_escape(n.idempotency_key) + "`";
@@ -259,9 +293,9 @@ json slack_payload(const Notification& n, const FormatOptions& options) {
 json webhook_payload(const Notification& n) {
   json alerts = json::array();
   json runs = json::array();
-  for (const auto& a : n.alerts) {
-    alerts.push_back(alert_json(a));
-    if (!a.run_record.is_null()) runs.push_back(a.run_record);
+  for (const auto& item : n.alerts) {
+    alerts.push_back(alert_json(item));
+    if (!item.run_record.is_null()) runs.push_back(item.run_record);
   }
   return json{{"version", kWebhookSchemaVersion},
               {"type", "kernelwatch.alerts"},
@@ -275,7 +309,8 @@ json webhook_payload(const Notification& n) {
 
 json alertmanager_payload(const Notification& n, const FormatOptions& options) {
   json out = json::array();
-  for (const auto& a : n.alerts) {
+  for (const auto& item : n.alerts) {
+    const core::Alert& a = item.alert;
     std::string alertname = "KernelwatchRegression";
     if (a.kind == AlertKind::Environment) {
       alertname = "KernelwatchEnvironmentShift";
@@ -284,38 +319,38 @@ json alertmanager_payload(const Notification& n, const FormatOptions& options) {
     } else if (a.direction == Direction::Improvement) {
       alertname = "KernelwatchImprovement";
     }
-    json labels = {{"alertname", alertname},
-                   {"benchmark", a.key.benchmark},
-                   {"provider", a.key.provider},
-                   {"workload", a.key.workload},
-                   {"environment", a.key.environment},
-                   {"kind", to_string(a.kind)},
-                   {"direction", to_string(a.direction)},
-                   {"severity", severity(a)},
-                   {"alert_id", a.id}};
+    json labels = {{"alertname", alertname},     {"environment", a.key.environment},
+                   {"kind", to_string(a.kind)},  {"direction", to_string(a.direction)},
+                   {"severity", severity(item)}, {"alert_id", a.id}};
+    // An incident has no benchmark, provider or workload: no empty labels for them.
+    for (const auto& [name, value] : {std::pair{"benchmark", a.key.benchmark},
+                                      {"provider", a.key.provider},
+                                      {"workload", a.key.workload}}) {
+      if (!value.empty()) labels[name] = value;
+    }
     if (!n.host.empty()) labels["instance"] = n.host;
     json annotations = {
-        {"summary", headline(a) + ": " + a.key.benchmark + " " + a.key.provider + " " +
+        {"summary", headline(item) + ": " + a.key.benchmark + " " + a.key.provider + " " +
                         format_change(a.relative_change)},
-        {"description", "median " + format_duration(a.median) + " (" +
+        {"description", "median " + core::format_latency(item.run().median) + " (" +
                             format_change(a.relative_change) + "), band " + band_text(a) +
                             " from " + std::to_string(a.baseline_runs) + " runs"},
-        {"median_ns", std::to_string(a.median.count())},
-        {"band_lower_ns", std::to_string(a.band_lower.count())},
-        {"band_upper_ns", std::to_string(a.band_upper.count())},
+        {"median_ns", std::to_string(item.run().median.count())},
+        {"band_lower_ns", std::to_string(a.band.lower.count())},
+        {"band_upper_ns", std::to_string(a.band.upper.count())},
         {"relative_change", format_change(a.relative_change)},
-        {"external_id", a.external_id},
+        {"external_id", item.run().external_id},
         {"idempotency_key", n.idempotency_key}};
-    if (!a.attribution.empty()) annotations["attribution"] = a.attribution;
+    if (const auto text = note(a); !text.empty()) annotations["attribution"] = text;
     json alert = {{"labels", std::move(labels)}, {"annotations", std::move(annotations)}};
-    if (a.state == AlertState::Resolved) {
+    if (resolved(item)) {
       // startsAt is unknown to a resolve message; Alertmanager matches by labels.
-      alert["endsAt"] = core::format_timestamp(a.observed_at);
+      alert["endsAt"] = core::format_timestamp(item.run().observed_at);
     } else {
-      alert["startsAt"] = core::format_timestamp(a.observed_at);
+      alert["startsAt"] = core::format_timestamp(item.run().observed_at);
       alert["endsAt"] = core::format_timestamp(n.created_at + options.firing_ttl);
     }
-    if (const auto link = alert_link(options, a); !link.empty()) alert["generatorURL"] = link;
+    if (const auto link = alert_link(options, item); !link.empty()) alert["generatorURL"] = link;
     out.push_back(std::move(alert));
   }
   return out;

@@ -61,8 +61,6 @@ struct OutgoingRequest {
 [[nodiscard]] OutgoingRequest build_request(const Destination& destination, const Notification& n,
                                             const FormatOptions& options, core::Timestamp now);
 
-// "1.234 ms", "812.5 us", "950 ns".
-[[nodiscard]] std::string format_duration(std::chrono::nanoseconds value);
 // "+5.2%", "-0.8%".
 [[nodiscard]] std::string format_change(double relative_change);
 

@@ -5,32 +5,41 @@
 namespace kernelwatch::storage {
 namespace {
 
+constexpr const char* kColumns =
+    "id, key_id, state, updated_at_ns, document, notified, notified_at_ns";
+
+// The document is the alert's one JSON form; the typed columns are authoritative for what they
+// hold (the state changes without the document being rewritten by an older version).
 Result<AlertRow> read_row(const Statement& s, const std::filesystem::path& path) {
+  const std::string id = s.column_text(0);
+  const auto where = [&](const core::Error& e) {
+    return e.with_context(path.string() + ": alert " + id);
+  };
+  auto alert = core::alert_from_json(nlohmann::json::parse(s.column_text(4), nullptr, false));
+  if (!alert) return tl::unexpected(where(alert.error()));
   AlertRow row;
-  row.id = s.column_text(0);
-  row.key_id = s.column_int(1);
-  row.kind = s.column_text(2);
-  row.direction = s.column_text(3);
-  row.state = s.column_text(4);
-  row.fired_at = s.column_timestamp(5);
-  row.updated_at = s.column_timestamp(6);
-  row.document = nlohmann::json::parse(s.column_text(7), nullptr, false);
-  if (!s.column_is_null(8))
-    row.pending_notifications = nlohmann::json::parse(s.column_text(8), nullptr, false);
-  row.notified_at = s.column_optional_timestamp(9);
-  if (row.document.is_discarded() || row.pending_notifications.is_discarded()) {
-    return core::fail(core::ErrorCode::NotADatabase,
-                      path.string() + ": alert " + row.id + ": document is not JSON");
+  row.alert = std::move(*alert);
+  row.alert.id = id;
+  if (!s.column_is_null(1)) row.key_id = s.column_int(1);
+  auto state = core::parse_alert_state(s.column_text(2));
+  if (!state) return tl::unexpected(where(state.error()));
+  row.alert.state = *state;
+  row.updated_at = s.column_timestamp(3);
+  if (!s.column_is_null(5)) {
+    auto notice = core::parse_notice(s.column_text(5));
+    if (!notice) return tl::unexpected(where(notice.error()));
+    row.notified = *notice;
   }
+  row.notified_at = s.column_optional_timestamp(6);
   return row;
 }
 
-constexpr const char* kColumns =
-    "id, key_id, kind, direction, state, fired_at_ns, updated_at_ns, document, "
-    "pending_notifications, notified_at_ns";
-
 Result<std::vector<AlertRow>> collect_alerts(const Database& db, Statement& stmt) {
   return collect(stmt, [&](const Statement& s) { return read_row(s, db.path()); });
+}
+
+std::string_view action_name(AlertAction action) {
+  return action == AlertAction::Acknowledge ? "acknowledge" : "rebaseline";
 }
 
 }  // namespace
@@ -39,27 +48,27 @@ AlertStore::AlertStore(Connection& connection) : db_(&connection.database()) {}
 
 Status AlertStore::upsert(Transaction& tx, const AlertRow& row) {
   KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
+  const core::Alert& a = row.alert;
   auto stmt = KW_TRY(db_->statement(
       "INSERT INTO alerts (id, key_id, kind, direction, state, fired_at_ns, updated_at_ns, "
-      "document, pending_notifications, notified_at_ns) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+      "document, notified, notified_at_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
       "ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, direction = excluded.direction, "
       "state = excluded.state, updated_at_ns = excluded.updated_at_ns, "
-      "document = excluded.document, pending_notifications = excluded.pending_notifications, "
+      "document = excluded.document, notified = excluded.notified, "
       "notified_at_ns = excluded.notified_at_ns"));
-  stmt->bind(1, row.id)
+  stmt->bind(1, a.id)
       .bind(2, row.key_id)
-      .bind(3, row.kind)
-      .bind(4, row.direction)
-      .bind(5, row.state)
-      .bind(6, row.fired_at)
+      .bind(3, core::to_string(a.kind))
+      .bind(4, core::to_string(a.direction))
+      .bind(5, core::to_string(a.state))
+      .bind(6, a.fired.observed_at)
       .bind(7, row.updated_at)
-      .bind(8, row.document.dump())
+      .bind(8, core::to_json(a).dump())
       .bind(10, row.notified_at);
-  if (row.pending_notifications.is_null()) {
-    stmt->bind_null(9);
+  if (row.notified) {
+    stmt->bind(9, core::to_string(*row.notified));
   } else {
-    stmt->bind(9, row.pending_notifications.dump());
+    stmt->bind_null(9);
   }
   return stmt->run();
 }
@@ -68,56 +77,46 @@ Status AlertStore::record_action(Transaction& tx, const AlertActionRow& row) {
   KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
   auto stmt = KW_TRY(db_->statement(
       "INSERT INTO alert_actions (alert_id, key_id, action, at_ns) VALUES (?1, ?2, ?3, ?4)"));
-  stmt->bind(1, row.alert_id)
-      .bind(2, row.key_id)
-      .bind(3,
-            std::string_view(row.action == AlertAction::Acknowledge ? "acknowledge" : "rebaseline"))
-      .bind(4, row.at);
+  stmt->bind(1, row.alert_id).bind(2, row.key_id).bind(3, action_name(row.action)).bind(4, row.at);
   return stmt->run();
 }
 
-Result<std::vector<AlertRow>> AlertStore::list(std::string_view state, std::size_t limit) const {
+Status AlertStore::mark_notified(Transaction& tx, std::string_view id, core::Notice notice,
+                                 core::Timestamp at) {
+  KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
+  auto stmt =
+      KW_TRY(db_->statement("UPDATE alerts SET notified = ?2, notified_at_ns = ?3 WHERE id = ?1"));
+  stmt->bind(1, id).bind(2, core::to_string(notice)).bind(3, at);
+  return stmt->run();
+}
+
+Result<std::vector<AlertRow>> AlertStore::list(std::optional<core::AlertState> state,
+                                               std::size_t limit) const {
   static const std::string sql =
       std::string("SELECT ") + kColumns +
       " FROM alerts WHERE (?1 = '' OR state = ?1) ORDER BY fired_at_ns DESC, id LIMIT ?2";
   auto stmt = KW_TRY(db_->statement(sql));
-  stmt->bind(1, state).bind_limit(2, limit);
+  stmt->bind(1, state ? core::to_string(*state) : std::string_view("")).bind_limit(2, limit);
   return collect_alerts(*db_, *stmt);
 }
 
-Result<std::vector<AlertRow>> AlertStore::with_pending_notifications() const {
-  static const std::string sql = std::string("SELECT ") + kColumns +
-                                 " FROM alerts WHERE pending_notifications IS NOT NULL "
-                                 "ORDER BY fired_at_ns, id";
+Result<std::vector<AlertRow>> AlertStore::notification_candidates(
+    core::Timestamp reminder_cutoff) const {
+  static const std::string sql =
+      std::string("SELECT ") + kColumns +
+      " FROM alerts WHERE notified IS NULL OR (state = 'resolved' AND notified = 'firing') "
+      "OR (state = 'firing' AND notified_at_ns <= ?1) ORDER BY fired_at_ns, id";
   auto stmt = KW_TRY(db_->statement(sql));
-  return collect_alerts(*db_, *stmt);
-}
-
-Status AlertStore::clear_pending_notifications(Transaction& tx, core::Timestamp now) {
-  KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
-  auto stmt =
-      KW_TRY(db_->statement("UPDATE alerts SET pending_notifications = NULL, notified_at_ns = ?1 "
-                            "WHERE pending_notifications IS NOT NULL"));
-  stmt->bind(1, now);
-  return stmt->run();
-}
-
-Result<std::vector<AlertRow>> AlertStore::firing_notified_before(core::Timestamp cutoff) const {
-  static const std::string sql = std::string("SELECT ") + kColumns +
-                                 " FROM alerts WHERE state = 'firing' AND notified_at_ns <= ?1 "
-                                 "ORDER BY notified_at_ns, id";
-  auto stmt = KW_TRY(db_->statement(sql));
-  stmt->bind(1, cutoff);
+  stmt->bind(1, reminder_cutoff);
   return collect_alerts(*db_, *stmt);
 }
 
 Result<std::optional<core::Timestamp>> AlertStore::oldest_firing_notification() const {
-  auto stmt =
-      KW_TRY(db_->statement("SELECT min(notified_at_ns) FROM alerts WHERE state = 'firing'"));
-  // min() over no rows is one NULL row.
-  const auto oldest =
+  auto stmt = KW_TRY(db_->statement(
+      "SELECT min(notified_at_ns) FROM alerts WHERE state = 'firing' AND notified = 'firing'"));
+  auto row =
       KW_TRY(first_row(*stmt, [](const Statement& s) { return s.column_optional_timestamp(0); }));
-  return oldest.value_or(std::nullopt);
+  return row ? *row : std::nullopt;
 }
 
 Result<std::optional<AlertRow>> AlertStore::find(std::string_view id) const {
@@ -138,10 +137,10 @@ Result<std::vector<AlertActionRow>> AlertStore::actions() const {
   });
 }
 
-Result<std::int64_t> AlertStore::count_by_state(std::string_view state) const {
+Result<std::int64_t> AlertStore::count_by_state(core::AlertState state) const {
   auto stmt = KW_TRY(db_->statement("SELECT count(*) FROM alerts WHERE state = ?1"));
-  stmt->bind(1, state);
-  const auto count = KW_TRY(first_row(*stmt, [](const Statement& s) { return s.column_int(0); }));
+  stmt->bind(1, core::to_string(state));
+  auto count = KW_TRY(first_row(*stmt, [](const Statement& s) { return s.column_int(0); }));
   return count.value_or(0);
 }
 

@@ -1,5 +1,6 @@
-// Alert state as the daemon serves it (one document per alert, its state and key), and the
-// operator's actions on alerts. Written in the same transaction as the run that changed them.
+// Alerts as the daemon keeps them (one typed row per alert or environment incident: the alert in
+// its one JSON form, its state, and what its last notification said and when), and the
+// operator's actions on alerts. Written in the transaction of what changed them.
 // Plain C++ over core types; SQL stays in storage/alerts.cpp.
 #pragma once
 
@@ -9,28 +10,17 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "core/time.hpp"
+#include "core/alert.hpp"
 #include "storage/connection.hpp"
 
 namespace kernelwatch::storage {
 
 struct AlertRow {
-  std::string id;
-  std::int64_t key_id = 0;
-  std::string kind;       // "step", "drift", "environment", "failed"
-  std::string direction;  // "regression", "improvement"
-  std::string state;      // "firing", "acknowledged", "resolved", "rebaselined"
-  core::Timestamp fired_at{};
-  core::Timestamp updated_at{};
-  nlohmann::json document = nlohmann::json::object();  // what the API answers
-  // Notifications this alert still owes, oldest first (null when none): written in the
-  // transaction of the run that changed the alert, cleared in the one that enqueues them.
-  nlohmann::json pending_notifications = nullptr;
-  // When the last notification of this alert was queued (wall clock); nullopt: never. Set by
-  // clear_pending_notifications(); reminders are due repeat_interval after it.
-  std::optional<core::Timestamp> notified_at;
+  core::Alert alert;                     // id, key labels, kind, direction, state, runs, band...
+  std::optional<std::int64_t> key_id;    // the key's row; nullopt for an environment incident
+  core::Timestamp updated_at{};          // wall clock of the last change
+  std::optional<core::Notice> notified;  // what the last notification said; nullopt: none
+  std::optional<core::Timestamp> notified_at;  // when it was queued (wall clock)
 };
 
 enum class AlertAction { Acknowledge, Rebaseline };
@@ -48,25 +38,28 @@ class AlertStore {
  public:
   explicit AlertStore(Connection& connection);
 
-  // Inserts or replaces the alert's row inside the caller's transaction.
+  // Inserts or replaces the row inside the caller's transaction (the notification columns are
+  // kept as written: pass the row as read to keep them).
   [[nodiscard]] Status upsert(Transaction& tx, const AlertRow& row);
   [[nodiscard]] Status record_action(Transaction& tx, const AlertActionRow& row);
+  // The alert was announced: `notice` queued at `at`.
+  [[nodiscard]] Status mark_notified(Transaction& tx, std::string_view id, core::Notice notice,
+                                     core::Timestamp at);
 
-  // Newest first; an empty state matches every state; limit 0 means all.
-  [[nodiscard]] Result<std::vector<AlertRow>> list(std::string_view state, std::size_t limit) const;
+  // Newest first; nullopt matches every state; limit 0 means all.
+  [[nodiscard]] Result<std::vector<AlertRow>> list(std::optional<core::AlertState> state,
+                                                   std::size_t limit) const;
   [[nodiscard]] Result<std::optional<AlertRow>> find(std::string_view id) const;
   // Every action, oldest first (the daemon replays them with the runs at start).
   [[nodiscard]] Result<std::vector<AlertActionRow>> actions() const;
-  [[nodiscard]] Result<std::int64_t> count_by_state(std::string_view state) const;
-  // Alerts with pending notifications, oldest first.
-  [[nodiscard]] Result<std::vector<AlertRow>> with_pending_notifications() const;
-  // The owed notifications were queued at `now`: clears them and stamps the alerts' notified_at.
-  [[nodiscard]] Status clear_pending_notifications(Transaction& tx, core::Timestamp now);
-  // Firing (unacknowledged) alerts whose last notification was queued at or before `cutoff`,
-  // oldest notification first: the reminders due when cutoff = now - repeat_interval.
-  [[nodiscard]] Result<std::vector<AlertRow>> firing_notified_before(core::Timestamp cutoff) const;
+  [[nodiscard]] Result<std::int64_t> count_by_state(core::AlertState state) const;
+  // The rows a notification may be due for, oldest first: never announced, resolved but
+  // announced only as firing, or firing and last announced at or before `reminder_cutoff`
+  // (now - repeat_interval). detectors::notice_due() decides.
+  [[nodiscard]] Result<std::vector<AlertRow>> notification_candidates(
+      core::Timestamp reminder_cutoff) const;
   // The oldest notified_at of the firing alerts (when the next reminder falls due); nullopt
-  // when no firing alert was ever notified.
+  // when none was announced.
   [[nodiscard]] Result<std::optional<core::Timestamp>> oldest_firing_notification() const;
 
  private:

@@ -168,7 +168,8 @@ Result<InsertOutcome> store_run_row(Database& db, std::int64_t key_id, const cor
 // Columns every run query selects, in this order; the key's parts as in read_key().
 constexpr const char* kRunColumns =
     "r.id, r.key_id, r.record, k.benchmark, k.benchmark_digest, k.provider, k.provider_digest, "
-    "w.label, w.digest, e.label, e.digest, p.label, p.digest, coalesce(i.version, '') "
+    "w.label, w.digest, e.label, e.digest, p.label, p.digest, coalesce(i.version, ''), "
+    "r.settled "
     "FROM runs r JOIN keys k ON k.id = r.key_id "
     "JOIN workloads w ON w.id = k.workload_id "
     "JOIN environments e ON e.id = k.environment_id "
@@ -201,6 +202,9 @@ Result<StoredRun> read_run(const Statement& stmt, const std::filesystem::path& p
   run.record = std::move(*record);
   run.key = read_key(stmt, 3);
   run.implementation_version = stmt.column_text(13);
+  if (!stmt.column_is_null(14)) {
+    run.judged = stmt.column_int(14) == 0 ? Judged::CycleOpen : Judged::CycleClosed;
+  }
   return run;
 }
 
@@ -276,6 +280,20 @@ Result<std::vector<StoredRun>> RunStore::key_history(std::int64_t key_id) const 
   auto stmt = KW_TRY(db_->statement(sql));
   stmt->bind(1, key_id);
   return collect_runs(*db_, *stmt);
+}
+
+Status RunStore::mark_judged(Transaction& tx, std::int64_t key_id, core::Timestamp observed_at) {
+  KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
+  auto stmt = KW_TRY(
+      db_->statement("UPDATE runs SET settled = 0 WHERE key_id = ?1 AND observed_at_ns = ?2"));
+  stmt->bind(1, key_id).bind(2, observed_at);
+  return stmt->run();
+}
+
+Status RunStore::close_judged_cycles(Transaction& tx) {
+  KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
+  auto stmt = KW_TRY(db_->statement("UPDATE runs SET settled = 1 WHERE settled = 0"));
+  return stmt->run();
 }
 
 Result<std::int64_t> RunStore::run_count() const {

@@ -16,12 +16,17 @@
 
 namespace kernelwatch::storage {
 
+// Whether the daemon judged a run: imported runs never were (their alerts are history, not
+// news); a judged run's cycle is open until its held alerts were decided and stored.
+enum class Judged { Never, CycleOpen, CycleClosed };
+
 struct StoredRun {
   std::int64_t id = 0;
   std::int64_t key_id = 0;
   core::ComparabilityKey key;
   core::Record record;
   std::string implementation_version;  // "" when the source did not say
+  Judged judged = Judged::Never;
 };
 
 struct KeySummary {
@@ -61,6 +66,12 @@ class RunStore {
   // the run came from ("" for none).
   [[nodiscard]] Result<Insertion> insert_run(Transaction& tx, const core::Record& record,
                                              std::string_view raw_source);
+
+  // The daemon judged this run (stored just before, in the same transaction): its cycle is open.
+  [[nodiscard]] Status mark_judged(Transaction& tx, std::int64_t key_id,
+                                   core::Timestamp observed_at);
+  // Every judged run's cycle closed: their alerts are decided and stored.
+  [[nodiscard]] Status close_judged_cycles(Transaction& tx);
 
   [[nodiscard]] Result<std::vector<KeySummary>> keys() const;
   [[nodiscard]] Result<std::vector<StoredRun>> runs(const RunFilter& filter) const;

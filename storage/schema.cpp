@@ -120,13 +120,45 @@ CREATE INDEX alert_actions_by_key ON alert_actions (key_id, at_ns);
 CREATE INDEX outbox_state ON outbox (destination, state);
 )sql";
 
-// Version 4: when an alert's last notification was queued (wall clock). A reminder is due
-// repeat_interval after it; replaying runs at start cannot move it. Alerts open before the
-// upgrade take the time of their last change, which is when their last notification was owed.
+// Version 4: typed alert rows and the notification decided from them. What an alert's last
+// notification said (`notified`) and when it was queued (`notified_at_ns`, wall clock) replace
+// the list of notifications an alert owed: a flush announces what differs from the current state,
+// and a reminder is due repeat_interval after the last notification, so replaying runs at start
+// cannot invent or advance one. An environment incident has no key (`key_id` NULL). Rows that
+// owed nothing count as announced in their state; what was owed stays owed. Runs get `settled`:
+// NULL for imported runs, 0 for a run the daemon judged whose cycle has not closed yet (its alert
+// may still be held), 1 once closed: a restart raises the alerts of unsettled runs.
 constexpr const char* kV4 = R"sql(
-ALTER TABLE alerts ADD COLUMN notified_at_ns INTEGER;
-UPDATE alerts SET notified_at_ns = updated_at_ns WHERE state IN ('firing', 'acknowledged');
+CREATE TABLE alerts_v4 (
+  id TEXT PRIMARY KEY,
+  key_id INTEGER REFERENCES keys(id),
+  kind TEXT NOT NULL CHECK (kind IN ('step', 'drift', 'environment', 'failed')),
+  direction TEXT NOT NULL CHECK (direction IN ('regression', 'improvement')),
+  state TEXT NOT NULL CHECK (state IN ('firing', 'acknowledged', 'resolved', 'rebaselined')),
+  fired_at_ns INTEGER NOT NULL,
+  updated_at_ns INTEGER NOT NULL,
+  document TEXT NOT NULL,
+  notified TEXT CHECK (notified IN ('firing', 'resolved')),
+  notified_at_ns INTEGER
+) WITHOUT ROWID;
+INSERT INTO alerts_v4 (id, key_id, kind, direction, state, fired_at_ns, updated_at_ns, document,
+                       notified, notified_at_ns)
+  SELECT id, key_id, kind, direction, state, fired_at_ns, updated_at_ns, document,
+         CASE WHEN pending_notifications IS NULL
+                THEN CASE state WHEN 'resolved' THEN 'resolved' ELSE 'firing' END
+              WHEN state = 'resolved' THEN 'firing'
+              ELSE NULL END,
+         CASE WHEN pending_notifications IS NULL THEN updated_at_ns ELSE NULL END
+  FROM alerts;
+DROP TABLE alerts;
+ALTER TABLE alerts_v4 RENAME TO alerts;
+CREATE INDEX alerts_by_state ON alerts (state, fired_at_ns);
+CREATE INDEX alerts_by_key ON alerts (key_id, fired_at_ns);
+CREATE INDEX alerts_to_notify ON alerts (fired_at_ns)
+  WHERE notified IS NULL OR (state = 'resolved' AND notified = 'firing');
 CREATE INDEX alerts_reminders ON alerts (notified_at_ns) WHERE state = 'firing';
+ALTER TABLE runs ADD COLUMN settled INTEGER;
+CREATE INDEX runs_unsettled ON runs (key_id) WHERE settled = 0;
 )sql";
 
 constexpr const char* kMigrations[] = {kV1, kV2, kV3, kV4};

@@ -142,13 +142,13 @@ int main(int argc, char** argv) {
           i + 1 < history.runs.size() ? history.runs[i + 1].external_id : "";
       std::string outcome;
       for (const Alert* alert : key_alerts) {
-        if (alert->external_id == run.external_id) {
+        if (alert->fired.external_id == run.external_id) {
           outcome = "alert (" + std::string(detectors::to_string(alert->kind)) + ", " +
                     std::string(detectors::to_string(alert->direction)) + ") at this run";
           ++at_run;
           break;
         }
-        if (alert->closed_by_external_id == run.external_id &&
+        if (alert->closed_by && alert->closed_by->external_id == run.external_id &&
             alert->state == detectors::AlertState::Resolved) {
           outcome = "resolves the open alert at this run (back in its band)";
           ++at_run;
@@ -157,11 +157,11 @@ int main(int argc, char** argv) {
       }
       if (outcome.empty()) {
         for (const Alert* alert : key_alerts) {
-          if (!next_id.empty() && (alert->external_id == next_id ||
-                                   (alert->closed_by_external_id == next_id &&
+          if (!next_id.empty() && (alert->fired.external_id == next_id ||
+                                   (alert->closed_by && alert->closed_by->external_id == next_id &&
                                     alert->state == detectors::AlertState::Resolved))) {
-            outcome =
-                alert->external_id == next_id ? "alert at the next run" : "resolve at the next run";
+            outcome = alert->fired.external_id == next_id ? "alert at the next run"
+                                                          : "resolve at the next run";
             ++at_next;
             break;
           }
@@ -169,16 +169,16 @@ int main(int argc, char** argv) {
       }
       if (outcome.empty()) {
         for (const Alert* alert : key_alerts) {
-          const bool before = alert->observed_at < run.observed_at;
-          const bool still_open = alert->closed_by_external_id.empty() || [&] {
+          const bool before = alert->fired.observed_at < run.observed_at;
+          const bool still_open = !alert->closed_by || [&] {
             for (const auto& r : history.runs) {
-              if (r.external_id == alert->closed_by_external_id)
+              if (r.external_id == alert->closed_by->external_id)
                 return r.observed_at >= run.observed_at;
             }
             return false;
           }();
           if (before && still_open) {
-            outcome = "alert already open since " + day(alert->observed_at) + " (" +
+            outcome = "alert already open since " + day(alert->fired.observed_at) + " (" +
                       std::string(detectors::to_string(alert->direction)) + ")";
             ++open_already;
             break;
@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
   std::size_t image_change = 0, other = 0;
   for (const auto& alert : alerts) {
     if (!large_reference(alert.key)) continue;
-    const bool at_image_change = day(alert.onset_observed_at) == "2025-10-10";
+    const bool at_image_change = day(alert.onset.observed_at) == "2025-10-10";
     (at_image_change ? image_change : other) += 1;
     std::printf("- %s%s\n", at_image_change ? "(2025-10-10 image change) " : "",
                 detectors::format_alert_line(alert).c_str());

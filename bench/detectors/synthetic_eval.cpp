@@ -47,9 +47,9 @@ std::vector<Fired> run_band(const synthetic::SyntheticSeries& series, ConfirmPol
   std::vector<Fired> fired;
   for (std::size_t i = 0; i < series.runs.size(); ++i) {
     auto step = monitor.observe(series.runs[i]);
-    if (step.fired) {
+    if (step.fired() != nullptr) {
       fired.push_back(
-          {i, index_of(series.runs, step.fired->onset_external_id), step.fired->direction});
+          {i, index_of(series.runs, step.fired()->onset.external_id), step.fired()->direction});
     }
   }
   return fired;

@@ -36,5 +36,20 @@ TEST(TimeTest, RejectsMalformed) {
   EXPECT_FALSE(parse_naive_timestamp("2025-07-17 18:18"));
 }
 
+// The one readable form of a latency (was three: the CLI's, the verdicts' and Slack's).
+TEST(FormatLatency, FourSignificantDigitsInAReadableUnit) {
+  using std::chrono::nanoseconds;
+  EXPECT_EQ(format_latency(nanoseconds{812}), "812 ns");
+  EXPECT_EQ(format_latency(nanoseconds{950}), "950 ns");
+  EXPECT_EQ(format_latency(nanoseconds{577060}), "577.1 us");
+  EXPECT_EQ(format_latency(nanoseconds{577632}), "577.6 us");
+  EXPECT_EQ(format_latency(nanoseconds{812'500}), "812.5 us");
+  EXPECT_EQ(format_latency(nanoseconds{1'234'567}), "1.235 ms");
+  EXPECT_EQ(format_latency(nanoseconds{23379841}), "23.38 ms");
+  EXPECT_EQ(format_latency(nanoseconds{23434100}), "23.43 ms");
+  EXPECT_EQ(format_latency(nanoseconds{2'500'000'000}), "2.500 s");
+  EXPECT_EQ(format_latency(-1'500'000.0), "-1.500 ms");  // a drift's slope may fall
+}
+
 }  // namespace
 }  // namespace kernelwatch::core

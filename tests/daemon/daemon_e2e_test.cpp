@@ -342,13 +342,30 @@ TEST(DaemonE2E, MostKeysOfAnEnvironmentSteppingTogetherIsOneEnvironmentIncident)
   const auto posted = http(daemon.port(), "POST", "/api/v1/runs", batch.dump(), kToken);
   ASSERT_EQ(posted.status, 200) << posted.body;
   ASSERT_TRUE(receiver.wait_for_requests(1)) << daemon.log();
+  // One notification with one incident naming the three keys, not three alerts.
   const json body = json::parse(receiver.snapshot().requests[0].body);
-  ASSERT_EQ(body["alerts"].size(), 3u) << body.dump();
-  for (const auto& alert : body["alerts"]) EXPECT_EQ(alert["kind"], "environment") << body.dump();
-  const auto alerts = json::parse(http(daemon.port(), "GET", "/api/v1/alerts?state=firing").body);
-  ASSERT_EQ(alerts.size(), 3u);
-  EXPECT_EQ(alerts[0]["incident"], alerts[2]["incident"]);
-  EXPECT_FALSE(alerts[0]["incident"].get<std::string>().empty());
+  ASSERT_EQ(body["alerts"].size(), 1u) << body.dump();
+  const json& incident = body["alerts"][0];
+  EXPECT_EQ(incident["kind"], "environment") << body.dump();
+  EXPECT_EQ(incident["key"]["environment"], "nvidia-h100-80gb-hbm3");
+  ASSERT_EQ(incident["members"].size(), 3u) << body.dump();
+  std::set<std::string> workloads;
+  for (const auto& member : incident["members"]) workloads.insert(member["key"]["workload"]);
+  EXPECT_EQ(workloads, (std::set<std::string>{"synthetic-a", "synthetic-b", "synthetic-c"}));
+  // The API names the incident on each member's stepping run, and lists it once.
+  const json runs = json::parse(posted.body)["runs"];
+  std::set<std::string> incidents;
+  for (const auto& run : runs) {
+    if (run["incident"].is_string()) incidents.insert(run["incident"]);
+    EXPECT_TRUE(run["fired"].empty()) << run.dump();
+  }
+  ASSERT_EQ(incidents.size(), 1u) << posted.body;
+  const auto alerts = json::parse(http(daemon.port(), "GET", "/api/v1/alerts").body);
+  ASSERT_EQ(alerts.size(), 1u) << alerts.dump();
+  EXPECT_EQ(alerts[0]["id"], *incidents.begin());
+  EXPECT_EQ(alerts[0]["incident"], alerts[0]["id"]);
+  EXPECT_EQ(alerts[0]["members"].size(), 3u);
+  EXPECT_TRUE(json::parse(http(daemon.port(), "GET", "/api/v1/alerts?state=firing").body).empty());
   ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
   EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
 }

@@ -29,7 +29,8 @@ using namespace std::chrono_literals;
 // from a calendar date), and the engine is told the time explicitly.
 core::Timestamp base_time() {
   static const core::Timestamp t =
-      std::chrono::floor<std::chrono::hours>(core::Timestamp::clock::now()) - std::chrono::hours(168);
+      std::chrono::floor<std::chrono::hours>(core::Timestamp::clock::now()) -
+      std::chrono::hours(168);
   return t;
 }
 
@@ -119,10 +120,19 @@ class EngineTest : public ::testing::Test {
     ASSERT_TRUE(engine_->rebuild());
   }
 
+  // One run, as a cycle of its own (a posted batch of one): processed, then the cycle closed, so
+  // `fired` also holds the alert its step fired at the close.
   Processed process(const core::Record& r, core::Timestamp now) {
     auto processed = engine_->process(r, now);
     EXPECT_TRUE(processed) << processed.error().message;
-    return processed ? *processed : Processed{};
+    if (!processed) return Processed{};
+    auto closed = engine_->close_cycle(now);
+    EXPECT_TRUE(closed) << closed.error().message;
+    if (closed) {
+      for (const auto& alert : closed->fired) processed->fired.push_back(alert.id);
+      for (const auto& incident : closed->incidents) processed->fired.push_back(incident.id);
+    }
+    return *processed;
   }
   Processed process(const Series& series, int index, std::int64_t median_ns,
                     const std::string& status = "passed") {
@@ -143,7 +153,7 @@ class EngineTest : public ::testing::Test {
     return found ? *found : std::nullopt;
   }
   std::int64_t count(std::string_view state) {
-    auto n = storage::AlertStore(*store_).count_by_state(state);
+    auto n = storage::AlertStore(*store_).count_by_state(core::parse_alert_state(state).value());
     EXPECT_TRUE(n) << n.error().message;
     return n.value_or(-1);
   }
@@ -173,11 +183,11 @@ TEST_F(EngineTest, AThirtyPercentStepFiresOneAlertAndTheOldLevelResolvesIt) {
 
   const auto row = alert(step.fired[0]);
   ASSERT_TRUE(row.has_value());
-  EXPECT_EQ(row->state, "firing");
-  EXPECT_EQ(row->kind, "step");
-  EXPECT_EQ(row->direction, "regression");
-  EXPECT_EQ(row->fired_at, observed(10));
-  const json& doc = row->document;
+  EXPECT_EQ(core::to_string(row->alert.state), "firing");
+  EXPECT_EQ(core::to_string(row->alert.kind), "step");
+  EXPECT_EQ(core::to_string(row->alert.direction), "regression");
+  EXPECT_EQ(row->alert.fired.observed_at, observed(10));
+  const json doc = core::to_json(row->alert);
   EXPECT_EQ(doc["state"], "firing");
   EXPECT_EQ(doc["median"], 1'300'000);
   EXPECT_EQ(doc["workload"], "synthetic-engine");
@@ -201,8 +211,8 @@ TEST_F(EngineTest, AThirtyPercentStepFiresOneAlertAndTheOldLevelResolvesIt) {
   ASSERT_EQ(back.resolved, std::vector<std::string>{step.fired[0]});
   const auto resolved = alert(step.fired[0]);
   ASSERT_TRUE(resolved.has_value());
-  EXPECT_EQ(resolved->state, "resolved");
-  EXPECT_EQ(resolved->document["state"], "resolved");
+  EXPECT_EQ(core::to_string(resolved->alert.state), "resolved");
+  EXPECT_EQ(core::to_json(resolved->alert)["state"], "resolved");
   EXPECT_EQ(resolved->updated_at, arrival(11));
   EXPECT_EQ(count("firing"), 0);
   EXPECT_EQ(count("resolved"), 1);
@@ -227,9 +237,9 @@ TEST_F(EngineTest, TheSameRecordTwiceIsADuplicateAndChangesNothing) {
   EXPECT_EQ(count("firing"), 1);
   const auto after = alert(first.fired[0]);
   ASSERT_TRUE(before && after);
-  EXPECT_EQ(after->state, before->state);
+  EXPECT_EQ(core::to_string(after->alert.state), core::to_string(before->alert.state));
   EXPECT_EQ(after->updated_at, before->updated_at);
-  EXPECT_EQ(after->document, before->document);
+  EXPECT_EQ(core::to_json(after->alert), core::to_json(before->alert));
   // The key's newest run is still the first copy.
   const auto status = engine_->status();
   ASSERT_EQ(status.size(), 1u);
@@ -251,12 +261,13 @@ TEST_F(EngineTest, FailedRunsOpenOneFailedAlertPerKeyAndAPassingRunResolvesIt) {
   EXPECT_EQ(count("firing"), 1);
   const auto open = alert(fired[0]);
   ASSERT_TRUE(open.has_value());
-  EXPECT_EQ(open->kind, "failed");
-  EXPECT_EQ(open->state, "firing");
-  EXPECT_EQ(open->fired_at, observed(5));  // the first failed run opened it
-  EXPECT_EQ(open->document["explanation"], "correctness check failed: max abs error 0.5");
+  EXPECT_EQ(open->alert.kind, core::AlertKind::Failed);
+  EXPECT_EQ(core::to_string(open->alert.state), "firing");
+  EXPECT_EQ(open->alert.fired.observed_at, observed(5));  // the first failed run opened it
+  EXPECT_EQ(open->alert.explanation, "correctness check failed: max abs error 0.5");
   ASSERT_EQ(engine_->status().size(), 1u);
-  EXPECT_EQ(engine_->status()[0].open_failed_alert, std::optional<std::string>(fired[0]));
+  ASSERT_TRUE(engine_->status()[0].open_failed_alert.has_value());
+  EXPECT_EQ(engine_->status()[0].open_failed_alert->id, fired[0]);
   // Failed runs never alert as steps.
   EXPECT_FALSE(engine_->status()[0].open_alert.has_value());
 
@@ -265,7 +276,7 @@ TEST_F(EngineTest, FailedRunsOpenOneFailedAlertPerKeyAndAPassingRunResolvesIt) {
   EXPECT_EQ(good.resolved, std::vector<std::string>{fired[0]});
   const auto closed = alert(fired[0]);
   ASSERT_TRUE(closed.has_value());
-  EXPECT_EQ(closed->state, "resolved");
+  EXPECT_EQ(core::to_string(closed->alert.state), "resolved");
   EXPECT_EQ(count("firing"), 0);
   EXPECT_FALSE(engine_->status()[0].open_failed_alert.has_value());
 
@@ -291,8 +302,8 @@ TEST_F(EngineTest, AcknowledgeUnknownIsNotFoundFiringIsAcknowledgedClosedIsConfl
   ASSERT_TRUE(acked) << acked.error().message;
   auto row = alert(id);
   ASSERT_TRUE(row.has_value());
-  EXPECT_EQ(row->state, "acknowledged");
-  EXPECT_EQ(row->document["state"], "acknowledged");
+  EXPECT_EQ(core::to_string(row->alert.state), "acknowledged");
+  EXPECT_EQ(core::to_json(row->alert)["state"], "acknowledged");
   EXPECT_EQ(count("firing"), 0);
   auto actions = storage::AlertStore(*store_).actions();
   ASSERT_TRUE(actions);
@@ -303,7 +314,7 @@ TEST_F(EngineTest, AcknowledgeUnknownIsNotFoundFiringIsAcknowledgedClosedIsConfl
   // Back at the old level: an acknowledged alert still resolves.
   const auto back = process(series, 12, noisy(12));
   EXPECT_EQ(back.resolved, std::vector<std::string>{id});
-  EXPECT_EQ(alert(id)->state, "resolved");
+  EXPECT_EQ(core::to_string(alert(id)->alert.state), "resolved");
 
   auto again = engine_->acknowledge(id, false, arrival(12) + 1min);
   ASSERT_FALSE(again);
@@ -323,7 +334,7 @@ TEST_F(EngineTest, RebaselineAcceptsTheNewLevel) {
   const std::string id = step.fired[0];
   auto ok = engine_->acknowledge(id, true, arrival(10) + 1min);
   ASSERT_TRUE(ok) << ok.error().message;
-  EXPECT_EQ(alert(id)->state, "rebaselined");
+  EXPECT_EQ(core::to_string(alert(id)->alert.state), "rebaselined");
   EXPECT_EQ(count("firing"), 0);
   EXPECT_FALSE(engine_->status()[0].open_alert.has_value());
   auto actions = storage::AlertStore(*store_).actions();
@@ -337,7 +348,7 @@ TEST_F(EngineTest, RebaselineAcceptsTheNewLevel) {
     EXPECT_TRUE(p.fired.empty()) << "run " << i << ": " << p.verdict.explanation;
     EXPECT_TRUE(p.resolved.empty()) << "run " << i;
   }
-  EXPECT_EQ(alert(id)->state, "rebaselined");
+  EXPECT_EQ(core::to_string(alert(id)->alert.state), "rebaselined");
   EXPECT_EQ(count("firing"), 0);
   auto closed = engine_->acknowledge(id, false, arrival(20));
   ASSERT_FALSE(closed);
@@ -364,26 +375,31 @@ void expect_same_status(const std::vector<KeyStatus>& live, const std::vector<Ke
     if (live[i].open_alert) {
       EXPECT_EQ(rebuilt[i].open_alert->id, live[i].open_alert->id);
       EXPECT_EQ(rebuilt[i].open_alert->state, live[i].open_alert->state);
-      EXPECT_EQ(rebuilt[i].open_alert->median, live[i].open_alert->median);
+      EXPECT_EQ(rebuilt[i].open_alert->fired.median, live[i].open_alert->fired.median);
       EXPECT_EQ(rebuilt[i].open_alert->band.lower, live[i].open_alert->band.lower);
       EXPECT_EQ(rebuilt[i].open_alert->band.upper, live[i].open_alert->band.upper);
     }
-    EXPECT_EQ(rebuilt[i].open_failed_alert, live[i].open_failed_alert);
+    ASSERT_EQ(rebuilt[i].open_failed_alert.has_value(), live[i].open_failed_alert.has_value());
+    if (live[i].open_failed_alert) {
+      EXPECT_EQ(rebuilt[i].open_failed_alert->id, live[i].open_failed_alert->id);
+      EXPECT_EQ(rebuilt[i].open_failed_alert->state, live[i].open_failed_alert->state);
+    }
   }
 }
 
 struct StoredState {
-  std::vector<std::tuple<std::string, std::string, core::Timestamp, json>> alerts;
+  std::vector<std::tuple<std::string, std::string_view, core::Timestamp, json>> alerts;
   std::vector<std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t>> outbox;
   std::int64_t runs = 0;
 };
 
 StoredState stored_state(storage::Connection& store) {
   StoredState s;
-  auto alerts = storage::AlertStore(store).list("", 0);
+  auto alerts = storage::AlertStore(store).list(std::nullopt, 0);
   EXPECT_TRUE(alerts);
   for (const auto& a : alerts.value_or(std::vector<storage::AlertRow>{}))
-    s.alerts.emplace_back(a.id, a.state, a.updated_at, a.document);
+    s.alerts.emplace_back(a.alert.id, core::to_string(a.alert.state), a.updated_at,
+                          core::to_json(a.alert));
   auto counts = storage::Outbox(store).counts();
   EXPECT_TRUE(counts);
   for (const auto& c : counts.value_or(std::vector<storage::OutboxCounts>{}))
@@ -454,10 +470,11 @@ TEST_F(EngineTest, AnAcknowledgedFailedAlertIsStillOpenAfterARebuild) {
   ASSERT_EQ(failed.fired.size(), 1u);
   const std::string id = failed.fired[0];
   ASSERT_TRUE(engine_->acknowledge(id, false, arrival(5) + 10s));
-  EXPECT_EQ(alert(id)->state, "acknowledged");
+  EXPECT_EQ(core::to_string(alert(id)->alert.state), "acknowledged");
   const auto live = engine_->status();
   ASSERT_EQ(live.size(), 1u);
-  EXPECT_EQ(live[0].open_failed_alert, std::optional<std::string>(id));
+  ASSERT_TRUE(live[0].open_failed_alert.has_value());
+  EXPECT_EQ(live[0].open_failed_alert->id, id);
 
   Engine rebuilt(*store_, options_);
   ASSERT_TRUE(rebuilt.rebuild());
@@ -469,7 +486,7 @@ TEST_F(EngineTest, AnAcknowledgedFailedAlertIsStillOpenAfterARebuild) {
   auto good = rebuilt.process(record(series, 7, noisy(7)), arrival(7));
   ASSERT_TRUE(good) << good.error().message;
   EXPECT_EQ(good->resolved, std::vector<std::string>{id});
-  EXPECT_EQ(alert(id)->state, "resolved");
+  EXPECT_EQ(core::to_string(alert(id)->alert.state), "resolved");
 }
 
 TEST_F(EngineTest, OwnRunsAwaitAConfirmingRerunBeforeTheyFire) {
@@ -493,9 +510,8 @@ TEST_F(EngineTest, OwnRunsAwaitAConfirmingRerunBeforeTheyFire) {
   const auto row = alert(rerun.fired[0]);
   ASSERT_TRUE(row.has_value());
   // The alert names the first run at the new level as its onset.
-  EXPECT_EQ(row->document.value("onsetExternalId", ""),
-            record(own, 10, 1'300'000).run.source_native.external_id)
-      << row->document.dump();
+  EXPECT_EQ(row->alert.onset.external_id, record(own, 10, 1'300'000).run.source_native.external_id)
+      << core::to_json(row->alert).dump();
 }
 
 TEST_F(EngineTest, AnOutlierThatTheRerunDoesNotConfirmFiresNothing) {
@@ -594,8 +610,8 @@ TEST_F(EngineTest, AcknowledgingAFailedAlertLeavesTheKeysStepAlertAloneAfterAReb
   const auto failed = process(series, 11, 0, "failed");
   ASSERT_EQ(failed.fired.size(), 1u);
   ASSERT_TRUE(engine_->acknowledge(failed.fired[0], /*rebaseline=*/false, arrival(11)));
-  EXPECT_EQ(alert(failed.fired[0])->state, "acknowledged");
-  EXPECT_EQ(alert(step.fired[0])->state, "firing");
+  EXPECT_EQ(core::to_string(alert(failed.fired[0])->alert.state), "acknowledged");
+  EXPECT_EQ(core::to_string(alert(step.fired[0])->alert.state), "firing");
 
   Engine rebuilt(*store_, options_);
   ASSERT_TRUE(rebuilt.rebuild());
@@ -604,8 +620,9 @@ TEST_F(EngineTest, AcknowledgingAFailedAlertLeavesTheKeysStepAlertAloneAfterAReb
   ASSERT_TRUE(status[0].open_alert.has_value());
   EXPECT_EQ(status[0].open_alert->id, step.fired[0]);
   // The replayed acknowledge named the failed alert: the step alert is still firing.
-  EXPECT_EQ(status[0].open_alert->state, detectors::AlertState::Firing);
-  EXPECT_EQ(status[0].open_failed_alert, std::optional<std::string>(failed.fired[0]));
+  EXPECT_EQ(status[0].open_alert->state, core::AlertState::Firing);
+  ASSERT_TRUE(status[0].open_failed_alert.has_value());
+  EXPECT_EQ(status[0].open_failed_alert->id, failed.fired[0]);
 }
 
 TEST_F(EngineTest, AReminderIsANewNotificationNotARepeatOfTheFirst) {
@@ -616,8 +633,7 @@ TEST_F(EngineTest, AReminderIsANewNotificationNotARepeatOfTheFirst) {
   stable_history(series, 10);
   ASSERT_EQ(process(series, 10, 1'300'000).fired.size(), 1u);
   EXPECT_EQ(*engine_->flush_notifications(arrival(10)), 1u);  // one destination: one row
-  EXPECT_EQ(*engine_->tick(arrival(10) + std::chrono::minutes(30)), 0u);
-  EXPECT_EQ(*engine_->tick(arrival(10) + std::chrono::hours(2)), 1u);
+  EXPECT_EQ(*engine_->flush_notifications(arrival(10) + std::chrono::minutes(30)), 0u);
   // Same alert, same run, but a reminder: a new outbox row, not dropped as a duplicate.
   EXPECT_EQ(*engine_->flush_notifications(arrival(10) + std::chrono::hours(2)), 1u);
   auto counts = storage::Outbox(*store_).counts();
@@ -645,26 +661,22 @@ TEST_F(EngineTest, ARestartDatesRemindersFromTheStoredNotificationNotFromTheRuns
     ASSERT_TRUE(engine_->rebuild());
   };
   restart();
-  EXPECT_EQ(*engine_->tick(sent + std::chrono::minutes(59)), 0u);
   EXPECT_EQ(*engine_->flush_notifications(sent + std::chrono::minutes(59)), 0u);
   restart();
-  EXPECT_EQ(*engine_->tick(sent + std::chrono::hours(1)), 1u);
-  EXPECT_EQ(*engine_->tick(sent + std::chrono::hours(1)), 0u);  // owed once, not twice
-  restart();
   EXPECT_EQ(*engine_->flush_notifications(sent + std::chrono::hours(1)), 1u);
+  EXPECT_EQ(*engine_->flush_notifications(sent + std::chrono::hours(1)), 0u);  // once, not twice
   restart();
   EXPECT_EQ(engine_->next_reminder().value(), sent + std::chrono::hours(2));
-  EXPECT_EQ(*engine_->tick(sent + std::chrono::minutes(119)), 0u);
-  EXPECT_EQ(*engine_->tick(sent + std::chrono::hours(2)), 1u);
+  EXPECT_EQ(*engine_->flush_notifications(sent + std::chrono::minutes(119)), 0u);
+  EXPECT_EQ(*engine_->flush_notifications(sent + std::chrono::hours(2)), 1u);
 
   // Acknowledged: no reminder is due any more.
-  ASSERT_EQ(*engine_->flush_notifications(sent + std::chrono::hours(2)), 1u);
-  const auto firing = storage::AlertStore(*store_).list("firing", 0);
+  const auto firing = storage::AlertStore(*store_).list(core::AlertState::Firing, 0);
   ASSERT_TRUE(firing && firing->size() == 1u);
-  ASSERT_TRUE(engine_->acknowledge(firing->front().id, false, sent + std::chrono::hours(2)));
+  ASSERT_TRUE(engine_->acknowledge(firing->front().alert.id, false, sent + std::chrono::hours(2)));
   restart();
   EXPECT_EQ(engine_->next_reminder().value(), std::nullopt);
-  EXPECT_EQ(*engine_->tick(sent + std::chrono::hours(30)), 0u);
+  EXPECT_EQ(*engine_->flush_notifications(sent + std::chrono::hours(30)), 0u);
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ TEST(Backtest, FindsAStepAtItsRunOrTheNext) {
   BacktestOptions options;
   auto alerts = backtest(histories, options);
   ASSERT_EQ(alerts.size(), 1u);
-  EXPECT_EQ(alerts[0].external_id, "liger/w/8");
+  EXPECT_EQ(alerts[0].fired.external_id, "liger/w/8");
   EXPECT_EQ(alerts[0].direction, Direction::Improvement);
   EXPECT_EQ(alerts[0].kind, AlertKind::Step);
   ASSERT_EQ(alerts[0].attribution.size(), 1u);
@@ -49,8 +49,8 @@ TEST(Backtest, FindsAStepAtItsRunOrTheNext) {
   options.parameters.confirm = ConfirmPolicy::Next;
   alerts = backtest(histories, options);
   ASSERT_EQ(alerts.size(), 1u);
-  EXPECT_EQ(alerts[0].external_id, "liger/w/9");
-  EXPECT_EQ(alerts[0].onset_external_id, "liger/w/8");
+  EXPECT_EQ(alerts[0].fired.external_id, "liger/w/9");
+  EXPECT_EQ(alerts[0].onset.external_id, "liger/w/8");
 }
 
 TEST(Backtest, SortsEachHistoryByObservedAt) {
@@ -59,21 +59,24 @@ TEST(Backtest, SortsEachHistoryByObservedAt) {
   std::shuffle(history.runs.begin(), history.runs.end(), shuffle);
   const auto alerts = backtest({history}, BacktestOptions{});
   ASSERT_EQ(alerts.size(), 1u);
-  EXPECT_EQ(alerts[0].external_id, "liger/w/8");
+  EXPECT_EQ(alerts[0].fired.external_id, "liger/w/8");
 }
 
 TEST(Backtest, FilterSelectsAlertsButControlsSeeEveryKey) {
-  // The torch reference moved with liger: liger's alert is an environment alert even when only
-  // liger's alerts are asked for.
+  // The torch reference moved with liger: one environment incident with both keys, selected
+  // when only liger's alerts are asked for.
   const std::vector<KeyHistory> histories = {stepped_history("liger", "w"),
                                              stepped_history("torch", "w")};
   BacktestOptions options;
   options.filter.provider = "liger";
   const auto alerts = backtest(histories, options);
   ASSERT_EQ(alerts.size(), 1u);
-  EXPECT_EQ(alerts[0].key.provider, "liger");
   EXPECT_EQ(alerts[0].kind, AlertKind::Environment);
   EXPECT_FALSE(alerts[0].incident.empty());
+  ASSERT_EQ(alerts[0].members.size(), 2u);
+  EXPECT_EQ(alerts[0].members[0].key.provider, "liger");
+  EXPECT_EQ(alerts[0].members[1].key.provider, "torch");
+  EXPECT_NE(format_alert_table(alerts).find("1 environment incident(s)"), std::string::npos);
   options.filter.provider = "nobody";
   EXPECT_TRUE(backtest(histories, options).empty());
 }
@@ -119,7 +122,7 @@ TEST(Backtest, TableIsReadable) {
             std::string::npos)
       << table;
   EXPECT_NE(table.find("implementation version changed 0.6.5 -> 0.7.0"), std::string::npos);
-  EXPECT_NE(table.find("1 alert(s)"), std::string::npos);
+  EXPECT_NE(table.find("1 alert(s), 0 environment incident(s)"), std::string::npos);
 }
 
 TEST(Backtest, ParsesConfirmPolicy) {

@@ -115,12 +115,5 @@ TEST(Band, BaselineOrderDoesNotMatter) {
   EXPECT_EQ(forward.band.upper, backward.band.upper);
 }
 
-TEST(Band, FormatDuration) {
-  EXPECT_EQ(format_duration(577060), "577.1 us");
-  EXPECT_EQ(format_duration(23434100), "23.43 ms");
-  EXPECT_EQ(format_duration(950), "950 ns");
-  EXPECT_EQ(format_duration(2.5e9), "2.5 s");
-}
-
 }  // namespace
 }  // namespace kernelwatch::detectors

@@ -20,8 +20,8 @@ Alert step_alert(const KeyLabels& labels, core::Timestamp at, Direction directio
   alert.id = labels.display();
   alert.key = labels;
   alert.direction = direction;
-  alert.observed_at = at;
-  alert.onset_observed_at = at;
+  alert.fired.observed_at = at;
+  alert.onset.observed_at = at;
   return alert;
 }
 

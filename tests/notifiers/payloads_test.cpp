@@ -17,27 +17,50 @@ using testing::sample_notification;
 
 TEST(Notification, RoundTripsThroughTheOutboxForm) {
   Notification n = sample_notification("host/cycle-7", 3);
-  n.alerts[1].state = AlertState::Resolved;
-  n.alerts[2].kind = AlertKind::Environment;
+  n.alerts[1] = sample_alert(1, Notice::Resolved);
+  n.alerts[2].alert.kind = AlertKind::Environment;
   n.alerts[2].run_record = nullptr;
   auto back = parse_notification(serialize(n));
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->idempotency_key, "host/cycle-7");
   EXPECT_EQ(back->created_at, n.created_at);
   ASSERT_EQ(back->alerts.size(), 3u);
-  EXPECT_EQ(back->alerts[0].median, n.alerts[0].median);
-  EXPECT_EQ(back->alerts[1].state, AlertState::Resolved);
-  EXPECT_EQ(back->alerts[2].kind, AlertKind::Environment);
+  EXPECT_EQ(back->alerts[0].run().median, n.alerts[0].run().median);
+  EXPECT_EQ(core::to_json(back->alerts[0].alert), core::to_json(n.alerts[0].alert));
+  EXPECT_EQ(back->alerts[1].notice, Notice::Resolved);
+  EXPECT_EQ(back->alerts[1].alert.state, core::AlertState::Resolved);
+  EXPECT_EQ(back->alerts[2].alert.kind, AlertKind::Environment);
   EXPECT_TRUE(back->alerts[2].run_record.is_null());
   EXPECT_EQ(back->alerts[0].run_record, n.alerts[0].run_record);
   EXPECT_FALSE(parse_notification("{\"alerts\": 3}"));
   EXPECT_FALSE(parse_notification("not json"));
 }
 
-TEST(Format, DurationsAndChanges) {
-  EXPECT_EQ(format_duration(std::chrono::nanoseconds(1'234'567)), "1.235 ms");
-  EXPECT_EQ(format_duration(std::chrono::nanoseconds(812'500)), "812.5 us");
-  EXPECT_EQ(format_duration(std::chrono::nanoseconds(950)), "950 ns");
+// A notification kernelwatch 0.1 queued before an upgrade is still delivered as it was meant.
+TEST(Notification, ReadsTheOutboxFormOfKernelwatch01) {
+  const std::string old = R"({"idempotencyKey": "host/abc", "createdAt": "2025-07-17T18:19:16Z",
+    "host": "h", "alerts": [{"id": "k@run-8", "benchmark": "tvd/forward", "provider": "liger",
+    "workload": "w", "environment": "e", "state": "resolved", "kind": "step",
+    "direction": "regression", "medianNs": 1000, "bandLowerNs": 900, "bandUpperNs": 1100,
+    "relativeChange": 0.25, "baselineRuns": 7, "attribution": "implementation changed a -> b",
+    "externalId": "run-9", "observedAt": "2025-07-17T18:18:16.000Z"}]})";
+  auto back = parse_notification(old);
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->alerts.size(), 1u);
+  const auto& item = back->alerts[0];
+  EXPECT_EQ(item.notice, Notice::Resolved);
+  EXPECT_EQ(item.alert.id, "k@run-8");
+  EXPECT_EQ(item.alert.key.benchmark, "tvd/forward");
+  EXPECT_EQ(item.run().external_id, "run-9");
+  EXPECT_EQ(item.run().median.count(), 1000);
+  EXPECT_EQ(item.alert.band.upper.count(), 1100);
+  EXPECT_EQ(item.alert.baseline_runs, 7u);
+  const json webhook = webhook_payload(*back);
+  EXPECT_EQ(webhook["alerts"][0]["state"], "resolved");
+  EXPECT_EQ(webhook["alerts"][0]["medianNs"], 1000);
+}
+
+TEST(Format, Changes) {
   EXPECT_EQ(format_change(0.0523), "+5.2%");
   EXPECT_EQ(format_change(-0.008), "-0.8%");
 }
@@ -60,7 +83,7 @@ TEST(WebhookPayload, HasTheVersionedSchemaAlertsAndRuns) {
   EXPECT_EQ(a["band"]["upperNs"], 1'170'000);
   EXPECT_DOUBLE_EQ(a["relativeChange"].get<double>(), 0.0812);
   EXPECT_EQ(a["baselineRuns"], 20);
-  EXPECT_EQ(a["attribution"], "implementation changed 0.6.1 -> 0.6.2");
+  EXPECT_EQ(a["attribution"], "implementation version changed 0.6.1 -> 0.6.2");
   EXPECT_EQ(a["observedAt"], "2025-07-17T18:18:16.000Z");
   ASSERT_EQ(p["runs"].size(), 2u);
   EXPECT_EQ(p["runs"][0]["kind"], "BenchmarkRun");
@@ -115,9 +138,9 @@ TEST(BuildRequest, CarriesTheIdempotencyKeyAndSignsWebhooks) {
 TEST(SlackPayload, TellsKindsApartAndShowsTheNumbers) {
   Notification n = sample_notification("idem-s", 0);
   n.alerts.push_back(sample_alert(0));
-  n.alerts.push_back(sample_alert(1, AlertState::Firing, AlertKind::Step, Direction::Improvement));
-  n.alerts.push_back(sample_alert(2, AlertState::Firing, AlertKind::Environment));
-  n.alerts.push_back(sample_alert(3, AlertState::Resolved));
+  n.alerts.push_back(sample_alert(1, Notice::Firing, AlertKind::Step, Direction::Improvement));
+  n.alerts.push_back(sample_alert(2, Notice::Firing, AlertKind::Environment));
+  n.alerts.push_back(sample_alert(3, Notice::Resolved));
   FormatOptions options;
   options.public_url = "https://kw.example.org/";
   const json p = slack_payload(n, options);
@@ -133,7 +156,7 @@ TEST(SlackPayload, TellsKindsApartAndShowsTheNumbers) {
   EXPECT_NE(first.find("+8.1%"), std::string::npos);
   EXPECT_NE(first.find("1.100 ms – 1.170 ms"), std::string::npos);
   EXPECT_NE(first.find("from 20 runs"), std::string::npos);
-  EXPECT_NE(first.find("implementation changed 0.6.1 -&gt; 0.6.2"), std::string::npos);
+  EXPECT_NE(first.find("implementation version changed 0.6.1 -&gt; 0.6.2"), std::string::npos);
   EXPECT_NE(std::string(p["attachments"][1]["blocks"][0]["text"]["text"]).find("Improvement"),
             std::string::npos);
   EXPECT_NE(std::string(p["attachments"][2]["blocks"][0]["text"]["text"])
@@ -157,7 +180,7 @@ TEST(SlackPayload, NoLinksWithoutAPublicUrl) {
 
 TEST(SlackPayload, StaysWithinSlackLimitsForHugeGroups) {
   Notification n = sample_notification("big", 200);
-  n.alerts[0].attribution = std::string(10'000, 'x');
+  n.alerts[0].alert.attribution = {{"implementation.version", "", std::string(10'000, 'x')}};
   n.host = std::string(500, 'h');
   const json p = slack_payload(n, {"https://kw.example.org", std::chrono::hours(1)});
   EXPECT_EQ(testing::slack_limit_violations(p.dump()), "");
@@ -169,7 +192,7 @@ TEST(SlackPayload, TruncatesOnUtf8Boundaries) {
   Notification n = sample_notification("utf8", 1);
   std::string snow;
   for (int i = 0; i < 2000; ++i) snow += "\xE2\x98\x83";  // U+2603, 3 bytes
-  n.alerts[0].attribution = snow;
+  n.alerts[0].alert.attribution = {{"implementation.version", "", snow}};
   const json p = slack_payload(n, {});
   const std::string body = p["attachments"][0]["blocks"][0]["text"]["text"];
   EXPECT_LE(body.size(), kSlackMaxSectionText);
@@ -179,7 +202,7 @@ TEST(SlackPayload, TruncatesOnUtf8Boundaries) {
 TEST(AlertmanagerPayload, LabelsFromTheKeyAnnotationsFromTheVerdict) {
   Notification n = sample_notification("am-1", 0);
   n.alerts.push_back(sample_alert(0));
-  n.alerts.push_back(sample_alert(1, AlertState::Resolved));
+  n.alerts.push_back(sample_alert(1, Notice::Resolved));
   FormatOptions options;
   options.public_url = "https://kw.example.org";
   options.firing_ttl = std::chrono::hours(2);
@@ -194,7 +217,7 @@ TEST(AlertmanagerPayload, LabelsFromTheKeyAnnotationsFromTheVerdict) {
   EXPECT_EQ(firing["labels"]["environment"], "nvidia-h100-80gb-hbm3");
   EXPECT_EQ(firing["labels"]["instance"], "gpu-host-1");
   EXPECT_EQ(firing["labels"]["severity"], "critical");
-  EXPECT_EQ(firing["annotations"]["attribution"], "implementation changed 0.6.1 -> 0.6.2");
+  EXPECT_EQ(firing["annotations"]["attribution"], "implementation version changed 0.6.1 -> 0.6.2");
   EXPECT_EQ(firing["annotations"]["median_ns"], "1234000");
   EXPECT_EQ(firing["startsAt"], "2025-07-17T18:18:16.000Z");
   EXPECT_EQ(firing["endsAt"], "2025-07-17T20:19:16.000Z");

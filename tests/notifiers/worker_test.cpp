@@ -326,7 +326,7 @@ TEST_F(WorkerTest, SlackMessagesStayWithinLimitsAndArePaced) {
 TEST_F(WorkerTest, AlertmanagerGetsTheV2AlertArray) {
   TestReceiver receiver;
   Notification n = testing::sample_notification("am", 1);
-  n.alerts.push_back(testing::sample_alert(5, AlertState::Resolved));
+  n.alerts.push_back(testing::sample_alert(5, Notice::Resolved));
   enqueue("am", n);
   start({destination(DestinationType::Alertmanager, "am", receiver.url("/api/v2/alerts"))});
   ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));

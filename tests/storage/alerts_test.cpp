@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
+
+#include "storage/detail/schema.hpp"
 #include "storage/run_store.hpp"
 #include "tests/storage/storage_test_support.hpp"
 #include "tests/support/test_support.hpp"
@@ -15,19 +18,28 @@ core::Timestamp at(long long seconds) {
   return core::Timestamp(std::chrono::seconds(seconds));
 }
 
-AlertRow alert(const std::string& id, std::int64_t key_id, const std::string& state,
+AlertRow alert(const std::string& id, std::int64_t key_id, core::AlertState state,
                long long fired) {
   AlertRow row;
-  row.id = id;
+  row.alert.id = id;
+  row.alert.key = {"tvd/backward",
+                   "torch",
+                   "tokens16384-vocab65536-fp32",
+                   "nvidia-h100-80gb-hbm3",
+                   "liger-bench-do-bench-backward",
+                   "sha256:key"};
+  row.alert.state = state;
+  row.alert.fired = {"run/" + std::to_string(fired), at(fired), std::chrono::nanoseconds(fired)};
+  row.alert.onset = row.alert.fired;
   row.key_id = key_id;
-  row.kind = "step";
-  row.direction = "regression";
-  row.state = state;
-  row.fired_at = at(fired);
   row.updated_at = at(fired);
-  row.document = json{{"id", id}, {"state", state}, {"median", fired}};
   return row;
 }
+
+constexpr auto Firing = core::AlertState::Firing;
+constexpr auto Resolved = core::AlertState::Resolved;
+constexpr auto Acknowledged = core::AlertState::Acknowledged;
+constexpr auto Rebaselined = core::AlertState::Rebaselined;
 
 // Alerts refer to a stored key (foreign key), so each test stores one real run first.
 class AlertStoreTest : public testing::FreshDatabase {
@@ -57,7 +69,7 @@ class AlertStoreTest : public testing::FreshDatabase {
 
   static std::vector<std::string> ids(const std::vector<AlertRow>& rows) {
     std::vector<std::string> out;
-    for (const auto& r : rows) out.push_back(r.id);
+    for (const auto& r : rows) out.push_back(r.alert.id);
     return out;
   }
 
@@ -72,7 +84,7 @@ TEST_F(AlertStoreTest, AFreshDatabaseIsAtTheCurrentSchemaWithTheAlertTables) {
   EXPECT_NE(dump.find("table alerts\n"), std::string::npos) << dump;
   EXPECT_NE(dump.find("table alert_actions\n"), std::string::npos) << dump;
   // Both tables answer, empty.
-  auto all = alerts_->list("", 0);
+  auto all = alerts_->list(std::nullopt, 0);
   ASSERT_TRUE(all) << all.error().message;
   EXPECT_TRUE(all->empty());
   auto actions = alerts_->actions();
@@ -81,70 +93,132 @@ TEST_F(AlertStoreTest, AFreshDatabaseIsAtTheCurrentSchemaWithTheAlertTables) {
 }
 
 TEST_F(AlertStoreTest, UpsertInsertsThenUpdatesStateAndDocument) {
-  upsert_all({alert("a1", key_id_, "firing", 100)});
+  AlertRow first = alert("a1", key_id_, Firing, 100);
+  first.alert.band = {std::chrono::nanoseconds(90), std::chrono::nanoseconds(110),
+                      std::chrono::nanoseconds(100)};
+  first.alert.attribution = {{"implementation.version", "0.6.1", "0.6.2"}};
+  upsert_all({first});
   auto found = alerts_->find("a1");
   ASSERT_TRUE(found) << found.error().message;
   ASSERT_TRUE(found->has_value());
-  EXPECT_EQ((*found)->id, "a1");
-  EXPECT_EQ((*found)->key_id, key_id_);
-  EXPECT_EQ((*found)->kind, "step");
-  EXPECT_EQ((*found)->direction, "regression");
-  EXPECT_EQ((*found)->state, "firing");
-  EXPECT_EQ((*found)->fired_at, at(100));
+  EXPECT_EQ((*found)->key_id, std::optional<std::int64_t>(key_id_));
   EXPECT_EQ((*found)->updated_at, at(100));
-  EXPECT_EQ((*found)->document, (json{{"id", "a1"}, {"state", "firing"}, {"median", 100}}));
+  EXPECT_EQ((*found)->notified, std::nullopt);
+  EXPECT_EQ((*found)->notified_at, std::nullopt);
+  // The whole alert comes back as it went in.
+  EXPECT_EQ(core::to_json((*found)->alert), core::to_json(first.alert));
 
-  AlertRow updated = alert("a1", key_id_, "acknowledged", 100);
+  AlertRow updated = first;
+  updated.alert.state = Acknowledged;
+  updated.alert.explanation = "seen";
   updated.updated_at = at(250);
-  updated.document["note"] = "seen";
   upsert_all({updated});
   found = alerts_->find("a1");
   ASSERT_TRUE(found && found->has_value());
-  EXPECT_EQ((*found)->state, "acknowledged");
+  EXPECT_EQ((*found)->alert.state, Acknowledged);
+  EXPECT_EQ((*found)->alert.explanation, "seen");
+  EXPECT_EQ((*found)->alert.fired.observed_at, at(100));
   EXPECT_EQ((*found)->updated_at, at(250));
-  EXPECT_EQ((*found)->fired_at, at(100));
-  EXPECT_EQ((*found)->document["note"], "seen");
-  EXPECT_EQ((*found)->document["state"], "acknowledged");
   // Still one row.
-  auto all = alerts_->list("", 0);
+  auto all = alerts_->list(std::nullopt, 0);
   ASSERT_TRUE(all);
   EXPECT_EQ(all->size(), 1u);
 }
 
+// An environment incident has no key of its own, only members.
+TEST_F(AlertStoreTest, AnIncidentWithoutAKeyKeepsItsMembers) {
+  AlertRow incident =
+      alert("nvidia-h100-80gb-hbm3@2025-07-17T18:00:00.000Z/regression", 0, Rebaselined, 100);
+  incident.key_id.reset();
+  incident.alert.kind = core::AlertKind::Environment;
+  incident.alert.key = {"", "", "", "nvidia-h100-80gb-hbm3", "", ""};
+  incident.alert.incident = incident.alert.id;
+  core::Alert member = alert("member", key_id_, Firing, 90).alert;
+  member.kind = core::AlertKind::Environment;
+  member.incident = incident.alert.id;
+  incident.alert.members = {member};
+  upsert_all({incident});
+  const auto found = alerts_->find(incident.alert.id);
+  ASSERT_TRUE(found && found->has_value()) << (found ? "" : found.error().message);
+  EXPECT_EQ((*found)->key_id, std::nullopt);
+  ASSERT_EQ((*found)->alert.members.size(), 1u);
+  EXPECT_EQ((*found)->alert.members[0].key.provider, "torch");
+  EXPECT_EQ(core::to_json((*found)->alert), core::to_json(incident.alert));
+}
+
+// What to notify is read from the rows: never announced, resolved but announced only as firing,
+// or firing and last announced before the reminder cutoff.
+TEST_F(AlertStoreTest, NotificationCandidatesFollowWhatWasLastNotified) {
+  AlertRow fresh = alert("fresh", key_id_, Firing, 100);
+  AlertRow announced = alert("announced", key_id_, Firing, 200);
+  announced.notified = core::Notice::Firing;
+  announced.notified_at = at(1000);
+  AlertRow stale = alert("stale", key_id_, Firing, 300);
+  stale.notified = core::Notice::Firing;
+  stale.notified_at = at(500);
+  AlertRow resolved = alert("resolved", key_id_, Resolved, 400);
+  resolved.notified = core::Notice::Firing;
+  resolved.notified_at = at(1000);
+  AlertRow done = alert("done", key_id_, Resolved, 500);
+  done.notified = core::Notice::Resolved;
+  done.notified_at = at(1000);
+  upsert_all({fresh, announced, stale, resolved, done});
+
+  auto due = alerts_->notification_candidates(at(600));
+  ASSERT_TRUE(due) << due.error().message;
+  EXPECT_EQ(ids(*due), (std::vector<std::string>{"fresh", "stale", "resolved"}));
+  EXPECT_EQ(alerts_->oldest_firing_notification().value(), std::optional<core::Timestamp>(at(500)));
+
+  auto tx = connection_->begin();
+  ASSERT_TRUE(tx);
+  ASSERT_TRUE(alerts_->mark_notified(*tx, "fresh", core::Notice::Firing, at(700)));
+  ASSERT_TRUE(alerts_->mark_notified(*tx, "stale", core::Notice::Firing, at(700)));
+  ASSERT_TRUE(alerts_->mark_notified(*tx, "resolved", core::Notice::Resolved, at(700)));
+  ASSERT_TRUE(tx->commit());
+  due = alerts_->notification_candidates(at(600));
+  ASSERT_TRUE(due);
+  EXPECT_TRUE(due->empty()) << ids(*due).size();
+  const auto row = alerts_->find("fresh");
+  ASSERT_TRUE(row && row->has_value());
+  EXPECT_EQ((*row)->notified, std::optional<core::Notice>(core::Notice::Firing));
+  EXPECT_EQ((*row)->notified_at, std::optional<core::Timestamp>(at(700)));
+  EXPECT_EQ(alerts_->oldest_firing_notification().value(), std::optional<core::Timestamp>(at(700)));
+}
+
 TEST_F(AlertStoreTest, FindOfAnUnknownIdIsNullopt) {
-  upsert_all({alert("a1", key_id_, "firing", 100)});
+  upsert_all({alert("a1", key_id_, Firing, 100)});
   auto found = alerts_->find("no-such-alert");
   ASSERT_TRUE(found) << found.error().message;
   EXPECT_FALSE(found->has_value());
 }
 
 TEST_F(AlertStoreTest, ListFiltersByStateNewestFirstWithALimit) {
-  upsert_all({alert("old", key_id_, "firing", 100), alert("mid", key_id_, "resolved", 200),
-              alert("new", key_id_, "firing", 300), alert("newest", key_id_, "firing", 400)});
+  upsert_all({alert("old", key_id_, Firing, 100), alert("mid", key_id_, Resolved, 200),
+              alert("new", key_id_, Firing, 300), alert("newest", key_id_, Firing, 400)});
 
-  auto firing = alerts_->list("firing", 0);
+  auto firing = alerts_->list(Firing, 0);
   ASSERT_TRUE(firing) << firing.error().message;
   EXPECT_EQ(ids(*firing), (std::vector<std::string>{"newest", "new", "old"}));
 
-  auto limited = alerts_->list("firing", 2);
+  auto limited = alerts_->list(Firing, 2);
   ASSERT_TRUE(limited);
   EXPECT_EQ(ids(*limited), (std::vector<std::string>{"newest", "new"}));
 
-  auto resolved = alerts_->list("resolved", 0);
+  auto resolved = alerts_->list(Resolved, 0);
   ASSERT_TRUE(resolved);
   EXPECT_EQ(ids(*resolved), (std::vector<std::string>{"mid"}));
 
-  auto all = alerts_->list("", 0);
+  auto all = alerts_->list(std::nullopt, 0);
   ASSERT_TRUE(all);
   EXPECT_EQ(ids(*all), (std::vector<std::string>{"newest", "new", "mid", "old"}));
 
-  auto none = alerts_->list("rebaselined", 0);
+  auto none = alerts_->list(Rebaselined, 0);
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->empty());
 }
 
 TEST_F(AlertStoreTest, ActionsAreRecordedAndReturnedOldestFirst) {
-  upsert_all({alert("a1", key_id_, "firing", 100)});
+  upsert_all({alert("a1", key_id_, Firing, 100)});
   {
     auto tx = connection_->begin();
     ASSERT_TRUE(tx);
@@ -165,22 +239,22 @@ TEST_F(AlertStoreTest, ActionsAreRecordedAndReturnedOldestFirst) {
 }
 
 TEST_F(AlertStoreTest, CountByState) {
-  upsert_all({alert("a", key_id_, "firing", 1), alert("b", key_id_, "firing", 2),
-              alert("c", key_id_, "resolved", 3)});
-  auto firing = alerts_->count_by_state("firing");
+  upsert_all({alert("a", key_id_, Firing, 1), alert("b", key_id_, Firing, 2),
+              alert("c", key_id_, Resolved, 3)});
+  auto firing = alerts_->count_by_state(Firing);
   ASSERT_TRUE(firing) << firing.error().message;
   EXPECT_EQ(*firing, 2);
-  EXPECT_EQ(alerts_->count_by_state("resolved").value_or(-1), 1);
-  EXPECT_EQ(alerts_->count_by_state("acknowledged").value_or(-1), 0);
+  EXPECT_EQ(alerts_->count_by_state(Resolved).value_or(-1), 1);
+  EXPECT_EQ(alerts_->count_by_state(Acknowledged).value_or(-1), 0);
 }
 
 TEST_F(AlertStoreTest, RollingBackTheCallersTransactionDropsTheUpsertAndTheAction) {
-  upsert_all({alert("kept", key_id_, "firing", 100)});
+  upsert_all({alert("kept", key_id_, Firing, 100)});
   {
     auto tx = connection_->begin();
     ASSERT_TRUE(tx);
-    ASSERT_TRUE(alerts_->upsert(*tx, alert("dropped", key_id_, "firing", 200)));
-    ASSERT_TRUE(alerts_->upsert(*tx, alert("kept", key_id_, "resolved", 100)));
+    ASSERT_TRUE(alerts_->upsert(*tx, alert("dropped", key_id_, Firing, 200)));
+    ASSERT_TRUE(alerts_->upsert(*tx, alert("kept", key_id_, Resolved, 100)));
     ASSERT_TRUE(alerts_->record_action(*tx, {"kept", key_id_, AlertAction::Acknowledge, at(150)}));
     // Destroyed without commit: rolled back.
   }
@@ -189,17 +263,84 @@ TEST_F(AlertStoreTest, RollingBackTheCallersTransactionDropsTheUpsertAndTheActio
   EXPECT_FALSE(dropped->has_value());
   auto kept = alerts_->find("kept");
   ASSERT_TRUE(kept && kept->has_value());
-  EXPECT_EQ((*kept)->state, "firing");
+  EXPECT_EQ((*kept)->alert.state, Firing);
   auto actions = alerts_->actions();
   ASSERT_TRUE(actions);
   EXPECT_TRUE(actions->empty());
-  EXPECT_EQ(alerts_->count_by_state("firing").value_or(-1), 1);
+  EXPECT_EQ(alerts_->count_by_state(Firing).value_or(-1), 1);
 }
 
-TEST_F(AlertStoreTest, AnUnknownStateIsRefusedByTheSchema) {
-  auto tx = connection_->begin();
-  ASSERT_TRUE(tx);
-  EXPECT_FALSE(alerts_->upsert(*tx, alert("x", key_id_, "sleeping", 1)));
+TEST_F(AlertStoreTest, AnUnknownStateIsRefusedByTheSchemaAndAnUnreadableRowNamesItself) {
+  upsert_all({alert("a1", key_id_, Firing, 1)});
+  connection_.reset();
+  const auto path = dir_ / "kw.db";
+  // The schema refuses a state outside the lifecycle ...
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+    EXPECT_NE(sqlite3_exec(db, "UPDATE alerts SET state = 'sleeping' WHERE id = 'a1'", nullptr,
+                           nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close_v2(db);
+  }
+  // ... and a row whose document cannot be read is an error that names the row.
+  testing::exec_sql(path, "UPDATE alerts SET document = '{\"id\": 5}' WHERE id = 'a1'");
+  auto connection = Connection::open(path, OpenMode::Existing);
+  ASSERT_TRUE(connection);
+  const auto found = AlertStore(*connection).find("a1");
+  ASSERT_FALSE(found);
+  EXPECT_NE(found.error().message.find("alert a1"), std::string::npos) << found.error().message;
+}
+
+// A kernelwatch 0.1 database (schema 3): what an alert owed stays owed, the rest counts as
+// announced in its state.
+TEST(AlertStoreMigration, Version3RowsKeepWhatTheyOwedAndTheRestCountsAsAnnounced) {
+  kernelwatch::testing::TempDir dir;
+  const auto path = dir / "kw.db";
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(
+        sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
+        SQLITE_OK);
+    for (int v = 0; v < 3; ++v) {
+      ASSERT_EQ(sqlite3_exec(db, migrations()[v], nullptr, nullptr, nullptr), SQLITE_OK) << v;
+    }
+    const std::string insert =
+        "INSERT INTO workloads VALUES (1, 'w', 'w', '{}'); "
+        "INSERT INTO environments VALUES (1, 'e', 'e', '{}'); "
+        "INSERT INTO protocols VALUES (1, 'p', 'p', '{}'); "
+        "INSERT INTO keys VALUES (1, 'k', 'b', 'bd', 'pr', 'pd', 1, 1, 1); "
+        "INSERT INTO alerts VALUES ('told', 1, 'step', 'regression', 'firing', 10, 20, "
+        "'{\"id\":\"told\",\"benchmark\":\"b\",\"provider\":\"pr\",\"workload\":\"w\","
+        "\"environment\":\"e\",\"kind\":\"step\",\"direction\":\"regression\","
+        "\"state\":\"firing\",\"externalId\":\"r1\","
+        "\"observedAt\":\"2025-07-17T18:18:16Z\",\"median\":5}', NULL); "
+        "INSERT INTO alerts VALUES ('owed', 1, 'step', 'regression', 'resolved', 11, 21, "
+        "'{\"id\":\"owed\",\"benchmark\":\"b\",\"provider\":\"pr\",\"workload\":\"w\","
+        "\"environment\":\"e\",\"kind\":\"step\",\"direction\":\"regression\","
+        "\"state\":\"resolved\",\"externalId\":\"r2\","
+        "\"observedAt\":\"2025-07-17T18:18:16Z\",\"median\":5}', '[{}]'); "
+        "PRAGMA user_version = 3;";
+    ASSERT_EQ(sqlite3_exec(db, insert.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close_v2(db);
+  }
+  auto connection = Connection::open(path, OpenMode::Existing);
+  ASSERT_TRUE(connection) << connection.error().message;
+  EXPECT_EQ(testing::user_version(path), kSchemaVersion);
+  AlertStore alerts(*connection);
+  const auto told = alerts.find("told").value();
+  ASSERT_TRUE(told);
+  EXPECT_EQ(told->notified, std::optional<core::Notice>(core::Notice::Firing));
+  EXPECT_EQ(told->notified_at,
+            std::optional<core::Timestamp>(core::Timestamp(std::chrono::nanoseconds(20))));
+  const auto owed = alerts.find("owed").value();
+  ASSERT_TRUE(owed);
+  EXPECT_EQ(owed->notified, std::optional<core::Notice>(core::Notice::Firing));  // resolve owed
+  const auto due = alerts.notification_candidates(core::Timestamp(std::chrono::nanoseconds(0)));
+  ASSERT_TRUE(due);
+  ASSERT_EQ(due->size(), 1u);
+  EXPECT_EQ(due->front().alert.id, "owed");
 }
 
 }  // namespace
