@@ -56,7 +56,7 @@ struct CycleClose {
 struct KeyStatus {
   std::int64_t key_id = 0;
   core::KeyLabels key;
-  std::optional<detectors::Observation> last_run;
+  std::optional<detectors::Watch::LastRun> last_run;
   detectors::Verdict last_verdict;
   std::optional<core::Alert> open_alert;         // raised by this daemon (history's are not)
   std::optional<core::Alert> open_failed_alert;  // likewise
@@ -116,7 +116,8 @@ class Engine {
 // Detector parameters for one key: the daemon's own runs (source "kernelwatch") are confirmed
 // by an immediate rerun (ConfirmPolicy::Next) when confirm_reruns > 0; posted and imported runs
 // cannot be rerun and are judged alone.
+// (`source`: the run's sourceNative.source.)
 [[nodiscard]] detectors::ConfirmPolicy confirm_for(const EngineOptions& options,
-                                                   const core::Record& record);
+                                                   std::string_view source);
 
 }  // namespace kernelwatch::daemon

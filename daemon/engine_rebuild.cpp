@@ -4,17 +4,9 @@
 #include <algorithm>
 
 #include "daemon/engine.hpp"
+#include "daemon/history.hpp"
 
 namespace kernelwatch::daemon {
-namespace {
-
-struct ReplayItem {
-  const storage::StoredRun* run;
-  const core::KeyLabels* key;
-};
-
-}  // namespace
-
 core::Status Engine::rebuild() {
   ++generation_;
   watch_ = detectors::Watch(options_.parameters);
@@ -24,23 +16,14 @@ core::Status Engine::rebuild() {
   storage::AlertStore alerts(*store_);
   const auto actions = KW_TRY(alerts.actions());
 
-  // Every run of every key, in observedAt order (a key's own order kept on ties).
-  std::vector<storage::StoredRun> runs;
-  std::vector<core::KeyLabels> labels;
-  const auto keys = KW_TRY(storage::RunStore(*store_).keys());
-  labels.reserve(keys.size());
-  for (const auto& summary : keys) {
-    labels.push_back(detectors::key_labels(summary.key));
-    key_ids_[labels.back().identity()] = summary.id;
-    identities_[summary.id] = labels.back().identity();
-    auto history = KW_TRY(storage::RunStore(*store_).key_history(summary.id));
-    std::move(history.begin(), history.end(), std::back_inserter(runs));
+  // Every key's labels; the runs stream in observedAt order, so a restart holds what the
+  // detectors keep per key, not the history.
+  storage::RunStore runs(*store_);
+  const auto labels = KW_TRY(key_labels_by_id(runs));
+  for (const auto& [id, key] : labels) {
+    key_ids_[key.identity()] = id;
+    identities_[id] = key.identity();
   }
-  std::map<std::int64_t, const core::KeyLabels*> label_of;
-  for (std::size_t i = 0; i < keys.size(); ++i) label_of[keys[i].id] = &labels[i];
-  std::stable_sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
-    return a.record.run.observed_at < b.record.run.observed_at;
-  });
 
   // Alerts whose firing run the daemon judged but whose cycle never closed (a crash between
   // the run and the close): decided now, stored now.
@@ -70,8 +53,8 @@ core::Status Engine::rebuild() {
 
   std::size_t next_action = 0;
   std::optional<core::Timestamp> previous;
-  for (const auto& run : runs) {
-    const core::Timestamp at = run.record.run.observed_at;
+  KW_TRY(runs.for_each_in_time_order([&](const storage::RunSummary& run) -> core::Status {
+    const core::Timestamp at = run.observed_at;
     // Operator actions replay at their place in time, between the runs around them.
     while (next_action < actions.size() && actions[next_action].at <= at) {
       replay_action(actions[next_action++]);
@@ -80,14 +63,14 @@ core::Status Engine::rebuild() {
       collect(watch_.close_cycle());
     }
     previous = at;
-    const core::KeyLabels& key = *label_of.at(run.key_id);
-    const auto observation =
-        detectors::observation_from_record(run.record, run.implementation_version);
+    const core::KeyLabels& key = labels.at(run.key_id);
+    const auto observation = observation_of(run);
     if (run.judged == storage::Judged::CycleOpen) {
       unsettled.insert(key.identity() + "/" + observation.external_id);
     }
-    collect(watch_.observe(key, observation, confirm_for(options_, run.record)).events);
-  }
+    collect(watch_.observe(key, observation, confirm_for(options_, run.source)).events);
+    return {};
+  }));
   collect(watch_.close_cycle());
   while (next_action < actions.size()) replay_action(actions[next_action++]);
 
