@@ -403,12 +403,88 @@ std::string_view example_workload(core::Kernel kernel) {
   return kernel == core::Kernel::Tvd ? "tokens1024-vocab4096-fp32" : "hidden2048-rows2048-fp32";
 }
 
+// The fields of a liger-bench entry: providers (required, each valid for the kernel), python
+// (required), script (must exist), timeout.
+Status read_liger_bench(Reader& reader, const json& object, const std::string& path,
+                        BenchmarkConfig& out) {
+  const std::string providers_path = member(path, "providers");
+  const auto it = object.find("providers");
+  if (it == object.end()) {
+    return reader.invalid(path, "providers is missing (liger-bench runs " +
+                                    runners::providers_of(out.kernel) + " for " +
+                                    std::string(core::to_string(out.kernel)) + ")");
+  }
+  if (!it->is_array()) return reader.wrong_type(providers_path, "an array", *it);
+  if (it->empty()) return reader.invalid(providers_path, "lists no provider");
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& value = (*it)[i];
+    const std::string item_path = element(providers_path, i);
+    if (!value.is_string()) return reader.wrong_type(item_path, "a string", value);
+    const std::string text = value.get<std::string>();
+    auto provider = runners::parse_liger_provider(text);
+    if (!provider || !runners::supports(out.kernel, *provider)) {
+      return reader.invalid(item_path, shown(text) + " is not a provider liger-bench runs for " +
+                                           std::string(core::to_string(out.kernel)) + " (" +
+                                           runners::providers_of(out.kernel) + ")");
+    }
+    if (std::find(out.liger_providers.begin(), out.liger_providers.end(), *provider) !=
+        out.liger_providers.end()) {
+      return reader.invalid(item_path, shown(text) + " is listed twice");
+    }
+    out.liger_providers.push_back(*provider);
+  }
+  if (!object.contains("python")) {
+    return reader.invalid(path,
+                          "python is missing (the interpreter of a venv with torch, triton "
+                          "and liger-kernel, like \"/opt/venv/bin/python3\")");
+  }
+  std::string python;
+  KW_TRY(reader.read(object, path, "python", python));
+  if (python.empty()) return reader.invalid(member(path, "python"), "is empty");
+  // A bare name is looked up in PATH when the runner starts; a path is taken relative to the
+  // config file. A missing interpreter is a failed run, not a config error (venvs come and go).
+  out.liger.python = python.find('/') == std::string::npos ? std::filesystem::path(python)
+                                                           : reader.resolve(python);
+  std::string script;
+  KW_TRY(reader.read(object, path, "script", script));
+  if (object.contains("script")) {
+    out.liger.script = reader.resolve(script);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(out.liger.script, ec)) {
+      return reader.invalid(member(path, "script"),
+                            "\"" + out.liger.script.string() + "\" is not a file");
+    }
+  }
+  KW_TRY(reader.read_duration(object, path, "timeout", std::chrono::seconds(1), out.liger.timeout));
+  return {};
+}
+
 Status read_benchmark(Reader& reader, const json& object, const std::string& path,
                       BenchmarkConfig& out) {
-  KW_TRY(reader.expect_object(object, path, {"kernel", "pass", "providers", "workloads"}));
+  KW_TRY(reader.expect_object(
+      object, path,
+      {"runner", "kernel", "pass", "providers", "workloads", "python", "script", "timeout"}));
   for (const std::string_view key : {"kernel", "pass", "workloads"}) {
     if (!object.contains(key)) return reader.invalid(path, std::string(key) + " is missing");
   }
+  std::string runner;
+  KW_TRY(reader.read(object, path, "runner", runner));
+  if (object.contains("runner")) {
+    if (runner != runners::kLigerBenchRunner) {
+      return reader.invalid(member(path, "runner"),
+                            shown(runner) + " is not a known runner (known: " +
+                                std::string(runners::kLigerBenchRunner) +
+                                "; leave it out for kernelwatch's own kernels)");
+    }
+    out.runner = Runner::LigerBench;
+  } else {
+    for (const std::string_view key : {"python", "script", "timeout"}) {
+      if (object.contains(key)) {
+        return reader.invalid(member(path, key), "applies to a benchmark with a \"runner\"");
+      }
+    }
+  }
+  const bool liger = out.runner == Runner::LigerBench;
   std::string kernel;
   KW_TRY(reader.read(object, path, "kernel", kernel));
   out.kernel =
@@ -417,8 +493,12 @@ Status read_benchmark(Reader& reader, const json& object, const std::string& pat
   KW_TRY(reader.read(object, path, "pass", pass));
   out.pass = KW_TRY(read_name(reader, member(path, "pass"), pass, core::parse_pass, core::kPasses));
 
-  out.providers.assign(std::begin(core::kProviders), std::end(core::kProviders));
-  if (const auto it = object.find("providers"); it != object.end()) {
+  if (liger) {
+    KW_TRY(read_liger_bench(reader, object, path, out));
+  } else {
+    out.providers.assign(std::begin(core::kProviders), std::end(core::kProviders));
+  }
+  if (const auto it = object.find("providers"); !liger && it != object.end()) {
     const std::string providers_path = member(path, "providers");
     if (!it->is_array()) return reader.wrong_type(providers_path, "an array", *it);
     if (it->empty()) return reader.invalid(providers_path, "lists no provider");
@@ -464,6 +544,13 @@ Status read_benchmark(Reader& reader, const json& object, const std::string& pat
         return reader.invalid(item_path, shown(label) + " is listed twice");
       }
     }
+    if (liger) {
+      for (const auto provider : out.liger_providers) {
+        const runners::LigerCase c{out.kernel, out.pass, provider, *workload};
+        if (auto ok = runners::validate(c); !ok)
+          return reader.invalid(item_path, ok.error().message);
+      }
+    }
     out.workloads.push_back(std::move(*workload));
   }
   return {};
@@ -477,7 +564,8 @@ Status read_benchmarks(Reader& reader, const json& value, std::vector<BenchmarkC
     const std::string item_path = element(path, i);
     KW_TRY(read_benchmark(reader, value[i], item_path, benchmark));
     for (std::size_t j = 0; j < out.size(); ++j) {
-      if (out[j].kernel == benchmark.kernel && out[j].pass == benchmark.pass) {
+      if (out[j].runner == benchmark.runner && out[j].kernel == benchmark.kernel &&
+          out[j].pass == benchmark.pass) {
         return reader.invalid(item_path, std::string(core::to_string(benchmark.kernel)) + "/" +
                                              std::string(core::to_string(benchmark.pass)) +
                                              " is already listed in " + element(path, j));
@@ -1064,14 +1152,28 @@ json redacted_json(const Config& config) {
                      {"run_at_start", config.schedule.at_start == AtStart::Run}};
   json benchmarks = json::array();
   for (const auto& benchmark : config.benchmarks) {
+    const bool liger = benchmark.runner == Runner::LigerBench;
     json providers = json::array();
-    for (const auto provider : benchmark.providers) providers.push_back(core::to_string(provider));
+    if (liger) {
+      for (const auto provider : benchmark.liger_providers)
+        providers.push_back(runners::to_string(provider));
+    } else {
+      for (const auto provider : benchmark.providers)
+        providers.push_back(core::to_string(provider));
+    }
     json workloads = json::array();
     for (const auto& workload : benchmark.workloads) workloads.push_back(workload.label());
-    benchmarks.push_back({{"kernel", core::to_string(benchmark.kernel)},
-                          {"pass", core::to_string(benchmark.pass)},
-                          {"providers", providers},
-                          {"workloads", workloads}});
+    json entry = {{"kernel", core::to_string(benchmark.kernel)},
+                  {"pass", core::to_string(benchmark.pass)},
+                  {"providers", providers},
+                  {"workloads", workloads}};
+    if (liger) {
+      entry["runner"] = runners::kLigerBenchRunner;
+      entry["python"] = benchmark.liger.python.string();
+      entry["script"] = benchmark.liger.script.string();
+      entry["timeout"] = format_duration(benchmark.liger.timeout);
+    }
+    benchmarks.push_back(std::move(entry));
   }
   out["benchmarks"] = benchmarks;
   out["bench"] = {{"warmup", format_duration(config.bench.warmup)},

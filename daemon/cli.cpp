@@ -108,10 +108,14 @@ void add_bench(CLI::App& app, Commands& c) {
   auto* sub = app.add_subcommand(
       "bench",
       "Run kernel cases through the measurement harness (correctness gate, warm-up, timed\n"
-      "repetitions with a cache flush before each) and print median, p20, p80 and GB/s");
+      "repetitions with a cache flush before each) and print median, p20, p80 and GB/s;\n"
+      "with --runner liger-bench, Liger's and PyTorch's own benchmarks in the keys of their\n"
+      "imported history");
   sub->add_option("--kernel", c.bench.kernel, "tvd or layer_norm")->required();
   sub->add_option("--pass", c.bench.pass, "forward, backward or full")->required();
-  sub->add_option("--provider", c.bench.provider, "kernelwatch-fused, kernelwatch-reference or all")
+  sub->add_option("--provider", c.bench.provider,
+                  "kernelwatch-fused, kernelwatch-reference or all\n(with --runner: liger, torch, "
+                  "huggingface or all)")
       ->capture_default_str();
   sub->add_option("--backend", c.bench.backend, "auto (cuda when a GPU is present), cuda or cpu")
       ->capture_default_str();
@@ -127,6 +131,20 @@ void add_bench(CLI::App& app, Commands& c) {
       ->capture_default_str();
   sub->add_option("--seed", c.bench.seed, "Seed of the random inputs")->capture_default_str();
   sub->add_option("--db", c.bench.db, "Also store the runs in this SQLite database");
+  sub->add_option("--runner", c.bench.runner,
+                  "liger-bench: run Liger-Kernel's and PyTorch's own benchmarks through\n"
+                  "runners/liger/liger_bench.py (providers liger, torch for tvd; liger,\n"
+                  "huggingface for layer_norm; or all) instead of kernelwatch's kernels");
+  sub->add_option("--python", c.bench.python,
+                  "With --runner: the interpreter of a venv with torch, triton, liger-kernel")
+      ->capture_default_str();
+  sub->add_option("--script", c.bench.script,
+                  "With --runner: liger_bench.py (default: the installed or source tree's copy)");
+  sub->add_option("--workload", c.bench.workloads,
+                  "With --runner, repeatable: a workload label like tokens16384-vocab65536-fp32\n"
+                  "or hidden16384-rows4096-fp32 (default: the founding workload)");
+  sub->add_option("--timeout", c.bench.timeout, "With --runner: kill the runner after this long")
+      ->capture_default_str();
   sub->add_flag("--json", c.bench_json,
                 "Print the kernelindex records as a JSON array (`import` accepts it)");
   sub->callback([&c] {

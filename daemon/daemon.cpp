@@ -27,6 +27,7 @@
 #include "daemon/systemd.hpp"
 #include "kernels/harness/bench.hpp"
 #include "notifiers/worker.hpp"
+#include "runners/producer.hpp"
 #include "storage/outbox.hpp"
 
 namespace kernelwatch::daemon {
@@ -51,10 +52,25 @@ EngineOptions engine_options(const config::Config& c) {
   return o;
 }
 
-// The cases one cycle runs, in order.
-std::vector<kernels::BenchRequest> cycle_cases(const config::Config& c, kernels::Backend backend) {
-  std::vector<kernels::BenchRequest> out;
+// The cases one cycle runs, in order, each behind the one producer interface: kernelwatch's own
+// kernels through the in-process harness, Liger's and PyTorch's through the liger-bench runner.
+using Plan = std::vector<std::shared_ptr<runners::RunProducer>>;
+
+Plan cycle_plan(const config::Config& c, kernels::Backend backend,
+                const runners::GpuSampler& sampler) {
+  Plan out;
   for (const auto& b : c.benchmarks) {
+    if (b.runner == config::Runner::LigerBench) {
+      for (const auto provider : b.liger_providers) {
+        for (const auto& workload : b.workloads) {
+          runners::LigerBenchOptions options = b.liger;
+          options.sampler = sampler;
+          out.push_back(std::make_shared<runners::LigerBenchProducer>(
+              std::move(options), runners::LigerCase{b.kernel, b.pass, provider, workload}));
+        }
+      }
+      continue;
+    }
     for (const auto provider : b.providers) {
       for (const auto& workload : b.workloads) {
         auto spec = kernels::CaseSpec::from_workload(workload);
@@ -63,11 +79,24 @@ std::vector<kernels::BenchRequest> cycle_cases(const config::Config& c, kernels:
         r.id = {b.kernel, b.pass, provider, backend};
         r.spec = *spec;
         r.policy = c.bench;
-        out.push_back(std::move(r));
+        out.push_back(std::make_shared<runners::HarnessProducer>(std::move(r)));
       }
     }
   }
   return out;
+}
+
+// The same case keeps its producer across cycles (a liger-bench producer remembers its GPU).
+Plan reuse_producers(Plan fresh, const Plan& previous) {
+  for (auto& producer : fresh) {
+    for (const auto& old : previous) {
+      if (old->name() == producer->name()) {
+        producer = old;
+        break;
+      }
+    }
+  }
+  return fresh;
 }
 
 class Daemon {
@@ -135,7 +164,9 @@ class Daemon {
   std::mutex bench_mutex_;
   std::condition_variable bench_wake_;
   bool cycle_requested_ = false;
-  std::vector<kernels::BenchRequest> cycle_plan_;
+  Plan cycle_plan_;
+  Plan last_plan_;  // the previous cycle's producers, reused for the same cases
+  runners::GpuSampler sampler_ = runners::nvml_sampler();
   int cycle_confirm_reruns_ = 0;  // copied with the plan: reload() replaces config_
   std::atomic<bool> stopping_{false};
   std::atomic<bool> bench_idle_{true};
@@ -271,12 +302,13 @@ void Daemon::schedule_next(std::chrono::milliseconds delay) {
 }
 
 void Daemon::start_cycle(std::string reason) {
-  auto plan = cycle_cases(config_, backend_);
   std::lock_guard lock(bench_mutex_);
+  auto plan = reuse_producers(cycle_plan(config_, backend_, sampler_), last_plan_);
   if (cycle_.running || cycle_requested_) {
     log_.info("cycle (" + reason + ") skipped: one is already running");
     return;
   }
+  last_plan_ = plan;
   cycle_plan_ = std::move(plan);
   cycle_confirm_reruns_ = std::max(0, config_.detector.confirm_reruns);
   cycle_requested_ = true;
@@ -289,7 +321,7 @@ void Daemon::start_cycle(std::string reason) {
 
 void Daemon::bench_loop() {
   while (true) {
-    std::vector<kernels::BenchRequest> plan;
+    Plan plan;
     int confirm_reruns = 0;
     {
       std::unique_lock lock(bench_mutex_);
@@ -301,25 +333,23 @@ void Daemon::bench_loop() {
     }
     bench_idle_ = false;
     const auto cycle_start = std::chrono::steady_clock::now();
-    kernels::BenchContext context;
-    context.now = wall_now;
-    for (const auto& request : plan) {
+    for (const auto& producer : plan) {
+      const std::string name = producer->name();
       for (int attempt = 0; attempt <= confirm_reruns && !stopping_; ++attempt) {
-        auto outcome = kernels::run_benchmark(request, context);
+        auto outcome = producer->run(wall_now);
         if (stopping_) break;
         std::promise<bool> rerun;
         auto answer = rerun.get_future();
-        asio::post(io_, [this, &outcome, &rerun, &request] {
+        asio::post(io_, [this, &outcome, &rerun, &name] {
           if (!outcome) {
-            log_.error(request.id.name() + ": " + outcome.error().message);
+            log_.error(name + ": " + outcome.error().message);
             ++cycle_.errors;
             rerun.set_value(false);
             return;
           }
           auto processed = engine_.process(outcome->record, wall_now());
           if (!processed) {
-            log_.error(request.id.name() +
-                       ": storing the run failed: " + processed.error().message);
+            log_.error(name + ": storing the run failed: " + processed.error().message);
             ++cycle_.errors;
             rerun.set_value(false);
             return;
@@ -334,7 +364,7 @@ void Daemon::bench_loop() {
           rerun.set_value(processed->awaits_confirmation);
         });
         if (!answer.get()) break;
-        log_.info(request.id.name() + ": breached its band; rerunning to confirm");
+        log_.info(name + ": breached its band; rerunning to confirm");
       }
       if (stopping_) break;
     }
