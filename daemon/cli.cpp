@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <iostream>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -74,6 +75,7 @@ void add_history(CLI::App& app, Commands& c) {
   sub->add_option("--environment", c.history.filter.environment,
                   "Only this environment, e.g. nvidia-h100-80gb-hbm3");
   sub->add_option("--limit", c.history.filter.limit, "At most N runs; 0 for all")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub->add_flag("--json", c.history_json, "Print a JSON array of kernelindex records");
   sub->callback([&c] {
@@ -174,6 +176,38 @@ void add_status(CLI::App& app, Commands& c) {
   });
 }
 
+// CLI11 checks required options before it looks for arguments nobody expects, so a mistyped
+// flag was reported as the option it replaced ("keys --dbb x": "--db is required") and a
+// mistyped command as "A subcommand is required". Name what is wrong first.
+bool names_unknown_arguments(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2) return false;
+  const std::string command = argv[1];
+  if (command.empty() || command.front() == '-') return false;  // --help, --version, ...
+  const CLI::App* sub = nullptr;
+  std::string known;
+  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+    known += (known.empty() ? "" : ", ") + s->get_name();
+    if (s->check_name(command)) sub = s;
+  }
+  if (sub == nullptr) {
+    std::cerr << "kernelwatch: unknown command \"" << command << "\" (commands: " << known
+              << ")\nRun with --help for more information.\n";
+    return true;
+  }
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view token = argv[i];
+    if (token == "--") break;
+    if (token.size() < 3 || token.substr(0, 2) != "--") continue;
+    const std::string name(token.substr(0, token.find('=')));
+    if (sub->get_option_no_throw(name) == nullptr) {
+      std::cerr << "kernelwatch " << command << ": unknown option " << name
+                << "\nRun with --help for more information.\n";
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -197,6 +231,7 @@ int run_cli(int argc, char** argv) {
   add_daemon(app, commands);
   add_status(app, commands);
 
+  if (names_unknown_arguments(app, argc, argv)) return 2;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
