@@ -73,47 +73,39 @@ std::string gbps(double value) {
   return buffer;
 }
 
-}  // namespace
+core::Result<std::vector<core::Provider>> providers_of(const std::string& name) {
+  if (name == "all")
+    return std::vector<core::Provider>(std::begin(core::kProviders), std::end(core::kProviders));
+  return std::vector<core::Provider>{KW_TRY(core::parse_provider(name))};
+}
 
-int run_bench(const BenchOptions& options, std::ostream& out, std::ostream& err) {
-  const auto fail = [&](const std::string& message) {
-    err << "kernelwatch bench: " << message << '\n';
-    return 1;
-  };
-  auto kernel = core::parse_kernel(options.kernel);
-  if (!kernel) return fail(kernel.error().message);
-  auto pass = core::parse_pass(options.pass);
-  if (!pass) return fail(pass.error().message);
-  std::vector<core::Provider> providers;
-  if (options.provider == "all") {
-    providers.assign(std::begin(core::kProviders), std::end(core::kProviders));
-  } else {
-    auto provider = core::parse_provider(options.provider);
-    if (!provider) return fail(provider.error().message);
-    providers = {*provider};
+// "auto": CUDA when there is a GPU, else the CPU; a named backend must be available.
+core::Result<kernels::Backend> backend_of(const std::string& name) {
+  if (name == "auto") {
+    return kernels::backend_available(kernels::Backend::Cuda) ? kernels::Backend::Cuda
+                                                              : kernels::Backend::Cpu;
   }
-  kernels::Backend backend = kernels::Backend::Cpu;
-  if (options.backend == "auto") {
-    backend = kernels::backend_available(kernels::Backend::Cuda) ? kernels::Backend::Cuda
-                                                                 : kernels::Backend::Cpu;
-  } else {
-    auto parsed = kernels::parse_backend(options.backend);
-    if (!parsed) return fail(parsed.error().message);
-    backend = *parsed;
-    if (auto ok = kernels::backend_available(backend); !ok) return fail(ok.error().message);
-  }
-  auto dtype = core::parse_dtype(options.dtype);
-  if (!dtype) return fail(dtype.error().message);
+  const kernels::Backend backend = KW_TRY(kernels::parse_backend(name));
+  KW_TRY(kernels::backend_available(backend));
+  return backend;
+}
 
-  const bool layer_norm = *kernel == core::Kernel::LayerNorm;
-  if (layer_norm && (options.tokens || options.vocab))
-    return fail("--tokens and --vocab apply to --kernel tvd");
-  if (!layer_norm && (options.rows || options.hidden))
-    return fail("--rows and --hidden apply to --kernel layer_norm");
-  // Defaults: the founding workloads on a GPU; on a CPU, shapes that finish in seconds on 2 cores.
-  const bool gpu = backend == kernels::Backend::Cuda;
+// The shape: the options' own, else the founding workloads on a GPU and, on a CPU, shapes that
+// finish in seconds on 2 cores.
+core::Result<kernels::CaseSpec> spec_of(const BenchOptions& options, core::Kernel kernel,
+                                        kernels::Backend backend) {
   kernels::CaseSpec spec;
-  spec.dtype = *dtype;
+  spec.dtype = KW_TRY(core::parse_dtype(options.dtype));
+  const bool layer_norm = kernel == core::Kernel::LayerNorm;
+  if (layer_norm && (options.tokens || options.vocab)) {
+    return core::fail(core::ErrorCode::InvalidArgument,
+                      "--tokens and --vocab apply to --kernel tvd");
+  }
+  if (!layer_norm && (options.rows || options.hidden)) {
+    return core::fail(core::ErrorCode::InvalidArgument,
+                      "--rows and --hidden apply to --kernel layer_norm");
+  }
+  const bool gpu = backend == kernels::Backend::Cuda;
   if (layer_norm) {
     spec.rows = options.rows.value_or(gpu ? 4096 : 2048);
     spec.cols = options.hidden.value_or(gpu ? 16384 : 2048);
@@ -121,52 +113,58 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream& err)
     spec.rows = options.tokens.value_or(gpu ? 16384 : 1024);
     spec.cols = options.vocab.value_or(gpu ? 65536 : 4096);
   }
-  if (options.warmup_ms < 0 || options.rep_ms <= 0)
-    return fail("--warmup-ms must be >= 0 and --rep-ms > 0");
+  return spec;
+}
 
-  std::optional<storage::Connection> store;
-  if (!options.db.empty()) {
-    auto opened = storage::Connection::open(options.db, storage::OpenMode::Create);
-    if (!opened) return fail(opened.error().message);
-    store.emplace(std::move(*opened));
+// One request per provider, from the command line's options.
+core::Result<std::vector<kernels::BenchRequest>> plan(const BenchOptions& options) {
+  const core::Kernel kernel = KW_TRY(core::parse_kernel(options.kernel));
+  const core::Pass pass = KW_TRY(core::parse_pass(options.pass));
+  const auto providers = KW_TRY(providers_of(options.provider));
+  const kernels::Backend backend = KW_TRY(backend_of(options.backend));
+  const kernels::CaseSpec spec = KW_TRY(spec_of(options, kernel, backend));
+  if (options.warmup_ms < 0 || options.rep_ms <= 0) {
+    return core::fail(core::ErrorCode::InvalidArgument,
+                      "--warmup-ms must be >= 0 and --rep-ms > 0");
   }
+  std::vector<kernels::BenchRequest> requests;
+  for (const auto provider : providers) {
+    kernels::BenchRequest request;
+    request.id = {kernel, pass, provider, backend};
+    request.spec = spec;
+    request.policy.warmup = std::chrono::milliseconds(options.warmup_ms);
+    request.policy.repetitions = std::chrono::milliseconds(options.rep_ms);
+    request.seed = options.seed;
+    requests.push_back(std::move(request));
+  }
+  return requests;
+}
 
+core::Result<std::vector<kernels::BenchOutcome>> run_all(
+    const std::vector<kernels::BenchRequest>& requests, std::ostream& err) {
   kernels::BenchContext context;
   context.now = wall_now;
+  Progress progress(err);
   std::vector<kernels::BenchOutcome> outcomes;
-  {
-    Progress progress(err);
-    for (const auto provider : providers) {
-      kernels::BenchRequest request;
-      request.id = {*kernel, *pass, provider, backend};
-      request.spec = spec;
-      request.policy.warmup = std::chrono::milliseconds(options.warmup_ms);
-      request.policy.repetitions = std::chrono::milliseconds(options.rep_ms);
-      request.seed = options.seed;
-      progress.begin(request.id.name());
-      auto outcome = kernels::run_benchmark(request, context);
-      progress.end();
-      if (!outcome) return fail(outcome.error().message);
-      outcomes.push_back(std::move(*outcome));
-    }
+  for (const auto& request : requests) {
+    progress.begin(request.id.name());
+    auto outcome = kernels::run_benchmark(request, context);
+    progress.end();
+    outcomes.push_back(KW_TRY(std::move(outcome)));
   }
+  return outcomes;
+}
 
-  if (store) {
-    auto tx = store->begin();
-    if (!tx) return fail(tx.error().message);
-    for (const auto& outcome : outcomes) {
-      if (auto ok = storage::RunStore(*store).insert_run(*tx, outcome.record, ""); !ok)
-        return fail(ok.error().message);
-    }
-    if (auto ok = tx->commit(); !ok) return fail(ok.error().message);
+core::Status store_all(storage::Connection& store,
+                       const std::vector<kernels::BenchOutcome>& outcomes) {
+  auto tx = KW_TRY(store.begin());
+  for (const auto& outcome : outcomes) {
+    KW_TRY(storage::RunStore(store).insert_run(tx, outcome.record, ""));
   }
+  return tx.commit();
+}
 
-  if (options.format == OutputFormat::Json) {
-    json array = json::array();
-    for (const auto& outcome : outcomes) array.push_back(core::to_json(outcome.record));
-    out << array.dump(2) << '\n';
-    return 0;
-  }
+void print_outcomes(const std::vector<kernels::BenchOutcome>& outcomes, std::ostream& out) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& o : outcomes) {
     const auto& run = o.record.run;
@@ -190,7 +188,37 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream& err)
     const std::string reason = spec.value("statusReason", std::string());
     if (!reason.empty()) out << o.record.run.source_native.external_id << ": " << reason << '\n';
   }
-  if (store) out << "stored " << outcomes.size() << " runs in " << options.db.string() << '\n';
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& options, std::ostream& out, std::ostream& err) {
+  const auto fail = [&](const std::string& message) {
+    err << "kernelwatch bench: " << message << '\n';
+    return 1;
+  };
+  const auto requests = plan(options);
+  if (!requests) return fail(requests.error().message);
+  // Opened before the cases run: a --db that cannot be written fails at once.
+  std::optional<storage::Connection> store;
+  if (!options.db.empty()) {
+    auto opened = storage::Connection::open(options.db, storage::OpenMode::Create);
+    if (!opened) return fail(opened.error().message);
+    store.emplace(std::move(*opened));
+  }
+  const auto outcomes = run_all(*requests, err);
+  if (!outcomes) return fail(outcomes.error().message);
+  if (store) {
+    if (auto stored = store_all(*store, *outcomes); !stored) return fail(stored.error().message);
+  }
+  if (options.format == OutputFormat::Json) {
+    json array = json::array();
+    for (const auto& outcome : *outcomes) array.push_back(core::to_json(outcome.record));
+    out << array.dump(2) << '\n';
+    return 0;
+  }
+  print_outcomes(*outcomes, out);
+  if (store) out << "stored " << outcomes->size() << " runs in " << options.db.string() << '\n';
   return 0;
 }
 

@@ -2,18 +2,26 @@
 // key's, in observedAt order, a cycle closing at each gap longer than cycle_gap, as the backtest
 // replays them) with the operator's actions at their place in time.
 #include <algorithm>
+#include <iterator>
 
 #include "daemon/engine.hpp"
 
 namespace kernelwatch::daemon {
-namespace {
 
-struct ReplayItem {
-  const storage::StoredRun* run;
-  const core::KeyLabels* key;
+// Every run of every key in observedAt order (a key's own order kept on ties), and the keys'
+// labels by key row.
+struct Engine::History {
+  std::vector<storage::StoredRun> runs;
+  std::map<std::int64_t, core::KeyLabels> labels;
 };
 
-}  // namespace
+// What the replay leaves: each alert it fired, as its last event left it, and the runs the
+// daemon judged whose cycle never closed ("<key identity>/<externalId>": a crash came between
+// the run and the close).
+struct Engine::Replay {
+  std::map<std::string, detectors::AlertEvent> fired;
+  std::set<std::string> unsettled;
+};
 
 core::Status Engine::rebuild() {
   ++generation_;
@@ -21,37 +29,38 @@ core::Status Engine::rebuild() {
   key_ids_.clear();
   identities_.clear();
   unraised_.clear();
-  storage::AlertStore alerts(*store_);
+  const storage::AlertStore alerts(*store_);
   const auto actions = KW_TRY(alerts.actions());
+  const History history = KW_TRY(load_history());
+  return recover(alerts, replay(history, actions));
+}
 
-  // Every run of every key, in observedAt order (a key's own order kept on ties).
-  std::vector<storage::StoredRun> runs;
-  std::vector<core::KeyLabels> labels;
-  const auto keys = KW_TRY(storage::RunStore(*store_).keys());
-  labels.reserve(keys.size());
-  for (const auto& summary : keys) {
-    labels.push_back(detectors::key_labels(summary.key));
-    key_ids_[labels.back().identity()] = summary.id;
-    identities_[summary.id] = labels.back().identity();
-    auto history = KW_TRY(storage::RunStore(*store_).key_history(summary.id));
-    std::move(history.begin(), history.end(), std::back_inserter(runs));
+core::Result<Engine::History> Engine::load_history() {
+  History history;
+  storage::RunStore runs(*store_);
+  for (const auto& summary : KW_TRY(runs.keys())) {
+    const core::KeyLabels& labels = history.labels[summary.id] = detectors::key_labels(summary.key);
+    key_ids_[labels.identity()] = summary.id;
+    identities_[summary.id] = labels.identity();
+    auto key_runs = KW_TRY(runs.key_history(summary.id));
+    std::move(key_runs.begin(), key_runs.end(), std::back_inserter(history.runs));
   }
-  std::map<std::int64_t, const core::KeyLabels*> label_of;
-  for (std::size_t i = 0; i < keys.size(); ++i) label_of[keys[i].id] = &labels[i];
-  std::stable_sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
+  std::stable_sort(history.runs.begin(), history.runs.end(), [](const auto& a, const auto& b) {
     return a.record.run.observed_at < b.record.run.observed_at;
   });
+  return history;
+}
 
-  // Alerts whose firing run the daemon judged but whose cycle never closed (a crash between
-  // the run and the close): decided now, stored now.
-  std::set<std::string> unsettled;  // "<key identity>/<externalId>"
-  // Each alert the replay fired, as its last event left it.
-  std::map<std::string, detectors::AlertEvent> replayed;
+// The runs through the Watch, a cycle closing at each gap longer than cycle_gap, with the
+// operator's actions at their place in time.
+Engine::Replay Engine::replay(const History& history,
+                              const std::vector<storage::AlertActionRow>& actions) {
+  Replay out;
   const auto collect = [&](std::vector<detectors::AlertEvent> events) {
     for (auto& event : events) {
       if (event.fired) {
-        replayed[event.alert.id] = std::move(event);
-      } else if (const auto it = replayed.find(event.alert.id); it != replayed.end()) {
+        out.fired[event.alert.id] = std::move(event);
+      } else if (const auto it = out.fired.find(event.alert.id); it != out.fired.end()) {
         it->second.alert = std::move(event.alert);
       }
     }
@@ -70,7 +79,7 @@ core::Status Engine::rebuild() {
 
   std::size_t next_action = 0;
   std::optional<core::Timestamp> previous;
-  for (const auto& run : runs) {
+  for (const auto& run : history.runs) {
     const core::Timestamp at = run.record.run.observed_at;
     // Operator actions replay at their place in time, between the runs around them.
     while (next_action < actions.size() && actions[next_action].at <= at) {
@@ -80,34 +89,39 @@ core::Status Engine::rebuild() {
       collect(watch_.close_cycle());
     }
     previous = at;
-    const core::KeyLabels& key = *label_of.at(run.key_id);
+    const core::KeyLabels& key = history.labels.at(run.key_id);
     const auto observation =
         detectors::observation_from_record(run.record, run.implementation_version);
     if (run.judged == storage::Judged::CycleOpen) {
-      unsettled.insert(key.identity() + "/" + observation.external_id);
+      out.unsettled.insert(key.identity() + "/" + observation.external_id);
     }
     collect(watch_.observe(key, observation, confirm_for(options_, run.record)).events);
   }
   collect(watch_.close_cycle());
   while (next_action < actions.size()) replay_action(actions[next_action++]);
+  return out;
+}
 
+// Alerts whose firing run the daemon judged but whose cycle never closed are decided now and
+// stored now; the other alerts the replay fired without a row are history's, not this daemon's.
+core::Status Engine::recover(const storage::AlertStore& alerts, Replay replay) {
   const auto lost_by_a_crash = [&](const core::Alert& alert) {
     const auto judged_open = [&](const core::Alert& a) {
-      return unsettled.contains(a.key.identity() + "/" + a.fired.external_id);
+      return replay.unsettled.contains(a.key.identity() + "/" + a.fired.external_id);
     };
     return judged_open(alert) ||
            std::any_of(alert.members.begin(), alert.members.end(), judged_open);
   };
   std::vector<detectors::AlertEvent> recovered;
-  for (auto& [id, event] : replayed) {
+  for (auto& [id, event] : replay.fired) {
     if (KW_TRY(alerts.find(id))) continue;
     if (lost_by_a_crash(event.alert)) {
       recovered.push_back(std::move(event));
     } else {
-      unraised_.insert(id);  // history's, not this daemon's
+      unraised_.insert(id);
     }
   }
-  if (recovered.empty() && unsettled.empty()) return {};
+  if (recovered.empty() && replay.unsettled.empty()) return {};
   auto tx = KW_TRY(store_->begin());
   KW_TRY(store_events(tx, recovered, core::Timestamp::clock::now()));
   KW_TRY(storage::RunStore(*store_).close_judged_cycles(tx));
