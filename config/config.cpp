@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -452,6 +453,29 @@ DetectorSetting number(std::string_view name, double Owner::*slot, double minimu
           {}};
 }
 
+// A whole number of microseconds in [minimum, maximum], held in any std::chrono duration (the
+// config's duration strings stop at milliseconds; a kernel's jitter is microseconds).
+template <class Owner, class Duration>
+DetectorSetting microseconds(std::string_view name, Duration Owner::*slot, std::size_t minimum,
+                             std::size_t maximum) {
+  using std::chrono::duration_cast;
+  return {
+      name,
+      [=](const JsonField& field, DetectorSettings& settings) -> Status {
+        Duration& out = part_of<Owner>(settings).*slot;
+        auto value =
+            static_cast<std::size_t>(duration_cast<std::chrono::microseconds>(out).count());
+        KW_TRY(read_count(field, minimum, maximum, value));
+        out = duration_cast<Duration>(std::chrono::microseconds(static_cast<std::int64_t>(value)));
+        return {};
+      },
+      [=](const DetectorSettings& settings) {
+        return json(
+            duration_cast<std::chrono::microseconds>(part_of<Owner>(settings).*slot).count());
+      },
+      {}};
+}
+
 // A duration string of at least `minimum`, held in any std::chrono duration.
 template <class Owner, class Duration>
 DetectorSetting duration(std::string_view name, Duration Owner::*slot, milliseconds minimum) {
@@ -506,8 +530,17 @@ const std::vector<DetectorSetting>& detector_settings() {
                    "min_history"),
       field::number("big_step_threshold", &BandParameters::big_step_threshold, 0.0, kHuge,
                     LowerBound::Open),
+      field::count("trust_runs", &BandParameters::trust_runs, 1, kMaxWindow),
       field::number("min_relative_margin", &BandParameters::min_relative_margin, 0.0, 1.0),
+      field::microseconds("young_jitter_us", &BandParameters::young_jitter, 0, 60'000'000),
+      field::number("trusted_relative_margin", &BandParameters::trusted_relative_margin, 0.0, 1.0),
       field::number("spread_factor", &BandParameters::spread_factor, 0.0, kHuge),
+      field::count("noise_window", &BandParameters::noise_window, 1, kMaxWindow),
+      field::count("noise_min_runs", &BandParameters::noise_min_runs, 1, kMaxWindow,
+                   "noise_window"),
+      field::number("noise_quantile", &BandParameters::noise_quantile, 0.0, 1.0),
+      field::number("noise_factor", &BandParameters::noise_factor, 0.0, kHuge),
+      field::number("late_confirm_threshold", &BandParameters::late_confirm_threshold, 0.0, kHuge),
       field::count("confirm_reruns", &DetectorSettings::confirm_reruns, 0, 5),
       field::duration("repeat_interval", &AlertPolicy::repeat_interval, milliseconds(0)),
       field::count("drift.window", &DriftParameters::window, 3, kMaxWindow),
@@ -517,10 +550,15 @@ const std::vector<DetectorSetting>& detector_settings() {
       field::number("drift.min_total_change", &DriftParameters::min_total_change, 0.0, kHuge),
       field::providers("controls.reference_providers", &ControlParameters::reference_providers),
       field::duration("controls.cycle_gap", &ControlParameters::cycle_gap, seconds(1)),
-      field::number("controls.environment_fraction", &ControlParameters::environment_fraction, 0.0,
-                    1.0, LowerBound::Open),
-      field::count("controls.environment_min_keys", &ControlParameters::environment_min_keys, 1,
-                   kMaxWindow),
+      field::count("controls.kept_cycles", &ControlParameters::kept_cycles, 1, kMaxWindow),
+      field::number("controls.moved_threshold", &ControlParameters::moved_threshold, 0.0, kHuge),
+      field::number("controls.host_duration_ratio", &ControlParameters::host_duration_ratio, 1.0,
+                    kHuge),
+      field::number("controls.host_share", &ControlParameters::host_share, 0.0, 1.0,
+                    LowerBound::Open),
+      field::number("controls.host_fraction", &ControlParameters::host_fraction, 0.0, 1.0,
+                    LowerBound::Open),
+      field::count("controls.host_min_keys", &ControlParameters::host_min_keys, 1, kMaxWindow),
   };
   return settings;
 }
@@ -559,14 +597,38 @@ const DetectorSetting& detector_setting(std::string_view name) {
   return *it;
 }
 
-Status read_detector(const JsonField& field, DetectorSettings& out) {
-  const JsonField detector = KW_TRY(object_of(field, detector_keys("")));
+// Settings kernelwatch no longer has: accepted with a warning, so a config that set them still
+// loads. {section, key, why}.
+constexpr std::array<std::array<std::string_view, 3>, 2> kRetiredSettings = {{
+    {"controls", "environment_fraction",
+     "the most-keys rule was replaced by the host-shift control (controls.host_*)"},
+    {"controls", "environment_min_keys",
+     "the most-keys rule was replaced by the host-shift control (controls.host_*)"},
+}};
+
+// The keys an object of the detector section may have: detector_keys and the retired settings.
+std::vector<std::string_view> allowed_detector_keys(std::string_view section) {
+  std::vector<std::string_view> keys = detector_keys(section);
+  for (const auto& [retired_section, key, why] : kRetiredSettings) {
+    if (retired_section == section) keys.push_back(key);
+  }
+  return keys;
+}
+
+Status read_detector(Reader& reader, const JsonField& field, DetectorSettings& out) {
+  for (const auto& [section, key, why] : kRetiredSettings) {
+    const JsonField retired = field[section][key];
+    if (!retired.present()) continue;
+    reader.warnings().push_back(retired.path() + " is no longer used (" + std::string(why) +
+                                "); it is ignored");
+  }
+  const JsonField detector = KW_TRY(object_of(field, allowed_detector_keys("")));
   std::string_view checked_section;
   for (const DetectorSetting& setting : detector_settings()) {
     const auto [section, key] = split_setting(setting.name);
     const JsonField holder = section.empty() ? detector : detector[section];
     if (!section.empty() && holder.present() && section != checked_section) {
-      KW_TRY(object_of(holder, detector_keys(section)));
+      KW_TRY(object_of(holder, allowed_detector_keys(section)));
       checked_section = section;
     }
     if (holder[key].present()) KW_TRY(setting.read(holder[key], out));
@@ -758,7 +820,7 @@ Result<Config> parse_document(Reader& reader, const json& document, std::string_
   if (root["schedule"].present()) KW_TRY(read_schedule(root["schedule"], config.schedule));
   if (root["benchmarks"].present()) KW_TRY(read_benchmarks(root["benchmarks"], config.benchmarks));
   if (root["bench"].present()) KW_TRY(read_bench(root["bench"], config.bench));
-  if (root["detector"].present()) KW_TRY(read_detector(root["detector"], config.detector));
+  if (root["detector"].present()) KW_TRY(read_detector(reader, root["detector"], config.detector));
   if (root["notifiers"].present()) {
     KW_TRY(read_notifiers(reader, root["notifiers"], config.notifiers));
   }

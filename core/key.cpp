@@ -106,8 +106,16 @@ Result<Workload> Workload::from_label(std::string_view label) {
     if (!label_char_ok(c)) return bad("only a-z, 0-9, '-', '_' and '.' are allowed");
   }
   const auto parts = split(label, '-');
-  const bool layer_norm = label.substr(0, 6) == "hidden";
-  const bool tvd = label.substr(0, 6) == "tokens";
+  // kernelwatch's own forms start "hidden" or "tokens" followed by a digit, '-' or nothing;
+  // anything else (a Liger kernel's "hidden_size2048-bf16-...") is opaque.
+  const auto own_form = [&](std::string_view prefix) {
+    if (label.substr(0, prefix.size()) != prefix) return false;
+    if (label.size() == prefix.size()) return true;
+    const char next = label[prefix.size()];
+    return (next >= '0' && next <= '9') || next == '-';
+  };
+  const bool layer_norm = own_form("hidden");
+  const bool tvd = own_form("tokens");
   if (!layer_norm && !tvd) {
     Workload w;
     w.opaque_label = std::string(label);

@@ -3,22 +3,9 @@
 #include <map>
 #include <ostream>
 
-namespace kernelwatch::daemon {
+#include "daemon/history.hpp"
 
-core::Result<std::vector<detectors::KeyHistory>> load_key_histories(const storage::RunStore& runs) {
-  const auto stored = KW_TRY(runs.runs({}));
-  std::map<std::int64_t, detectors::KeyHistory> by_key;
-  for (const auto& run : stored) {
-    auto [it, inserted] = by_key.try_emplace(run.key_id);
-    if (inserted) it->second.key = detectors::key_labels(run.key);
-    it->second.runs.push_back(
-        detectors::observation_from_record(run.record, run.implementation_version));
-  }
-  std::vector<detectors::KeyHistory> histories;
-  histories.reserve(by_key.size());
-  for (auto& [id, history] : by_key) histories.push_back(std::move(history));
-  return histories;
-}
+namespace kernelwatch::daemon {
 
 int run_backtest(const BacktestCommandOptions& options, std::ostream& out, std::ostream& err) {
   auto confirm = detectors::parse_confirm_policy(options.confirm);
@@ -32,24 +19,34 @@ int run_backtest(const BacktestCommandOptions& options, std::ostream& out, std::
     return 1;
   }
   // Every key is replayed, filtered or not: the controls compare a key with its reference
-  // provider and with the other keys of its environment.
-  auto histories = load_key_histories(storage::RunStore(*store));
-  if (!histories) {
-    err << "kernelwatch backtest: " << histories.error().message << '\n';
+  // provider and with the other keys of its environment. The runs stream in time order, so
+  // memory is what the detectors keep per key, not the history.
+  const storage::RunStore runs(*store);
+  const auto labels = key_labels_by_id(runs);
+  if (!labels) {
+    err << "kernelwatch backtest: " << labels.error().message << '\n';
     return 1;
   }
-  std::size_t run_count = 0;
-  for (const auto& h : *histories) run_count += h.runs.size();
-
   detectors::BacktestOptions backtest_options;
   backtest_options.parameters.confirm = *confirm;
   backtest_options.filter = options.filter;
-  const auto alerts = detectors::backtest(*histories, backtest_options);
+  detectors::Backtest replay(backtest_options);
+  std::size_t run_count = 0;
+  auto streamed = runs.for_each_in_time_order([&](const storage::RunSummary& run) -> core::Status {
+    replay.observe(labels->at(run.key_id), observation_of(run));
+    ++run_count;
+    return {};
+  });
+  if (!streamed) {
+    err << "kernelwatch backtest: " << streamed.error().message << '\n';
+    return 1;
+  }
+  const auto alerts = replay.finish();
   if (options.format == OutputFormat::Json) {
     out << detectors::to_json(alerts).dump(2) << '\n';
   } else {
     out << detectors::format_alert_table(alerts);
-    out << "replayed " << histories->size() << " keys and " << run_count << " runs with --confirm "
+    out << "replayed " << labels->size() << " keys and " << run_count << " runs with --confirm "
         << options.confirm << '\n';
   }
   return 0;

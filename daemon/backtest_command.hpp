@@ -18,10 +18,6 @@ struct BacktestCommandOptions {
   OutputFormat format = OutputFormat::Table;
 };
 
-// Every stored run grouped by key, as the detectors replay them (runs in any order).
-[[nodiscard]] core::Result<std::vector<detectors::KeyHistory>> load_key_histories(
-    const storage::RunStore& runs);
-
 int run_backtest(const BacktestCommandOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace kernelwatch::daemon

@@ -4,8 +4,8 @@
 
 namespace kernelwatch::daemon {
 
-detectors::ConfirmPolicy confirm_for(const EngineOptions& options, const core::Record& record) {
-  const bool own_run = record.run.source_native.source == "kernelwatch";
+detectors::ConfirmPolicy confirm_for(const EngineOptions& options, std::string_view source) {
+  const bool own_run = source == "kernelwatch";
   return own_run && options.confirm_reruns > 0 ? detectors::ConfirmPolicy::Next
                                                : detectors::ConfirmPolicy::None;
 }
@@ -75,7 +75,8 @@ core::Result<Processed> Engine::process_run(const core::Record& record, core::Ti
     KW_TRY(tx.commit());
     return processed;
   }
-  const auto step = watch_.observe(labels, observation, confirm_for(options_, record));
+  const auto step =
+      watch_.observe(labels, observation, confirm_for(options_, record.run.source_native.source));
   processed.verdict = step.detection.verdict;
   processed.role = step.detection.role;
   // Pending: the detector waits for a confirming run (the daemon reruns the case).

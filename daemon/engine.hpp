@@ -56,7 +56,7 @@ struct CycleClose {
 struct KeyStatus {
   std::int64_t key_id = 0;
   core::KeyLabels key;
-  std::optional<detectors::Observation> last_run;
+  std::optional<detectors::Watch::LastRun> last_run;
   detectors::Verdict last_verdict;
   std::optional<core::Alert> open_alert;         // raised by this daemon (history's are not)
   std::optional<core::Alert> open_failed_alert;  // likewise
@@ -100,13 +100,12 @@ class Engine {
   [[nodiscard]] core::Result<CycleClose> close(Transaction& tx, core::Timestamp now);
   [[nodiscard]] core::Status act(std::string_view alert_id, bool rebaseline, core::Timestamp now);
   [[nodiscard]] std::optional<std::int64_t> key_id_of(const core::KeyLabels& key) const;
-  // rebuild()'s steps (engine_rebuild.cpp): the stored runs of every key in time order, their
-  // replay through a fresh Watch, and storing what a crash kept from being stored.
-  struct History;
+  // rebuild()'s steps (engine_rebuild.cpp): the stored runs, streamed in time order, replayed
+  // through a fresh Watch; then storing what a crash kept from being stored.
   struct Replay;
-  [[nodiscard]] core::Result<History> load_history();
-  [[nodiscard]] Replay replay(const History& history,
-                              const std::vector<storage::AlertActionRow>& actions);
+  [[nodiscard]] core::Result<Replay> replay(const storage::RunStore& runs,
+                                            const std::map<std::int64_t, core::KeyLabels>& labels,
+                                            const std::vector<storage::AlertActionRow>& actions);
   [[nodiscard]] core::Status recover(const storage::AlertStore& alerts, Replay replay);
   [[nodiscard]] bool raised(const std::optional<core::Alert>& alert) const;
 
@@ -124,7 +123,8 @@ class Engine {
 // Detector parameters for one key: the daemon's own runs (source "kernelwatch") are confirmed
 // by an immediate rerun (ConfirmPolicy::Next) when confirm_reruns > 0; posted and imported runs
 // cannot be rerun and are judged alone.
+// (`source`: the run's sourceNative.source.)
 [[nodiscard]] detectors::ConfirmPolicy confirm_for(const EngineOptions& options,
-                                                   const core::Record& record);
+                                                   std::string_view source);
 
 }  // namespace kernelwatch::daemon

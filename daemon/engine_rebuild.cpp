@@ -2,18 +2,11 @@
 // key's, in observedAt order, a cycle closing at each gap longer than cycle_gap, as the backtest
 // replays them) with the operator's actions at their place in time.
 #include <algorithm>
-#include <iterator>
 
 #include "daemon/engine.hpp"
+#include "daemon/history.hpp"
 
 namespace kernelwatch::daemon {
-
-// Every run of every key in observedAt order (a key's own order kept on ties), and the keys'
-// labels by key row.
-struct Engine::History {
-  std::vector<storage::StoredRun> runs;
-  std::map<std::int64_t, core::KeyLabels> labels;
-};
 
 // What the replay leaves: each alert it fired, as its last event left it, and the runs the
 // daemon judged whose cycle never closed ("<key identity>/<externalId>": a crash came between
@@ -31,30 +24,23 @@ core::Status Engine::rebuild() {
   unraised_.clear();
   const storage::AlertStore alerts(*store_);
   const auto actions = KW_TRY(alerts.actions());
-  const History history = KW_TRY(load_history());
-  return recover(alerts, replay(history, actions));
-}
-
-core::Result<Engine::History> Engine::load_history() {
-  History history;
-  storage::RunStore runs(*store_);
-  for (const auto& summary : KW_TRY(runs.keys())) {
-    const core::KeyLabels& labels = history.labels[summary.id] = detectors::key_labels(summary.key);
-    key_ids_[labels.identity()] = summary.id;
-    identities_[summary.id] = labels.identity();
-    auto key_runs = KW_TRY(runs.key_history(summary.id));
-    std::move(key_runs.begin(), key_runs.end(), std::back_inserter(history.runs));
+  // Every key's labels; the runs stream in observedAt order, so a restart holds what the
+  // detectors keep per key, not the history.
+  const storage::RunStore runs(*store_);
+  const auto labels = KW_TRY(key_labels_by_id(runs));
+  for (const auto& [id, key] : labels) {
+    key_ids_[key.identity()] = id;
+    identities_[id] = key.identity();
   }
-  std::stable_sort(history.runs.begin(), history.runs.end(), [](const auto& a, const auto& b) {
-    return a.record.run.observed_at < b.record.run.observed_at;
-  });
-  return history;
+  Replay replayed = KW_TRY(replay(runs, labels, actions));
+  return recover(alerts, std::move(replayed));
 }
 
 // The runs through the Watch, a cycle closing at each gap longer than cycle_gap, with the
 // operator's actions at their place in time.
-Engine::Replay Engine::replay(const History& history,
-                              const std::vector<storage::AlertActionRow>& actions) {
+core::Result<Engine::Replay> Engine::replay(const storage::RunStore& runs,
+                                            const std::map<std::int64_t, core::KeyLabels>& labels,
+                                            const std::vector<storage::AlertActionRow>& actions) {
   Replay out;
   const auto collect = [&](std::vector<detectors::AlertEvent> events) {
     for (auto& event : events) {
@@ -79,8 +65,8 @@ Engine::Replay Engine::replay(const History& history,
 
   std::size_t next_action = 0;
   std::optional<core::Timestamp> previous;
-  for (const auto& run : history.runs) {
-    const core::Timestamp at = run.record.run.observed_at;
+  KW_TRY(runs.for_each_in_time_order([&](const storage::RunSummary& run) -> core::Status {
+    const core::Timestamp at = run.observed_at;
     // Operator actions replay at their place in time, between the runs around them.
     while (next_action < actions.size() && actions[next_action].at <= at) {
       replay_action(actions[next_action++]);
@@ -89,14 +75,14 @@ Engine::Replay Engine::replay(const History& history,
       collect(watch_.close_cycle());
     }
     previous = at;
-    const core::KeyLabels& key = history.labels.at(run.key_id);
-    const auto observation =
-        detectors::observation_from_record(run.record, run.implementation_version);
+    const core::KeyLabels& key = labels.at(run.key_id);
+    const auto observation = observation_of(run);
     if (run.judged == storage::Judged::CycleOpen) {
       out.unsettled.insert(key.identity() + "/" + observation.external_id);
     }
-    collect(watch_.observe(key, observation, confirm_for(options_, run.record)).events);
-  }
+    collect(watch_.observe(key, observation, confirm_for(options_, run.source)).events);
+    return {};
+  }));
   collect(watch_.close_cycle());
   while (next_action < actions.size()) replay_action(actions[next_action++]);
   return out;
@@ -118,7 +104,7 @@ core::Status Engine::recover(const storage::AlertStore& alerts, Replay replay) {
     if (lost_by_a_crash(event.alert)) {
       recovered.push_back(std::move(event));
     } else {
-      unraised_.insert(id);
+      unraised_.insert(id);  // history's, not this daemon's
     }
   }
   if (recovered.empty() && replay.unsettled.empty()) return {};

@@ -21,7 +21,7 @@ Alert make_alert(const KeyLabels& key, const Trigger& trigger) {
   alert.fired = run_of(trigger.run);
   alert.onset = run_of(trigger.onset);
   alert.band = trigger.verdict.band;
-  alert.baseline_runs = trigger.verdict.baseline_external_ids.size();
+  alert.baseline_runs = trigger.verdict.baseline_runs;
   alert.relative_change = trigger.verdict.relative_change;
   alert.attribution = trigger.attribution;
   alert.explanation = trigger.explanation;

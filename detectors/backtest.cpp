@@ -23,10 +23,52 @@ core::Result<ConfirmPolicy> parse_confirm_policy(std::string_view text) {
                     "--confirm: expected \"none\" or \"next\", got \"" + std::string(text) + "\"");
 }
 
+Backtest::Backtest(BacktestOptions options)
+    : options_(std::move(options)), watch_(options_.parameters) {}
+
+void Backtest::apply(std::vector<AlertEvent> events) {
+  for (auto& event : events) {
+    const auto [it, fresh] = index_of_.try_emplace(event.alert.id, alerts_.size());
+    if (fresh) {
+      alerts_.push_back(std::move(event.alert));
+    } else {
+      alerts_[it->second] = std::move(event.alert);
+    }
+  }
+}
+
+void Backtest::observe(const KeyLabels& key, const Observation& run) {
+  // A gap longer than a cycle closes the cycle before it.
+  if (previous_ && run.observed_at - *previous_ > options_.parameters.controls.cycle_gap) {
+    apply(watch_.close_cycle());
+  }
+  apply(watch_.observe(key, run, options_.parameters.confirm).events);
+  previous_ = run.observed_at;
+}
+
+std::vector<Alert> Backtest::finish() {
+  apply(watch_.close_cycle());
+  std::vector<Alert> selected;
+  for (auto& alert : alerts_) {
+    // An incident is selected when one of its member keys is.
+    const bool member_matches =
+        std::any_of(alert.members.begin(), alert.members.end(),
+                    [&](const Alert& member) { return options_.filter.matches(member.key); });
+    if (options_.filter.matches(alert.key) || member_matches) selected.push_back(std::move(alert));
+  }
+  alerts_.clear();
+  index_of_.clear();
+  std::stable_sort(selected.begin(), selected.end(), [](const Alert& a, const Alert& b) {
+    if (a.fired.observed_at != b.fired.observed_at)
+      return a.fired.observed_at < b.fired.observed_at;
+    return a.key.display() < b.key.display();
+  });
+  return selected;
+}
+
 std::vector<Alert> backtest(const std::vector<KeyHistory>& histories,
                             const BacktestOptions& options) {
-  // Every run of every key in observedAt order (a key's own runs keep their order on ties), so
-  // the controls see each cycle as the daemon would have.
+  // Every run of every key in observedAt order (a key's own runs keep their order on ties).
   struct Item {
     const KeyHistory* history;
     const Observation* run;
@@ -38,45 +80,9 @@ std::vector<Alert> backtest(const std::vector<KeyHistory>& histories,
   std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
     return a.run->observed_at < b.run->observed_at;
   });
-
-  Watch watch(options.parameters);
-  std::vector<Alert> alerts;
-  std::map<std::string, std::size_t> index_of;
-  const auto apply = [&](const std::vector<AlertEvent>& events) {
-    for (const auto& event : events) {
-      const auto [it, fresh] = index_of.try_emplace(event.alert.id, alerts.size());
-      if (fresh) {
-        alerts.push_back(event.alert);
-      } else {
-        alerts[it->second] = event.alert;
-      }
-    }
-  };
-  std::optional<core::Timestamp> previous;
-  for (const auto& item : items) {
-    // A gap longer than a cycle closes the cycle before it.
-    if (previous && item.run->observed_at - *previous > options.parameters.controls.cycle_gap) {
-      apply(watch.close_cycle());
-    }
-    apply(watch.observe(item.history->key, *item.run, options.parameters.confirm).events);
-    previous = item.run->observed_at;
-  }
-  apply(watch.close_cycle());
-
-  std::vector<Alert> selected;
-  for (auto& alert : alerts) {
-    // An incident is selected when one of its member keys is.
-    const bool member_matches =
-        std::any_of(alert.members.begin(), alert.members.end(),
-                    [&](const Alert& member) { return options.filter.matches(member.key); });
-    if (options.filter.matches(alert.key) || member_matches) selected.push_back(std::move(alert));
-  }
-  std::stable_sort(selected.begin(), selected.end(), [](const Alert& a, const Alert& b) {
-    if (a.fired.observed_at != b.fired.observed_at)
-      return a.fired.observed_at < b.fired.observed_at;
-    return a.key.display() < b.key.display();
-  });
-  return selected;
+  Backtest replay(options);
+  for (const auto& item : items) replay.observe(item.history->key, *item.run);
+  return replay.finish();
 }
 
 nlohmann::json to_json(const std::vector<Alert>& alerts) {

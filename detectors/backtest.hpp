@@ -4,6 +4,8 @@
 // Pure; core, nlohmann/json, detectors/.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "detectors/controls.hpp"
 #include "detectors/observation.hpp"
 #include "detectors/parameters.hpp"
+#include "detectors/watch.hpp"
 
 namespace kernelwatch::detectors {
 
@@ -37,8 +40,29 @@ struct BacktestOptions {
 // "none" | "next" (the `--confirm` values).
 [[nodiscard]] core::Result<ConfirmPolicy> parse_confirm_policy(std::string_view text);
 
-// Every alert the detectors would have raised, ordered by the firing run's observedAt, then key.
-// Each alert's `state` is where its lifecycle ended in the history (no operator acknowledges).
+// The backtest as a stream: every key's runs in observedAt order in (the caller reads them in
+// that order), the alerts out at the end. Memory is what the Watch keeps per key (bounded) and
+// the alerts, whatever the history's length.
+class Backtest {
+ public:
+  explicit Backtest(BacktestOptions options);
+  // The next run; runs must come in observedAt order across keys.
+  void observe(const KeyLabels& key, const Observation& run);
+  // Every alert the detectors would have raised, ordered by the firing run's observedAt, then
+  // key. Each alert's `state` is where its lifecycle ended (no operator acknowledges).
+  [[nodiscard]] std::vector<Alert> finish();
+
+ private:
+  void apply(std::vector<AlertEvent> events);
+
+  BacktestOptions options_;
+  Watch watch_;
+  std::vector<Alert> alerts_;
+  std::map<std::string, std::size_t> index_of_;
+  std::optional<core::Timestamp> previous_;
+};
+
+// The same over histories in memory (runs of a key in any order): merged in observedAt order.
 [[nodiscard]] std::vector<Alert> backtest(const std::vector<KeyHistory>& histories,
                                           const BacktestOptions& options);
 

@@ -1,5 +1,6 @@
 // The band detector: a run's median against the historic p20/p80 band of its key's baseline,
-// widened to the between-run spread the baseline shows. Pure; core and standard library only.
+// widened to the between-run spread the baseline shows and to the excursions the key's own
+// settled runs made. Pure; core and standard library only.
 #pragma once
 
 #include <chrono>
@@ -29,9 +30,10 @@ struct Verdict {
   VerdictKind kind = VerdictKind::InsufficientData;
   bool has_band = false;  // false when the baseline is too short to draw one
   Band band;
-  std::vector<std::string> baseline_external_ids;  // oldest first
-  double relative_change = 0;                      // (median - center) / center
-  std::string explanation;                         // one line a person can read
+  std::size_t baseline_runs = 0;  // the runs the band was drawn from
+  double relative_change = 0;     // (median - center) / center
+  std::string band_reason;  // what set the band's edge ("range +- 1.0%", "own excursions ...")
+  std::string explanation;  // one line a person can read
 
   [[nodiscard]] bool breach() const {
     return kind == VerdictKind::Regression || kind == VerdictKind::Improvement;
@@ -41,14 +43,30 @@ struct Verdict {
   }
 };
 
-// The band drawn from a baseline (judgeable runs, any order). The center is the median of the
-// medians; the band spans from the lowest to the highest baseline median, widened on each side
-// by max(min_relative_margin x center, spread_factor x 1.4826 x MAD), and never narrower than
-// the medians of the baseline's p20s and p80s. Rounded outward to whole nanoseconds.
-[[nodiscard]] Band band_of(std::span<const Observation> baseline, const BandParameters& parameters);
+// What a key knows beyond its baseline: its own settled residuals and whether it is trusted.
+struct BandContext {
+  std::span<const double> residuals;  // log(median / centre) of the key's settled runs
+  bool trusted = false;               // judged at least trust_runs runs
+};
+
+// The band drawn from a baseline (judgeable runs, any order), centre c = median of the medians:
+// the union of [min - f c, max + f c] (f: trusted_relative_margin for a trusted key, else
+// max(min_relative_margin, young_jitter / c)) and [c / (1 + down), c (1 + up)] (up/down: the
+// larger of spread_factor x 1.4826 x MAD / c and the key's own excursions that way), never
+// narrower than the medians of the baseline's p20s and p80s. Rounded outward to whole ns.
+// `why`, when given, names what set the edge ("range +- 1.0%", "own excursions (+a% / -b%)").
+[[nodiscard]] Band band_of(std::span<const Observation> baseline, const BandContext& context,
+                           const BandParameters& parameters, std::string* why = nullptr);
+
+// Where a median falls against a band.
+[[nodiscard]] VerdictKind classify(std::chrono::nanoseconds median, const Band& band);
+// (edge - centre) / centre the way of `direction`: how far the band reaches that way.
+[[nodiscard]] double margin_to(const Band& band, Direction direction);
 
 // Judges one run against a baseline (the newest accepted runs of its segment, oldest first).
+// Fewer than min_history baseline runs judge only changes of at least big_step_threshold and
+// beyond the band's margin that way.
 [[nodiscard]] Verdict judge(std::span<const Observation> baseline, const Observation& run,
-                            const BandParameters& parameters);
+                            const BandParameters& parameters, const BandContext& context = {});
 
 }  // namespace kernelwatch::detectors

@@ -1,131 +1,131 @@
 #include "detectors/controls.hpp"
 
 #include <algorithm>
-#include <map>
-#include <set>
-#include <string>
-#include <tuple>
+#include <cmath>
+#include <cstdio>
 
 namespace kernelwatch::detectors {
 namespace {
 
-// Start times of the cycles of one environment, ascending.
-using Cycles = std::vector<core::Timestamp>;
-
-std::size_t cycle_of(const Cycles& starts, core::Timestamp t) {
-  const auto it = std::upper_bound(starts.begin(), starts.end(), t);
-  return it == starts.begin() ? 0 : static_cast<std::size_t>(it - starts.begin() - 1);
+std::string signed_percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f%%", fraction * 100);
+  return text;
 }
-
-struct Tally {
-  std::size_t judged = 0;
-  std::size_t regressions = 0;
-  std::size_t improvements = 0;
-};
 
 }  // namespace
 
-void apply_controls(std::span<Alert> alerts, std::span<const KeyVerdicts> verdicts,
-                    const ControlParameters& controls) {
-  // Cycles per environment from every run time.
-  std::map<std::string, std::vector<core::Timestamp>> times;
-  for (const auto& key : verdicts) {
-    for (const auto& run : key.runs) times[key.key.environment].push_back(run.observed_at);
-  }
-  std::map<std::string, Cycles> cycles;
-  for (auto& [environment, list] : times) {
-    std::sort(list.begin(), list.end());
-    Cycles starts;
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (i == 0 || list[i] - list[i - 1] > controls.cycle_gap) starts.push_back(list[i]);
-    }
-    cycles[environment] = std::move(starts);
-  }
+Controls::Controls(ControlParameters parameters) : parameters_(std::move(parameters)) {}
 
-  // Per environment and cycle: keys judged and keys breaching each way. Per key and cycle: the
-  // directions it breached (for the reference-provider rule).
-  std::map<std::pair<std::string, std::size_t>, Tally> tallies;
-  using KeyCycle = std::tuple<std::string, std::string, std::string, std::string, std::size_t>;
-  std::map<KeyCycle, std::set<Direction>> breaches;  // benchmark, workload, env, provider, cycle
-  for (const auto& key : verdicts) {
-    const auto& starts = cycles[key.key.environment];
-    std::map<std::size_t, std::set<VerdictKind>> per_cycle;
-    for (const auto& run : key.runs) per_cycle[cycle_of(starts, run.observed_at)].insert(run.kind);
-    for (const auto& [cycle, kinds] : per_cycle) {
-      auto& tally = tallies[{key.key.environment, cycle}];
-      const bool regression = kinds.contains(VerdictKind::Regression);
-      const bool improvement = kinds.contains(VerdictKind::Improvement);
-      // Every key with a judgeable run counts, young ones too: "most keys" must be most of
-      // the environment, not most of the few keys old enough to have a band.
-      if (kinds.size() > 1 || !kinds.contains(VerdictKind::Inconclusive)) ++tally.judged;
-      if (regression) ++tally.regressions;
-      if (improvement) ++tally.improvements;
-      auto& directions = breaches[{key.key.benchmark, key.key.workload, key.key.environment,
-                                   key.key.provider, cycle}];
-      if (regression) directions.insert(Direction::Regression);
-      if (improvement) directions.insert(Direction::Improvement);
+bool Controls::is_reference(const std::string& provider) const {
+  return std::find(parameters_.reference_providers.begin(), parameters_.reference_providers.end(),
+                   provider) != parameters_.reference_providers.end();
+}
+
+void Controls::record(const KeyLabels& key, const Observation& run, const Verdict& verdict) {
+  if (!run.judgeable()) return;
+  auto& cycles = cycles_[key.environment];
+  if (cycles.empty() || run.observed_at - cycles.back().newest > parameters_.cycle_gap) {
+    cycles.push_back(Cycle{run.observed_at, run.observed_at, {}});
+    while (cycles.size() > std::max<std::size_t>(parameters_.kept_cycles, 1)) cycles.pop_front();
+  }
+  Cycle& cycle = cycles.back();
+  cycle.newest = std::max(cycle.newest, run.observed_at);
+  const std::string identity = key.identity();
+  auto& subjects = same_work_[{key.benchmark, key.workload, key.environment}];
+  if (std::find(subjects.begin(), subjects.end(), identity) == subjects.end()) {
+    subjects.push_back(identity);
+  }
+  Row row;
+  row.reference = is_reference(key.provider);
+  row.provider = key.provider;
+  if (verdict.has_band) {
+    row.center = static_cast<double>(verdict.band.center.count());
+    row.relative_change = verdict.relative_change;
+    const double threshold = parameters_.moved_threshold;
+    if (verdict.kind == VerdictKind::Regression || row.relative_change >= threshold) {
+      row.moved = Direction::Regression;
+    } else if (verdict.kind == VerdictKind::Improvement || row.relative_change <= -threshold) {
+      row.moved = Direction::Improvement;
     }
   }
+  cycle.rows[identity] = std::move(row);
+}
 
-  const auto is_reference = [&](const std::string& provider) {
-    return std::find(controls.reference_providers.begin(), controls.reference_providers.end(),
-                     provider) != controls.reference_providers.end();
-  };
-  const auto incident_of = [&](const Alert& alert, std::size_t cycle) {
-    return alert.key.environment + "@" +
-           core::format_timestamp(cycles[alert.key.environment][cycle]) + "/" +
-           std::string(to_string(alert.direction));
-  };
+const Controls::Cycle* Controls::cycle_of(const std::string& environment,
+                                          core::Timestamp at) const {
+  const auto it = cycles_.find(environment);
+  if (it == cycles_.end()) return nullptr;
+  for (auto cycle = it->second.rbegin(); cycle != it->second.rend(); ++cycle) {
+    if (cycle->start <= at) return at <= cycle->newest ? &*cycle : nullptr;
+  }
+  return nullptr;  // older than every kept cycle
+}
 
-  // Subjects whose reference moved the same way: (benchmark, workload, env, cycle, direction).
-  std::set<std::tuple<std::string, std::string, std::string, std::size_t, Direction>> shared;
-  for (auto& alert : alerts) {
-    if (alert.kind != AlertKind::Step) continue;
-    const auto& starts = cycles[alert.key.environment];
-    if (starts.empty()) continue;
-    const std::size_t cycle = cycle_of(starts, alert.onset.observed_at);
-    const auto& tally = tallies[{alert.key.environment, cycle}];
-    const std::size_t same_way =
-        alert.direction == Direction::Regression ? tally.regressions : tally.improvements;
-    const bool most_keys = same_way >= controls.environment_min_keys &&
-                           static_cast<double>(same_way) >=
-                               controls.environment_fraction * static_cast<double>(tally.judged);
-    bool reference_moved = false;
-    if (!is_reference(alert.key.provider)) {
-      for (const auto& provider : controls.reference_providers) {
-        const auto it = breaches.find(
-            {alert.key.benchmark, alert.key.workload, alert.key.environment, provider, cycle});
-        if (it != breaches.end() && it->second.contains(alert.direction)) reference_moved = true;
+std::optional<EnvironmentReason> Controls::environment_reason(const KeyLabels& key,
+                                                              const Trigger& trigger) const {
+  const Cycle* cycle = cycle_of(key.environment, trigger.onset.observed_at);
+  if (cycle == nullptr) return std::nullopt;
+  const auto mine = cycle->rows.find(key.identity());
+  if (mine == cycle->rows.end() || mine->second.center <= 0) return std::nullopt;
+  const Row& me = mine->second;
+  const Direction way = trigger.direction;
+  const double my_move = std::log1p(me.relative_change);
+  const std::string incident = key.environment + "@" + core::format_timestamp(cycle->start) + "/" +
+                               std::string(core::to_string(way));
+
+  // (a) and (b): the other role on the same benchmark, workload and environment moved too.
+  const auto subjects = same_work_.find({key.benchmark, key.workload, key.environment});
+  if (subjects != same_work_.end()) {
+    for (const auto& other_identity : subjects->second) {
+      if (other_identity == key.identity()) continue;
+      const auto other = cycle->rows.find(other_identity);
+      if (other == cycle->rows.end()) continue;
+      const Row& them = other->second;
+      if (them.reference == me.reference || them.center <= 0 || them.moved != way) continue;
+      if (me.reference) {
+        return EnvironmentReason{incident, "its subject " + them.provider +
+                                               " moved the same way (" +
+                                               signed_percent(them.relative_change) +
+                                               ") in this cycle: a benchmark or host change"};
+      }
+      const double ratio = my_move - std::log1p(them.relative_change);
+      if (std::abs(ratio) <= std::log1p(margin_to(trigger.verdict.band, way))) {
+        return EnvironmentReason{incident, "its reference " + them.provider +
+                                               " moved the same way (" +
+                                               signed_percent(them.relative_change) +
+                                               ") and the ratio to it changed only " +
+                                               signed_percent(std::expm1(ratio))};
       }
     }
-    if (!most_keys && !reference_moved) continue;
-    alert.kind = AlertKind::Environment;
-    alert.incident = incident_of(alert, cycle);
-    alert.explanation += most_keys
-                             ? "; environment: " + std::to_string(same_way) + " of " +
-                                   std::to_string(tally.judged) +
-                                   " keys on this environment moved the same way in this cycle"
-                             : "; environment: the reference provider moved the same way "
-                               "in this cycle";
-    if (reference_moved) {
-      shared.insert(
-          {alert.key.benchmark, alert.key.workload, alert.key.environment, cycle, alert.direction});
-    }
   }
-  // The reference's own alert belongs to the incident its subject was folded into.
-  for (auto& alert : alerts) {
-    if (alert.kind != AlertKind::Step || !is_reference(alert.key.provider)) continue;
-    const auto& starts = cycles[alert.key.environment];
-    if (starts.empty()) continue;
-    const std::size_t cycle = cycle_of(starts, alert.onset.observed_at);
-    if (!shared.contains({alert.key.benchmark, alert.key.workload, alert.key.environment, cycle,
-                          alert.direction})) {
+  if (!me.reference) return std::nullopt;
+
+  // (c) A host shift: references of comparable duration moved with this one.
+  const double needed = parameters_.host_share * std::abs(my_move);
+  std::size_t comparable = 0;
+  std::size_t same_way = 0;
+  for (const auto& [identity, row] : cycle->rows) {
+    if (identity == key.identity() || !row.reference || row.center <= 0) continue;
+    if (std::max(row.center / me.center, me.center / row.center) >
+        parameters_.host_duration_ratio) {
       continue;
     }
-    alert.kind = AlertKind::Environment;
-    alert.incident = incident_of(alert, cycle);
-    alert.explanation += "; environment: a subject provider moved the same way in this cycle";
+    ++comparable;
+    const double move = std::log1p(row.relative_change);
+    same_way += way == Direction::Regression ? move >= needed : move <= -needed;
   }
+  if (same_way >= parameters_.host_min_keys &&
+      static_cast<double>(same_way) >=
+          parameters_.host_fraction * static_cast<double>(comparable)) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%g", parameters_.host_duration_ratio);
+    return EnvironmentReason{incident, std::to_string(same_way) + " of " +
+                                           std::to_string(comparable) + " references within " +
+                                           ratio + "x of its duration moved the same way in " +
+                                           "this cycle: a host shift"};
+  }
+  return std::nullopt;
 }
 
 }  // namespace kernelwatch::detectors

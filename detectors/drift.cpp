@@ -29,6 +29,7 @@ DriftResult detect_drift(std::span<const Observation> runs, const DriftParameter
   result.detected = std::abs(result.z) >= parameters.z_threshold &&
                     std::abs(result.relative_change) >= parameters.min_total_change &&
                     (result.z > 0) == (result.relative_change > 0);
+  if (!result.detected) return result;  // the text is read only when it alerts
   char text[200];
   std::snprintf(text, sizeof text,
                 "%s drift: the newest %zu accepted runs moved %.1f%% along a steady trend "

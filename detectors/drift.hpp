@@ -19,7 +19,7 @@ struct DriftResult {
   double z = 0;                // Mann-Kendall normal score, > 0 upward
   double relative_change = 0;  // Theil-Sen line, end relative to start
   std::size_t runs = 0;
-  std::string explanation;
+  std::string explanation;  // only when detected
 };
 
 // `runs`: the segment's accepted runs, oldest first; only the newest parameters.window count.

@@ -1,6 +1,8 @@
 #include "detectors/key_detector.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <utility>
 
 #include "core/error.hpp"
@@ -14,8 +16,29 @@ std::span<const Observation> KeyDetector::baseline() const {
   return std::span<const Observation>(segment_).subspan(segment_.size() - n);
 }
 
-void KeyDetector::accept(const Observation& run) {
+BandContext KeyDetector::context() const {
+  return BandContext{residuals_, judged_ >= parameters_.band.trust_runs};
+}
+
+Verdict KeyDetector::judge_run(const Observation& run) const {
+  return judge(baseline(), run, parameters_.band, context());
+}
+
+void KeyDetector::remember_residual(std::chrono::nanoseconds median, const Band& band) {
+  if (band.center.count() <= 0 || median.count() <= 0) return;
+  residuals_.push_back(
+      std::log(static_cast<double>(median.count()) / static_cast<double>(band.center.count())));
+  if (residuals_.size() > parameters_.band.noise_window) {
+    residuals_.erase(residuals_.begin(),
+                     residuals_.begin() + static_cast<std::ptrdiff_t>(
+                                              residuals_.size() - parameters_.band.noise_window));
+  }
+}
+
+// An accepted run joins the segment and, judged against a band, the noise memory.
+void KeyDetector::accept(const Observation& run, const Verdict& verdict) {
   segment_.push_back(run);
+  if (verdict.has_band) remember_residual(run.median, verdict.band);
   const std::size_t keep = std::max(parameters_.band.window, parameters_.drift.window);
   if (segment_.size() > keep) {
     segment_.erase(segment_.begin(),
@@ -23,8 +46,14 @@ void KeyDetector::accept(const Observation& run) {
   }
 }
 
+// A breach nobody confirmed was an excursion of this key: its noise memory learns it.
+void KeyDetector::drop_pending() {
+  remember_residual(pending_->run.median, pending_->verdict.band);
+  pending_.reset();
+}
+
 Trigger KeyDetector::step_trigger(const Observation& run, const Verdict& verdict,
-                                  const Pending& onset) const {
+                                  const Pending& onset, std::string_view how) const {
   Trigger trigger;
   trigger.kind = AlertKind::Step;
   trigger.direction = onset.verdict.direction();
@@ -33,10 +62,80 @@ Trigger KeyDetector::step_trigger(const Observation& run, const Verdict& verdict
   trigger.verdict = verdict;
   if (onset.before) trigger.attribution = attribute(*onset.before, onset.run);
   trigger.explanation = verdict.explanation;
-  if (onset.run.external_id != run.external_id) {
-    trigger.explanation += "; confirmed by the next run after " + onset.run.external_id;
-  }
+  if (!how.empty())
+    trigger.explanation += "; " + std::string(how) + " after " + onset.run.external_id;
   trigger.explanation += "; " + describe(trigger.attribution);
+  return trigger;
+}
+
+// A pending breach is confirmed by a run that breaches the same band the same way; a large one
+// also survives one run back in the band and may be confirmed by the run after it.
+std::optional<KeyStep> KeyDetector::confirm_pending(const Observation& run) {
+  const Band& band = pending_->verdict.band;
+  const VerdictKind kind = classify(run.median, band);
+  if (kind == pending_->verdict.kind) {
+    KeyStep step;
+    step.verdict = pending_->verdict;
+    step.verdict.kind = kind;
+    const auto center = static_cast<double>(band.center.count());
+    step.verdict.relative_change = (static_cast<double>(run.median.count()) - center) / center;
+    char change[32];
+    std::snprintf(change, sizeof change, "%+.1f%%", step.verdict.relative_change * 100);
+    step.verdict.explanation = "median " + core::format_latency(run.median) + " is " + change +
+                               " against the centre " + core::format_latency(band.center) + ", " +
+                               (kind == VerdictKind::Regression ? "above" : "below") +
+                               " the band [" + core::format_latency(band.lower) + ", " +
+                               core::format_latency(band.upper) + "] of " +
+                               std::to_string(pending_->verdict.baseline_runs) + " run(s) (" +
+                               pending_->verdict.band_reason + ")";
+    const std::string_view how = pending_->survived_a_return
+                                     ? "confirmed two runs later (the run between was back in "
+                                       "the band)"
+                                     : "confirmed by the next run";
+    if (parameters_.confirm == ConfirmPolicy::Next) {
+      step.trigger = step_trigger(run, step.verdict, *pending_, how);
+    } else if (pending_->survived_a_return) {
+      // Unconfirmed: the onset alerted by itself and the run between resolved it; this breach
+      // alerts by itself again.
+      Pending self{run, step.verdict, std::nullopt, false};
+      if (!segment_.empty()) self.before = segment_.back();
+      step.trigger = step_trigger(run, step.verdict, self, "");
+    }
+    previous_segment_ = std::move(segment_);
+    previous_band_ = band;
+    segment_ = {pending_->run, run};
+    pending_.reset();
+    step.role = RunRole::Confirmed;
+    return step;
+  }
+  if (!pending_->survived_a_return && kind == VerdictKind::InBand &&
+      std::abs(pending_->verdict.relative_change) >= parameters_.band.late_confirm_threshold) {
+    pending_->survived_a_return = true;
+  } else {
+    drop_pending();
+  }
+  return std::nullopt;
+}
+
+std::optional<Trigger> KeyDetector::drift_trigger(const Observation& run) {
+  const auto drift = detect_drift(segment_, parameters_.drift);
+  if (!drift.detected) return std::nullopt;
+  Trigger trigger;
+  trigger.kind = AlertKind::Drift;
+  trigger.direction = drift.direction;
+  trigger.run = run;
+  const std::size_t first = segment_.size() - drift.runs;
+  trigger.onset = segment_[first];
+  // Against the level where the trend began: a run back there resolves the alert.
+  const std::size_t start_runs = std::min(parameters_.band.min_history, drift.runs);
+  trigger.verdict = judge(std::span<const Observation>(segment_).subspan(first, start_runs), run,
+                          parameters_.band, context());
+  trigger.verdict.has_band = true;
+  trigger.verdict.relative_change = drift.relative_change;
+  trigger.attribution = attribute(segment_[first], run);
+  trigger.explanation = drift.explanation + "; " + describe(trigger.attribution);
+  // The drifted level is the new reference; the next change is measured from here.
+  segment_ = {run};
   return trigger;
 }
 
@@ -50,75 +149,43 @@ KeyStep KeyDetector::observe(const Observation& run) {
     step.role = RunRole::Ignored;
     return step;
   }
+  judged_ = std::min(judged_ + 1, parameters_.band.trust_runs);
   last_judged_ = run;
 
-  // A young step whose level did not hold: back to the segment before it.
+  // A young step whose level did not hold: its runs were an excursion of the old level.
   if (previous_segment_ && previous_band_.contains(run.median)) {
+    for (const auto& r : segment_) remember_residual(r.median, previous_band_);
     segment_ = std::move(*previous_segment_);
     previous_segment_.reset();
     pending_.reset();
-    step.verdict = judge(baseline(), run, parameters_.band);
+    step.verdict = judge_run(run);
+    accept(run, step.verdict);
     step.role = RunRole::Returned;
-    accept(run);
     return step;
   }
 
-  step.verdict = judge(baseline(), run, parameters_.band);
-  const Verdict& verdict = step.verdict;
-
   if (pending_) {
-    if (verdict.breach() && verdict.direction() == pending_->verdict.direction()) {
-      if (parameters_.confirm == ConfirmPolicy::Next) {
-        step.trigger = step_trigger(run, verdict, *pending_);
-      }
-      previous_segment_ = std::move(segment_);
-      previous_band_ = pending_->verdict.band;
-      segment_ = {pending_->run, run};
-      pending_.reset();
-      step.role = RunRole::Confirmed;
-      return step;
-    }
-    pending_.reset();  // it was a lone outlier: never baseline
+    if (auto confirmed = confirm_pending(run)) return std::move(*confirmed);
   }
 
-  if (verdict.breach()) {
-    pending_ = Pending{run, verdict, std::nullopt};
+  step.verdict = judge_run(run);
+  if (step.verdict.breach()) {
+    if (pending_) drop_pending();  // a breach the other way, or after a late-surviving one
+    pending_ = Pending{run, step.verdict, std::nullopt, false};
     if (!segment_.empty()) pending_->before = segment_.back();
     if (parameters_.confirm == ConfirmPolicy::None) {
-      step.trigger = step_trigger(run, verdict, *pending_);
+      step.trigger = step_trigger(run, step.verdict, *pending_, "");
     }
     step.role = RunRole::Pending;
     return step;
   }
 
   step.role = RunRole::Accepted;
-  accept(run);
+  accept(run, step.verdict);
   if (previous_segment_ && segment_.size() >= parameters_.band.min_history) {
     previous_segment_.reset();  // the new level is established
   }
-  if (!previous_segment_) {
-    const auto drift = detect_drift(segment_, parameters_.drift);
-    if (drift.detected) {
-      Trigger trigger;
-      trigger.kind = AlertKind::Drift;
-      trigger.direction = drift.direction;
-      trigger.run = run;
-      const std::size_t first = segment_.size() - drift.runs;
-      trigger.onset = segment_[first];
-      trigger.verdict = verdict;
-      // Against the level where the trend began: a run back there resolves the alert.
-      const std::size_t start_runs = std::min(parameters_.band.min_history, drift.runs);
-      trigger.verdict.band = band_of(
-          std::span<const Observation>(segment_).subspan(first, start_runs), parameters_.band);
-      trigger.verdict.has_band = true;
-      trigger.verdict.relative_change = drift.relative_change;
-      trigger.attribution = attribute(segment_[first], run);
-      trigger.explanation = drift.explanation + "; " + describe(trigger.attribution);
-      step.trigger = std::move(trigger);
-      // The drifted level is the new reference; the next change is measured from here.
-      segment_ = {run};
-    }
-  }
+  if (!previous_segment_ && !pending_) step.trigger = drift_trigger(run);
   return step;
 }
 

@@ -57,18 +57,27 @@ class KeyDetector {
   // The accepted runs of the current segment, oldest first (at most max(window, drift window)).
   [[nodiscard]] const std::vector<Observation>& segment() const { return segment_; }
   [[nodiscard]] bool has_pending() const { return pending_.has_value(); }
+  // The residuals log(median / centre) of the key's settled runs, oldest first.
+  [[nodiscard]] const std::vector<double>& residuals() const { return residuals_; }
 
  private:
   struct Pending {
     Observation run;
-    Verdict verdict;
+    Verdict verdict;  // against the band it breached: the confirmation is judged by it too
     std::optional<Observation> before;  // the last accepted run before it (attribution)
+    bool survived_a_return = false;     // one run came back in band since (late confirmation)
   };
 
   [[nodiscard]] std::span<const Observation> baseline() const;
-  void accept(const Observation& run);
+  [[nodiscard]] BandContext context() const;
+  [[nodiscard]] Verdict judge_run(const Observation& run) const;
+  void accept(const Observation& run, const Verdict& verdict);
+  void remember_residual(std::chrono::nanoseconds median, const Band& band);
+  void drop_pending();
+  [[nodiscard]] std::optional<KeyStep> confirm_pending(const Observation& run);
+  [[nodiscard]] std::optional<Trigger> drift_trigger(const Observation& run);
   [[nodiscard]] Trigger step_trigger(const Observation& run, const Verdict& verdict,
-                                     const Pending& onset) const;
+                                     const Pending& onset, std::string_view how) const;
 
   DetectorParameters parameters_;
   std::vector<Observation> segment_;
@@ -77,6 +86,8 @@ class KeyDetector {
   std::optional<std::vector<Observation>> previous_segment_;
   Band previous_band_;
   std::optional<Pending> pending_;
+  std::vector<double> residuals_;  // at most noise_window, oldest first
+  std::size_t judged_ = 0;         // judged runs seen (saturating at trust_runs)
   std::optional<core::Timestamp> last_observed_;
   std::optional<Observation> last_judged_;  // the newest judgeable run, whatever its role
 };

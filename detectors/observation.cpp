@@ -19,6 +19,12 @@ void flatten(const nlohmann::json& value, const std::string& prefix,
 
 }  // namespace
 
+std::map<std::string, std::string> software_fields(const nlohmann::json& software) {
+  std::map<std::string, std::string> out;
+  flatten(software, "", out);
+  return out;
+}
+
 KeyLabels key_labels(const core::ComparabilityKey& key) {
   return KeyLabels{key.benchmark.label,   key.provider.label, key.workload.label,
                    key.environment.label, key.protocol.label, key.digest()};
@@ -36,7 +42,7 @@ Observation observation_from_record(const core::Record& record,
   observation.p80 = record.run.latency("p80");
   observation.implementation_version = std::string(implementation_version);
   observation.implementation_digest = record.run.implementation_digest;
-  flatten(record.environment.software, "", observation.software);
+  observation.software = software_fields(record.environment.software);
   if (const auto spec = record.run.document.find("spec");
       spec != record.run.document.end() && spec->is_object()) {
     if (const auto reason = spec->find("statusReason");

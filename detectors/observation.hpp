@@ -52,6 +52,9 @@ struct KeyHistory {
 
 // A stored record as detector input: median, p20/p80 latencies, status, observedAt, externalId,
 // implementation digest and the software environment (flattened, nested objects joined by '.').
+// The software environment flattened to "name" -> "value" (nested objects joined by '.').
+[[nodiscard]] std::map<std::string, std::string> software_fields(const nlohmann::json& software);
+
 [[nodiscard]] Observation observation_from_record(const core::Record& record,
                                                   std::string_view implementation_version);
 

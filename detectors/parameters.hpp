@@ -21,15 +21,36 @@ struct BandParameters {
   std::size_t window = 20;
   // Fewer accepted runs than this: insufficient data ...
   std::size_t min_history = 5;
-  // ... except that a change of at least big_step_threshold may be judged from this many.
+  // ... except that a change of at least big_step_threshold (and beyond the band's margin that
+  // way) may be judged from this many.
   std::size_t big_step_min_history = 2;
   double big_step_threshold = 0.20;
-  // The band is never closer to the baseline's extreme medians than this fraction of the
-  // baseline center: it absorbs host-to-host noise (1.5% on Liger's CI) that a short history
-  // may not have shown yet.
+  // A key is trusted once it has judged this many runs: by then its range and its own
+  // excursions show its host-to-host noise (15 runs of a 50/50 two-host mix all land on one
+  // host with probability 2^-14).
+  std::size_t trust_runs = 15;
+  // The band reaches at least this fraction of the centre beyond the baseline's extreme medians:
+  // young keys min_relative_margin (a short history may not have shown the second host yet)...
   double min_relative_margin = 0.02;
-  // The margin also covers spread_factor x 1.4826 x MAD of the baseline medians.
+  // ... and young_jitter / centre (short, launch-bound kernels swing tens of microseconds
+  // between CI hosts before their own history can say so) ...
+  std::chrono::nanoseconds young_jitter{50'000};
+  // ... trusted keys trusted_relative_margin: a 2% step on a quiet (0.2%) series is 10 sigma.
+  double trusted_relative_margin = 0.01;
+  // Around the centre the band also reaches spread_factor x 1.4826 x MAD of the baseline
+  // medians (about 3 sigma) ...
   double spread_factor = 3.0;
+  // ... and noise_factor x the one-sided noise_quantile excursion of the key's own settled runs
+  // (the newest noise_window residuals log(median / centre) of accepted runs, unconfirmed
+  // breaches and young steps that reverted; used from noise_min_runs on): the levels a key
+  // visits and leaves, which the range of the accepted runs alone never learns.
+  std::size_t noise_window = 20;
+  std::size_t noise_min_runs = 4;
+  double noise_quantile = 0.75;
+  double noise_factor = 2.0;
+  // A breach at least this far from the centre survives one run back in the band and may be
+  // confirmed by the run after it (a run that re-ran an older commit must not hide a real step).
+  double late_confirm_threshold = 0.05;
 };
 
 struct DriftParameters {
@@ -43,15 +64,23 @@ struct DriftParameters {
 };
 
 struct ControlParameters {
-  // Providers that serve as controls: a move of one of these on the same benchmark, workload
-  // and environment in the same cycle makes a subject's alert an environment alert.
-  std::vector<std::string> reference_providers = {"kernelwatch-reference", "torch", "huggingface"};
+  // Providers that serve as controls (the references): compared with the subject providers
+  // (every other provider) of the same benchmark, workload and environment.
+  std::vector<std::string> reference_providers = {"kernelwatch-reference", "torch", "huggingface",
+                                                  "torch_compile", "deepspeed_tiled"};
   // Runs of one environment closer than this in time belong to one cycle.
   std::chrono::nanoseconds cycle_gap = std::chrono::hours(1);
-  // Most keys of an environment breaching in one direction in one cycle: at least this
-  // fraction of the keys judged in that cycle, and at least min_keys of them.
-  double environment_fraction = 0.5;
-  std::size_t environment_min_keys = 3;
+  // Cycles remembered per environment (a step's onset is at most two runs back).
+  std::size_t kept_cycles = 4;
+  // A counterpart "moved" when it breached its band, or changed this much against its centre.
+  double moved_threshold = 0.05;
+  // Host shift (references only): of the references whose centre is within
+  // host_duration_ratio of this key's, at least host_fraction (and host_min_keys) moved the same
+  // way by at least host_share of this key's move (log scale).
+  double host_duration_ratio = 4.0;
+  double host_share = 0.25;
+  double host_fraction = 0.15;
+  std::size_t host_min_keys = 3;
 };
 
 struct DetectorParameters {

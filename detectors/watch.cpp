@@ -9,9 +9,6 @@
 namespace kernelwatch::detectors {
 namespace {
 
-// Verdicts kept per key for the controls: far more than the cycles between a step's onset and
-// its confirmation.
-constexpr std::size_t kVerdictsKept = 64;
 // Incidents remembered to merge members that arrive in a later close of the same cycle.
 constexpr std::size_t kIncidentsKept = 64;
 
@@ -21,7 +18,8 @@ void append(std::vector<AlertEvent>& to, std::vector<AlertEvent> from) {
 
 }  // namespace
 
-Watch::Watch(DetectorParameters parameters) : parameters_(std::move(parameters)) {}
+Watch::Watch(DetectorParameters parameters)
+    : parameters_(std::move(parameters)), controls_(parameters_.controls) {}
 
 MonitorStep Watch::observe(const KeyLabels& key, const Observation& run, ConfirmPolicy confirm) {
   const std::string identity = key.identity();
@@ -38,11 +36,10 @@ MonitorStep Watch::observe(const KeyLabels& key, const Observation& run, Confirm
     state.view.monitor = state.monitor.get();
   }
   MonitorStep step = state.monitor->observe(run, Firing::Held);
-  state.view.last_run = run;
+  state.view.last_run = LastRun{run.external_id, run.observed_at, run.status, run.median};
   if (run.judgeable()) {
     state.view.last_verdict = step.detection.verdict;
-    state.verdicts.push_back({run.observed_at, step.detection.verdict.kind});
-    if (state.verdicts.size() > kVerdictsKept) state.verdicts.pop_front();
+    controls_.record(key, run, step.detection.verdict);
   }
   if (step.detection.trigger) held_.push_back({identity, *step.detection.trigger});
   if (!closed.empty()) {
@@ -65,32 +62,21 @@ std::vector<AlertEvent> Watch::close_cycle() {
   std::vector<Held> held = std::move(held_);
   held_.clear();
 
-  // The steps as the alerts they would be, judged together against every key's verdicts.
-  std::vector<std::size_t> steps;
-  std::vector<Alert> candidates;
-  for (std::size_t i = 0; i < held.size(); ++i) {
-    if (held[i].trigger.kind != AlertKind::Step) continue;
-    steps.push_back(i);
-    candidates.push_back(
-        make_alert(keys_.at(held[i].key_identity).monitor->key(), held[i].trigger));
-  }
-  std::vector<KeyVerdicts> verdicts;
-  verdicts.reserve(keys_.size());
-  for (const auto& [identity, state] : keys_) {
-    verdicts.push_back({state.monitor->key(), {state.verdicts.begin(), state.verdicts.end()}});
-  }
-  apply_controls(candidates, verdicts, parameters_.controls);
-
-  std::vector<bool> taken(held.size(), false);
+  // Each step against its onset's cycle: the environment's (an incident member) or its own.
   std::map<std::string, std::vector<Alert>> incidents;
-  for (std::size_t c = 0; c < candidates.size(); ++c) {
-    if (candidates[c].kind != AlertKind::Environment) continue;
-    taken[steps[c]] = true;
-    incidents[candidates[c].incident].push_back(std::move(candidates[c]));
-  }
-  for (std::size_t i = 0; i < held.size(); ++i) {
-    if (taken[i]) continue;
-    append(events, keys_.at(held[i].key_identity).monitor->fire(held[i].trigger));
+  for (const auto& h : held) {
+    KeyMonitor& monitor = *keys_.at(h.key_identity).monitor;
+    if (h.trigger.kind == AlertKind::Step) {
+      if (const auto why = controls_.environment_reason(monitor.key(), h.trigger)) {
+        Alert member = make_alert(monitor.key(), h.trigger);
+        member.kind = AlertKind::Environment;
+        member.incident = why->incident;
+        member.explanation += "; environment: " + why->reason;
+        incidents[why->incident].push_back(std::move(member));
+        continue;
+      }
+    }
+    append(events, monitor.fire(h.trigger));
   }
   for (auto& [id, members] : incidents) events.push_back(incident_event(std::move(members)));
   return events;

@@ -1,7 +1,7 @@
-// The detectors over every key: one KeyMonitor per key, the recent verdicts the controls compare,
-// and the cycle: a key's step is held until its cycle closes, then the controls decide whether
-// it is the key's own alert (fired) or part of an environment incident (the key's reference
-// provider or most keys of its environment moved the same way): one incident record per
+// The detectors over every key: one KeyMonitor per key, the cycles the controls compare, and the
+// cycle's close: a key's step is held until then, and the controls decide whether it is the
+// key's own alert (fired) or part of an environment incident (its reference or subject moved
+// with it, or a host shift moved the references of its duration): one incident record per
 // environment, cycle and direction, with its member keys. Nothing is fired before that.
 // What the daemon keeps and what the backtest replays. Pure; standard library, core, detectors/.
 #pragma once
@@ -42,9 +42,17 @@ class Watch {
   [[nodiscard]] std::vector<AlertEvent> close_cycle();
   [[nodiscard]] bool holds_triggers() const { return !held_.empty(); }
 
+  // The newest run of a key as the status shows it (not the whole observation: the watch keeps
+  // this for every key, and copying the run's software map on each run cost a third of a replay).
+  struct LastRun {
+    std::string external_id;
+    core::Timestamp observed_at{};
+    core::RunStatus status = core::RunStatus::Passed;
+    std::chrono::nanoseconds median{0};
+  };
   struct KeyView {
     const KeyMonitor* monitor = nullptr;
-    std::optional<Observation> last_run;
+    std::optional<LastRun> last_run;
     Verdict last_verdict;  // of the newest judgeable run
   };
   [[nodiscard]] const KeyView* find(const std::string& key_identity) const;
@@ -55,7 +63,6 @@ class Watch {
   struct KeyState {
     KeyView view;
     std::unique_ptr<KeyMonitor> monitor;
-    std::deque<RunVerdictRecord> verdicts;  // recent, oldest first
   };
   struct Held {
     std::string key_identity;
@@ -65,6 +72,7 @@ class Watch {
   [[nodiscard]] AlertEvent incident_event(std::vector<Alert> members);
 
   DetectorParameters parameters_;
+  Controls controls_;
   std::map<std::string, KeyState> keys_;
   std::vector<Held> held_;  // triggers of the open cycle, in the order they came
   // Recent incidents by id (a few cycles' worth), so one that gains members is sent whole.

@@ -1,7 +1,10 @@
 #include "storage/importer.hpp"
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
+
+#include <zlib.h>
 
 #include "storage/kernelindex_reader.hpp"
 #include "storage/liger_csv.hpp"
@@ -12,23 +15,75 @@ namespace {
 
 using core::ErrorCode;
 
+// The most one input may hold, read or after decompression: far beyond any benchmark history,
+// far below what would exhaust the machine.
+constexpr std::uintmax_t kMaxInputBytes = std::uintmax_t{1} << 30;
+
+bool gzipped(const std::filesystem::path& path) {
+  return path.extension() == ".gz";
+}
+
+// A .gz file's contents (gzip, as Liger's CI artifacts and the data/ folder keep big CSVs).
+Result<std::string> gunzip(const std::string& packed, const std::filesystem::path& path) {
+  z_stream stream{};
+  if (inflateInit2(&stream, 15 + 16) != Z_OK) {
+    return core::fail(ErrorCode::Internal, path.string() + ": cannot start gzip decompression");
+  }
+  std::string out;
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(packed.data()));
+  stream.avail_in = static_cast<uInt>(packed.size());
+  char chunk[1 << 16];
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    stream.next_out = reinterpret_cast<Bytef*>(chunk);
+    stream.avail_out = sizeof chunk;
+    rc = inflate(&stream, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END) break;
+    out.append(chunk, sizeof chunk - stream.avail_out);
+    if (out.size() > kMaxInputBytes) {
+      inflateEnd(&stream);
+      return core::fail(ErrorCode::InvalidArgument,
+                        path.string() + ": decompresses to more than 1 GiB; split it");
+    }
+    if (rc == Z_OK && stream.avail_in == 0 && stream.avail_out != 0) break;  // truncated
+  }
+  inflateEnd(&stream);
+  if (rc != Z_STREAM_END) {
+    return core::fail(ErrorCode::ParseError, path.string() + ": not a complete gzip file");
+  }
+  return out;
+}
+
 Result<std::string> read_text(const std::filesystem::path& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    return core::fail(ErrorCode::NotFound, path.string() + ": cannot open for reading");
+  }
+  if (std::filesystem::is_directory(status)) {
     return core::fail(ErrorCode::InvalidArgument, path.string() + ": is a directory");
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    return core::fail(ErrorCode::InvalidArgument,
+                      path.string() + ": is not a regular file (a device, pipe or socket)");
+  }
+  if (std::filesystem::file_size(path, ec) > kMaxInputBytes) {
+    return core::fail(ErrorCode::InvalidArgument, path.string() + ": is over 1 GiB; split it");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return core::fail(ErrorCode::NotFound, path.string() + ": cannot open for reading");
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) return core::fail(ErrorCode::IoError, path.string() + ": read failed");
+  if (gzipped(path)) return gunzip(buffer.str(), path);
   return buffer.str();
 }
 
 }  // namespace
 
 SourceFormat detect_format(const std::filesystem::path& path, std::string_view text) {
-  const std::string ext = path.extension().string();
+  // "history.csv.gz" is a CSV.
+  const std::string ext = (gzipped(path) ? path.stem() : path).extension().string();
   if (ext == ".csv") return SourceFormat::LigerCsv;
   if (ext == ".json" || ext == ".jsonl" || ext == ".ndjson") return SourceFormat::Kernelindex;
   const auto first = text.find_first_not_of(" \t\r\n");

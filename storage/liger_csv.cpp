@@ -46,6 +46,9 @@ std::string protocol_notes(std::string_view pass) {
     return "Timed: the backward pass of the module output given a random upstream gradient," + tail;
   }
   if (pass == "forward") return "Timed: the forward pass of the module," + tail;
+  if (pass == "no-grad-forward") {
+    return "Timed: the forward pass of the module without autograd (torch.no_grad)," + tail;
+  }
   return "Timed: the forward pass and the backward pass of its output given a random upstream "
          "gradient, together," +
          tail;
@@ -126,19 +129,33 @@ struct SpeedRow {
   core::Hardware hardware;
 };
 
-// The kernel, timed pass, provider and unit of a speed row.
+// A name Liger writes (kernel, provider): printable ASCII, no '/' or spaces, at most 100 bytes.
+bool plain_name(std::string_view name) {
+  if (name.empty() || name.size() > 100) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return c > ' ' && c < 0x7f && c != '/' && c != '"' && c != '\\';
+  });
+}
+
+// The kernel, timed pass, provider and unit of a speed row. Any kernel Liger benchmarks.
 core::Status check_names(const RowReader& row) {
   const std::string& kernel = row["kernel_name"];
   const std::string& provider = row["kernel_provider"];
   const std::string& pass = row["kernel_operation_mode"];
-  if (kernel != "tvd" && kernel != "layer_norm") {
-    return bad("kernel_name \"" + kernel + "\" is not one kernelwatch knows (tvd, layer_norm)");
+  if (!plain_name(kernel)) {
+    return bad("kernel_name \"" + kernel +
+               "\" must be a name without spaces, '/' or quotes (like cross_entropy)");
   }
-  if (pass != "forward" && pass != "backward" && pass != "full") {
-    return bad("kernel_operation_mode \"" + pass + "\" is not forward, backward or full");
+  if (pass != "forward" && pass != "backward" && pass != "full" && pass != "no-grad-forward") {
+    return bad("kernel_operation_mode \"" + pass +
+               "\" is not forward, backward, full or no-grad-forward");
   }
-  if (provider.empty() || core::slug(provider) != provider) {
-    return bad("kernel_provider \"" + provider + "\" must be a lowercase name like liger or torch");
+  const bool lowercase = std::all_of(provider.begin(), provider.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+  if (provider.empty() || provider.size() > 100 || !lowercase) {
+    return bad("kernel_provider \"" + provider +
+               "\" must be a lowercase name like liger, torch or torch_compile");
   }
   if (row["metric_unit"] != "ms") {
     return bad("metric_unit \"" + row["metric_unit"] + "\" for a speed row (expected ms)");
@@ -146,28 +163,71 @@ core::Status check_names(const RowReader& row) {
   return {};
 }
 
-// The workload: x_value is the hidden size (layer_norm) or the vocabulary (tvd); the rest comes
-// from extra_benchmark_config_str.
-core::Result<core::Workload> workload_of(const RowReader& row) {
-  const auto x_value = parse_int(row["x_value"]);
-  if (!x_value || *x_value <= 0)
-    return bad("x_value \"" + row["x_value"] + "\" is not a positive integer");
+// A label piece: lowercase, anything but [a-z0-9._-] becomes '_'.
+std::string label_piece(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const char lower = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    const bool ok = (lower >= 'a' && lower <= 'z') || (lower >= '0' && lower <= '9') ||
+                    lower == '.' || lower == '-' || lower == '_';
+    out += ok ? lower : '_';
+  }
+  return out;
+}
 
+// Any other kernel's workload, readable and stable: "<x_name><x_value>", the dtype, then every
+// other field of extra_benchmark_config_str in name order: a non-negative number as
+// "<name><value>", anything else as "<name>_<value>" ("v4096-b8-t2048",
+// "bt1024-bf16-bias_false-h4096-ignore_index_-100-mode_forward-v128256-...").
+core::Result<core::Workload> generic_workload(const RowReader& row, const json& config,
+                                              const std::optional<core::DType>& dtype) {
+  const std::string& x_value = row["x_value"];
+  if (x_value.empty() || x_value.size() > 32 || label_piece(x_value) != x_value) {
+    return bad("x_value \"" + x_value + "\" is not a number or a short name");
+  }
+  std::string label = label_piece(row["x_name"]) + x_value;
+  if (dtype) label += "-" + std::string(core::to_string(*dtype));
+  std::map<std::string, std::string> rest;  // sorted by name
+  for (const auto& [name, value] : config.items()) {
+    if (name == "dtype") continue;
+    const bool count = value.is_number() && !(value.get<double>() < 0);
+    const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    rest[label_piece(name)] = count ? label_piece(text) : "_" + label_piece(text);
+  }
+  for (const auto& [name, value] : rest) label += "-" + name + value;
+  constexpr std::size_t kLongest = 400;
+  if (label.size() > kLongest) {
+    return bad("the workload label from x_name, x_value and extra_benchmark_config_str is over " +
+               std::to_string(kLongest) + " bytes");
+  }
+  return core::Workload::from_label(label);
+}
+
+// The workload: for TVD and LayerNorm rows of their usual form (x_value the vocabulary or the
+// hidden size) kernelwatch's own workload; for every other row a generic one.
+core::Result<core::Workload> workload_of(const RowReader& row) {
   const json config = json::parse(row["extra_benchmark_config_str"], nullptr, false);
   if (config.is_discarded() || !config.is_object()) {
     return bad("extra_benchmark_config_str is not a JSON object: " +
                row["extra_benchmark_config_str"]);
   }
-  core::DType dtype = core::DType::Fp32;
+  std::optional<core::DType> given_dtype;
   if (const auto it = config.find("dtype"); it != config.end()) {
     if (!it->is_string()) return bad("extra_benchmark_config_str: dtype must be a string");
     auto parsed = core::parse_dtype(it->get<std::string>());
     if (!parsed) return bad("extra_benchmark_config_str: " + parsed.error().message);
-    dtype = *parsed;
+    given_dtype = *parsed;
   }
-  if (row["kernel_name"] == "layer_norm") {
-    if (row["x_name"] != "N")
-      return bad("x_name \"" + row["x_name"] + "\" for layer_norm (expected N, the hidden size)");
+  const std::string& kernel = row["kernel_name"];
+  const bool own_form =
+      (kernel == "layer_norm" && row["x_name"] == "N") || (kernel == "tvd" && row["x_name"] == "V");
+  if (!own_form) return generic_workload(row, config, given_dtype);
+  const core::DType dtype = given_dtype.value_or(core::DType::Fp32);
+  const auto x_value = parse_int(row["x_value"]);
+  if (!x_value || *x_value <= 0)
+    return bad("x_value \"" + row["x_value"] + "\" is not a positive integer");
+  if (kernel == "layer_norm") {
     const auto rows = config_int(config, "M");
     if (!rows) return bad("extra_benchmark_config_str: M (rows) must be a positive integer");
     double eps = 1e-6;
@@ -178,8 +238,6 @@ core::Result<core::Workload> workload_of(const RowReader& row) {
     }
     return core::Workload::layer_norm(*rows, *x_value, dtype, eps);
   }
-  if (row["x_name"] != "V")
-    return bad("x_name \"" + row["x_name"] + "\" for tvd (expected V, the vocabulary)");
   const auto batch = config_int(config, "B");
   const auto time = config_int(config, "T");
   if (!batch || !time) return bad("extra_benchmark_config_str: B and T must be positive integers");
@@ -241,8 +299,7 @@ core::Result<core::Record> to_record(const SpeedRow& r) {
   };
   const json protocol = liger_protocol(r.pass);
   const json environment_doc = liger_environment(r.hardware, environment);
-  std::string kernel_slug = r.kernel;
-  std::replace(kernel_slug.begin(), kernel_slug.end(), '_', '-');
+  const std::string kernel_slug = core::slug(r.kernel);
   json labels = {{"liger_version", r.version}};
   const json run = {
       {"apiVersion", core::kApiVersion},
@@ -272,8 +329,8 @@ core::Result<core::Record> to_record(const SpeedRow& r) {
                                                       {"version", r.version},
                                                       {"source", "liger-kernel-bench"}})}}},
       {"metadata",
-       {{"name", "liger-" + kernel_slug + "-" + r.pass + "-" + r.provider + "-" + environment +
-                     "-" + r.workload.label() + "-" + id_time},
+       {{"name", "liger-" + kernel_slug + "-" + r.pass + "-" + core::slug(r.provider) + "-" +
+                     environment + "-" + r.workload.label() + "-" + id_time},
         {"title", kernel_title(r.kernel) + " \u00b7 " + r.provider + " \u00b7 " + r.pass},
         {"labels", std::move(labels)}}}};
   return core::parse_record(

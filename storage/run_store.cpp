@@ -141,9 +141,13 @@ Result<InsertOutcome> store_run_row(Database& db, std::int64_t key_id, const cor
   const auto& run = record.run;
   auto stmt = KW_TRY(db.statement(
       "INSERT INTO runs (key_id, observed_at_ns, status, median_ns, p20_ns, p80_ns, "
-      "implementation_id, external_id, record, raw_source) "
+      "implementation_id, external_id, record, raw_source, implementation_digest, software, "
+      "status_reason, source) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT id FROM implementations WHERE digest = ?7), ?8, ?9, "
-      "?10) "
+      "?10, json_extract(?9, '$.run.spec.implementationDigest'), "
+      "json_extract(?9, '$.environment.spec.software'), "
+      "json_extract(?9, '$.run.spec.statusReason'), "
+      "json_extract(?9, '$.run.spec.sourceNative.source')) "
       "ON CONFLICT (key_id, observed_at_ns) DO NOTHING"));
   stmt->bind(1, key_id)
       .bind(2, run.observed_at)
@@ -276,6 +280,57 @@ Result<std::vector<StoredRun>> RunStore::key_history(std::int64_t key_id) const 
   auto stmt = KW_TRY(db_->statement(sql));
   stmt->bind(1, key_id);
   return collect_runs(*db_, *stmt);
+}
+
+Status RunStore::for_each_in_time_order(
+    const std::function<Status(const RunSummary&)>& visit) const {
+  auto stmt = KW_TRY(db_->statement(
+      // Columns only (schema v5): parsing each stored record was half the replay's time. The
+      // record is read only for a run without an externalId.
+      "SELECT r.key_id, r.observed_at_ns, r.status, r.median_ns, r.p20_ns, r.p80_ns, "
+      "coalesce(nullif(r.external_id, ''), json_extract(r.record, '$.run.metadata.name'), ''), "
+      "coalesce(i.version, ''), coalesce(r.implementation_digest, ''), r.software, "
+      "coalesce(r.status_reason, ''), r.settled, coalesce(r.source, '') "
+      "FROM runs r LEFT JOIN implementations i ON i.id = r.implementation_id "
+      "ORDER BY r.observed_at_ns, r.key_id"));
+  const auto optional_ns = [](const Statement& s, int column) {
+    return s.column_is_null(column) ? std::optional<std::chrono::nanoseconds>()
+                                    : std::optional<std::chrono::nanoseconds>(
+                                          std::chrono::nanoseconds(s.column_int(column)));
+  };
+  RunSummary run;
+  std::string software;
+  while (KW_TRY(stmt->step())) {
+    const Statement& s = *stmt;
+    run.key_id = s.column_int(0);
+    run.observed_at = s.column_timestamp(1);
+    auto status = core::parse_run_status(s.column_text(2));
+    if (!status) {
+      return core::fail(ErrorCode::NotADatabase, db_->path().string() + ": a run of key " +
+                                                     std::to_string(run.key_id) + ": " +
+                                                     status.error().message);
+    }
+    run.status = *status;
+    run.median = optional_ns(s, 3);
+    run.p20 = optional_ns(s, 4);
+    run.p80 = optional_ns(s, 5);
+    run.external_id = s.column_text(6);
+    run.implementation_version = s.column_text(7);
+    run.implementation_digest = s.column_text(8);
+    // Most runs of a key share one software environment: parse it only when it changes.
+    if (std::string text = s.column_text(9); text != software) {
+      software = std::move(text);
+      run.software = software.empty() ? json::object() : json::parse(software, nullptr, false);
+      if (!run.software.is_object()) run.software = json::object();
+    }
+    run.status_reason = s.column_text(10);
+    run.source = s.column_text(12);
+    run.judged = s.column_is_null(11)    ? Judged::Never
+                 : s.column_int(11) == 0 ? Judged::CycleOpen
+                                         : Judged::CycleClosed;
+    KW_TRY(visit(run));
+  }
+  return {};
 }
 
 Status RunStore::mark_judged(Transaction& tx, std::int64_t key_id, core::Timestamp observed_at) {

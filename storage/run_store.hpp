@@ -3,11 +3,15 @@
 // Public API is plain C++ over core types; the SQL stays in storage/run_store.cpp.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "core/key.hpp"
@@ -26,6 +30,24 @@ struct StoredRun {
   core::ComparabilityKey key;
   core::Record record;
   std::string implementation_version;  // "" when the source did not say
+  Judged judged = Judged::Never;
+};
+
+// A run as a replay needs it, read from the columns and a few fields of its stored record
+// without parsing the whole record: what makes a backtest or a restart cheap in time and memory.
+struct RunSummary {
+  std::int64_t key_id = 0;
+  core::Timestamp observed_at{};
+  core::RunStatus status = core::RunStatus::Passed;
+  std::optional<std::chrono::nanoseconds> median;
+  std::optional<std::chrono::nanoseconds> p20;
+  std::optional<std::chrono::nanoseconds> p80;
+  std::string external_id;  // sourceNative.externalId, else metadata.name
+  std::string implementation_version;
+  std::string implementation_digest;                   // the record's own ("" when it had none)
+  nlohmann::json software = nlohmann::json::object();  // the environment's software
+  std::string status_reason;
+  std::string source;  // sourceNative.source ("kernelwatch" for the daemon's own runs)
   Judged judged = Judged::Never;
 };
 
@@ -80,6 +102,11 @@ class RunStore {
                                                            std::size_t limit) const;
   // Every run of one key, oldest first (what a backtest replays).
   [[nodiscard]] Result<std::vector<StoredRun>> key_history(std::int64_t key_id) const;
+  // Every run of every key in observedAt order (ties: key, then insertion), one at a time:
+  // memory stays what `visit` keeps, whatever the history's size. Stops at the first error
+  // `visit` returns.
+  [[nodiscard]] Status for_each_in_time_order(
+      const std::function<Status(const RunSummary&)>& visit) const;
   [[nodiscard]] Result<std::int64_t> run_count() const;
   // The id of the key with this digest (ComparabilityKey::digest()); nullopt when not stored.
   [[nodiscard]] Result<std::optional<std::int64_t>> find_key(std::string_view key_digest) const;

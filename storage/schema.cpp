@@ -161,7 +161,23 @@ ALTER TABLE runs ADD COLUMN settled INTEGER;
 CREATE INDEX runs_unsettled ON runs (key_id) WHERE settled = 0;
 )sql";
 
-constexpr const char* kMigrations[] = {kV1, kV2, kV3, kV4};
+// Version 5: what a replay (start, backtest) reads of each run, as columns, so that it never parses
+// the stored record (a replay of 25,200 runs spent half its time in SQLite's JSON parser), and
+// the index it reads the runs in time order through. Filled for the runs already stored.
+constexpr const char* kV5 = R"sql(
+ALTER TABLE runs ADD COLUMN implementation_digest TEXT;
+ALTER TABLE runs ADD COLUMN software TEXT;
+ALTER TABLE runs ADD COLUMN status_reason TEXT;
+ALTER TABLE runs ADD COLUMN source TEXT;
+UPDATE runs SET
+  implementation_digest = json_extract(record, '$.run.spec.implementationDigest'),
+  software = json_extract(record, '$.environment.spec.software'),
+  status_reason = json_extract(record, '$.run.spec.statusReason'),
+  source = json_extract(record, '$.run.spec.sourceNative.source');
+CREATE INDEX IF NOT EXISTS runs_by_time ON runs (observed_at_ns, key_id);
+)sql";
+
+constexpr const char* kMigrations[] = {kV1, kV2, kV3, kV4, kV5};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
 }  // namespace

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "core/key.hpp"
-#include "daemon/backtest_command.hpp"
+#include "daemon/history.hpp"
 #include "detectors/backtest.hpp"
 #include "storage/importer.hpp"
 

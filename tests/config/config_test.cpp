@@ -138,7 +138,22 @@ TEST(ParseConfig, EveryDetectorSettingIsDocumentedWithItsDefault) {
   for (const auto& [name, unused] : documented) {
     EXPECT_TRUE(effective.count(name)) << "detector." << name << " is documented but not read";
   }
-  EXPECT_EQ(effective.size(), 16U);
+  EXPECT_EQ(effective.size(), 28U);
+}
+
+// A setting kernelwatch 0.1 had and no longer uses still loads, with a warning that says why.
+TEST(ParseConfig, RetiredDetectorSettingsLoadWithAWarning) {
+  const auto config = parse(
+      R"({"detector": {"controls": {"environment_fraction": 0.6, "environment_min_keys": 4}}})");
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  ASSERT_EQ(config->warnings.size(), 2U);
+  EXPECT_NE(config->warnings[0].find("detector.controls.environment_fraction is no longer used"),
+            std::string::npos)
+      << config->warnings[0];
+  EXPECT_NE(config->warnings[1].find("host-shift"), std::string::npos) << config->warnings[1];
+  // Still strict about everything else in the section.
+  EXPECT_FALSE(parse(R"({"detector": {"controls": {"environment_fractions": 0.6}}})"));
+  EXPECT_FALSE(parse(R"({"detector": {"noise_min_runs": 30}})"));  // more than noise_window
 }
 
 TEST(ParseConfig, NotifierDefaultsAreTheDocumentedOnes) {
@@ -274,11 +289,16 @@ TEST(ParseConfig, ReadsEveryField) {
     "bench": {"warmup": "10ms", "repetitions": "1s"},
     "detector": {"window": 30, "min_history": 8, "big_step_min_history": 3,
                  "big_step_threshold": 0.3, "min_relative_margin": 0.01, "spread_factor": 2.5,
+                 "trust_runs": 12, "young_jitter_us": 80, "trusted_relative_margin": 0.005,
+                 "noise_window": 16, "noise_min_runs": 6, "noise_quantile": 0.8,
+                 "noise_factor": 1.5, "late_confirm_threshold": 0.07,
                  "confirm_reruns": 2, "repeat_interval": "12h",
                  "drift": {"window": 25, "min_runs": 12, "z_threshold": 3.5,
                            "min_total_change": 0.05},
                  "controls": {"reference_providers": ["torch"], "cycle_gap": "30m",
-                              "environment_fraction": 0.6, "environment_min_keys": 4}},
+                              "kept_cycles": 6, "moved_threshold": 0.04,
+                              "host_duration_ratio": 3, "host_share": 0.3, "host_fraction": 0.2,
+                              "host_min_keys": 4}},
     "notifiers": [
       {"type": "slack", "url_env": "SLACK_URL", "min_interval": "2s"},
       {"type": "webhook", "url": "http://127.0.0.1:9000/hook", "secret_env": "HOOK_KEY",
@@ -311,6 +331,14 @@ TEST(ParseConfig, ReadsEveryField) {
   EXPECT_EQ(d.band.big_step_threshold, 0.3);
   EXPECT_EQ(d.band.min_relative_margin, 0.01);
   EXPECT_EQ(d.band.spread_factor, 2.5);
+  EXPECT_EQ(d.band.trust_runs, 12U);
+  EXPECT_EQ(d.band.young_jitter, std::chrono::microseconds(80));
+  EXPECT_EQ(d.band.trusted_relative_margin, 0.005);
+  EXPECT_EQ(d.band.noise_window, 16U);
+  EXPECT_EQ(d.band.noise_min_runs, 6U);
+  EXPECT_EQ(d.band.noise_quantile, 0.8);
+  EXPECT_EQ(d.band.noise_factor, 1.5);
+  EXPECT_EQ(d.band.late_confirm_threshold, 0.07);
   EXPECT_EQ(config->detector.confirm_reruns, 2);
   EXPECT_EQ(config->detector.alert_policy.repeat_interval, std::chrono::hours(12));
   EXPECT_EQ(d.drift.window, 25U);
@@ -319,8 +347,12 @@ TEST(ParseConfig, ReadsEveryField) {
   EXPECT_EQ(d.drift.min_total_change, 0.05);
   EXPECT_EQ(d.controls.reference_providers, std::vector<std::string>{"torch"});
   EXPECT_EQ(d.controls.cycle_gap, std::chrono::minutes(30));
-  EXPECT_EQ(d.controls.environment_fraction, 0.6);
-  EXPECT_EQ(d.controls.environment_min_keys, 4U);
+  EXPECT_EQ(d.controls.kept_cycles, 6U);
+  EXPECT_EQ(d.controls.moved_threshold, 0.04);
+  EXPECT_EQ(d.controls.host_duration_ratio, 3.0);
+  EXPECT_EQ(d.controls.host_share, 0.3);
+  EXPECT_EQ(d.controls.host_fraction, 0.2);
+  EXPECT_EQ(d.controls.host_min_keys, 4U);
   ASSERT_EQ(config->notifiers.size(), 3U);
   const notifiers::Destination& slack = config->notifiers[0].destination;
   EXPECT_EQ(slack.type, DestinationType::Slack);

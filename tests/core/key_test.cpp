@@ -68,9 +68,9 @@ TEST(KeyTest, BadBenchmarkOrMissingProviderIsAnError) {
 }
 
 TEST(WorkloadTest, LabelsRoundTrip) {
-  for (const char* label :
-       {"hidden16384-rows4096-fp32", "tokens16384-vocab65536-fp32", "hidden4097-rows1-bf16",
-        "hidden1024-rows4096-fp32-eps1e-05", "synthetic-key-1"}) {
+  for (const char* label : {"hidden16384-rows4096-fp32", "tokens16384-vocab65536-fp32",
+                            "hidden4097-rows1-bf16", "hidden1024-rows4096-fp32-eps1e-05",
+                            "synthetic-key-1", "hidden_size2048-bf16-beta_false-bt4096"}) {
     auto w = Workload::from_label(label);
     ASSERT_TRUE(w) << label << ": " << w.error().message;
     EXPECT_EQ(w->label(), label);

@@ -179,7 +179,7 @@ TEST(KeyMonitor, ReplayingAHistoryGivesTheSameNotifications) {
   runs.push_back(run_at(8, 112000));
   runs.push_back(run_at(9, 100100));
   const auto notifications = [&] {
-    KeyMonitor monitor(KeyLabels{"b", "p", "w", "e", "", "key"}, DetectorParameters{});
+    KeyMonitor monitor(KeyLabels{"b", "p", "w", "e", "", "key"}, testing::without_jitter());
     std::vector<std::pair<std::string, AlertState>> out;
     for (const auto& run : runs) {
       for (const auto& event : monitor.observe(run).events) {
@@ -208,7 +208,7 @@ Observation failed_at(int index, std::string reason) {
 // run does neither; an acknowledged one stays open, a rebaselined one lets the next failure open
 // a new one.
 TEST(KeyMonitor, FailedRunsOpenOneFailedAlertUntilARunPasses) {
-  KeyMonitor monitor(KeyLabels{"b", "p", "w", "e", "", "key"}, DetectorParameters{});
+  KeyMonitor monitor(KeyLabels{"b", "p", "w", "e", "", "key"}, testing::without_jitter());
   for (int i = 0; i < 6; ++i) (void)monitor.observe(run_at(i, 100000));
   const auto first = monitor.observe(failed_at(6, "correctness check failed"));
   ASSERT_EQ(first.events.size(), 1u);
@@ -249,7 +249,7 @@ TEST(KeyMonitor, FailedRunsOpenOneFailedAlertUntilARunPasses) {
 }
 
 TEST(KeyMonitor, ActionsOnUnknownOrClosedAlertsChangeNothing) {
-  KeyMonitor monitor(KeyLabels{"b", "p", "w", "e", "", "key"}, DetectorParameters{});
+  KeyMonitor monitor(KeyLabels{"b", "p", "w", "e", "", "key"}, testing::without_jitter());
   EXPECT_TRUE(monitor.act("key@nothing", OperatorAction::Acknowledge, week(1)).empty());
   EXPECT_TRUE(monitor.act("key@nothing", OperatorAction::Rebaseline, week(1)).empty());
 }

@@ -102,10 +102,11 @@ TEST(Backtest, JsonHasTheDocumentedFields) {
   EXPECT_EQ(a["direction"], "improvement");
   EXPECT_EQ(a["kind"], "step");
   EXPECT_EQ(a["median"], 600000);
-  // Baseline: 8 runs at 1000000/1005000 -> center 1002500, margin 2% = 20050:
-  // [1000000 - 20050, 1005000 + 20050].
-  EXPECT_EQ(a["band"]["lower"], 979950);
-  EXPECT_EQ(a["band"]["upper"], 1025050);
+  // Baseline: 8 runs at 1000000/1005000 -> centre 1002500. A young key (8 judged runs, fewer
+  // than 15): the floor is max(2%, 50 us / centre) = 50000 ns:
+  // [1000000 - 50000, 1005000 + 50000].
+  EXPECT_EQ(a["band"]["lower"], 950000);
+  EXPECT_EQ(a["band"]["upper"], 1055000);
   EXPECT_EQ(a["baselineRuns"], 8);
   EXPECT_NEAR(a["relativeChange"].get<double>(), 600000.0 / 1002500.0 - 1, 1e-12);
   ASSERT_EQ(a["attribution"].size(), 1u);

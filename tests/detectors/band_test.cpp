@@ -12,8 +12,10 @@ namespace {
 using testing::run_at;
 
 // Five runs with medians 99000..101000 ns, p20 = median - 300, p80 = median + 400.
-// center 100000; MAD 500 -> 1.4826 * 500 * 3 = 2223.9 > 2% of 100000 = 2000, so the margin is
-// 2223.9: band [99000 - 2223.9, 101000 + 2223.9] = [96776.1, 103223.9] -> [96776, 103224].
+// centre 100000, MAD 500: spread = 3 x 1.4826 x 500 / 100000 = 2.2239%. A trusted key: floor 1%.
+// range [99000 - 1000, 101000 + 1000] = [98000, 102000]; around the centre
+// [100000 / 1.022239, 100000 x 1.022239] = [97824.48, 102223.9]: the union, rounded outward,
+// [97824, 102224].
 std::vector<Observation> spread_baseline() {
   std::vector<Observation> runs;
   const std::int64_t medians[] = {100000, 101000, 99000, 100500, 99500};
@@ -21,12 +23,14 @@ std::vector<Observation> spread_baseline() {
   return runs;
 }
 
-// Five identical runs at 200000 ns: MAD 0, so the 2% margin (4000) decides: [196000, 204000].
+// Five identical runs at 200000 ns: MAD 0, so the floor decides: trusted 1% -> [198000, 202000].
 std::vector<Observation> tight_baseline(std::int64_t below = 0, std::int64_t above = 0) {
   std::vector<Observation> runs;
   for (int i = 0; i < 5; ++i) runs.push_back(run_at(i, 200000, below, above));
   return runs;
 }
+
+const BandContext kTrusted{{}, true};
 
 struct BandCase {
   const char* name;
@@ -40,21 +44,21 @@ struct BandCase {
 
 TEST(Band, TableOfHandComputedBandsAndVerdicts) {
   const std::vector<BandCase> cases = {
-      {"upper edge is inside", spread_baseline(), 103224, VerdictKind::InBand, 96776, 103224,
-       0.03224},
-      {"one ns above the edge", spread_baseline(), 103225, VerdictKind::Regression, 96776, 103224,
-       0.03225},
-      {"lower edge is inside", spread_baseline(), 96776, VerdictKind::InBand, 96776, 103224,
-       -0.03224},
-      {"one ns below the edge", spread_baseline(), 96775, VerdictKind::Improvement, 96776, 103224,
-       -0.03225},
-      {"ten percent slower", spread_baseline(), 110000, VerdictKind::Regression, 96776, 103224,
+      {"upper edge is inside", spread_baseline(), 102224, VerdictKind::InBand, 97824, 102224,
+       0.02224},
+      {"one ns above the edge", spread_baseline(), 102225, VerdictKind::Regression, 97824, 102224,
+       0.02225},
+      {"lower edge is inside", spread_baseline(), 97824, VerdictKind::InBand, 97824, 102224,
+       -0.02176},
+      {"one ns below the edge", spread_baseline(), 97823, VerdictKind::Improvement, 97824, 102224,
+       -0.02177},
+      {"ten percent slower", spread_baseline(), 110000, VerdictKind::Regression, 97824, 102224,
        0.10},
-      {"min margin decides", tight_baseline(), 204001, VerdictKind::Regression, 196000, 204000,
-       0.020005},
-      {"min margin keeps 2% in", tight_baseline(), 204000, VerdictKind::InBand, 196000, 204000,
-       0.02},
-      // Wide runs: the medians of p20 (195000) and p80 (210000) are outside the 2% margin.
+      {"the 1% floor decides", tight_baseline(), 202001, VerdictKind::Regression, 198000, 202000,
+       0.010005},
+      {"the 1% floor keeps 1% in", tight_baseline(), 202000, VerdictKind::InBand, 198000, 202000,
+       0.01},
+      // Wide runs: the medians of p20 (195000) and p80 (210000) are outside the 1% floor.
       {"p80 widens the band", tight_baseline(5000, 10000), 209000, VerdictKind::InBand, 195000,
        210000, 0.045},
       {"p20 widens the band", tight_baseline(5000, 10000), 195500, VerdictKind::InBand, 195000,
@@ -64,28 +68,73 @@ TEST(Band, TableOfHandComputedBandsAndVerdicts) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    const auto verdict = judge(c.baseline, run_at(9, c.median), BandParameters{});
+    const auto verdict = judge(c.baseline, run_at(9, c.median), BandParameters{}, kTrusted);
     EXPECT_EQ(verdict.kind, c.expected);
     ASSERT_TRUE(verdict.has_band);
     EXPECT_EQ(verdict.band.lower.count(), c.lower);
     EXPECT_EQ(verdict.band.upper.count(), c.upper);
     EXPECT_NEAR(verdict.relative_change, c.relative_change, 1e-9);
-    EXPECT_EQ(verdict.baseline_external_ids.size(), c.baseline.size());
+    EXPECT_EQ(verdict.baseline_runs, c.baseline.size());
     EXPECT_FALSE(verdict.explanation.empty());
   }
 }
 
+// A young key's floor: 2%, and at least 50 us of its centre (launch-bound kernels).
+TEST(Band, YoungKeysHaveTheWiderPriors) {
+  const BandParameters parameters;
+  std::string why;
+  // 200 us: 50 us is 25% -> [150000, 250000].
+  const auto short_kernel = band_of(tight_baseline(), BandContext{}, parameters, &why);
+  EXPECT_EQ(short_kernel.lower.count(), 150000);
+  EXPECT_EQ(short_kernel.upper.count(), 250000);
+  EXPECT_EQ(why, "range +- 25.0% (young key)");
+  // 10 ms: 50 us is 0.5%, the 2% prior decides -> [9800000, 10200000].
+  std::vector<Observation> long_runs;
+  for (int i = 0; i < 5; ++i) long_runs.push_back(run_at(i, 10'000'000));
+  const auto long_kernel = band_of(long_runs, BandContext{}, parameters, &why);
+  EXPECT_EQ(long_kernel.lower.count(), 9'800'000);
+  EXPECT_EQ(long_kernel.upper.count(), 10'200'000);
+  EXPECT_EQ(why, "range +- 2.0% (young key)");
+  // Trusted: 1%.
+  const auto trusted = band_of(long_runs, kTrusted, parameters, &why);
+  EXPECT_EQ(trusted.upper.count(), 10'100'000);
+  EXPECT_EQ(why, "range +- 1.0%");
+}
+
+// The key's own settled excursions widen the band on their side only.
+TEST(Band, OwnExcursionsWidenTheirSide) {
+  // Residuals: three +10% excursions, one -1%, one 0. Upward: the 87.5% quantile of
+  // {0, 0, 0.1, 0.1, 0.1} is 0.1 -> expm1(2 x 0.1) = 22.14%: upper 200000 x 1.2214 = 244281.
+  // Downward: of {0, 0, 0, 0, 0.01} it is 0.005 -> expm1(0.01) = 1.005%: 200000 / 1.01005 =
+  // 198010, inside the 1% range edge 198000, which stays.
+  const std::vector<double> residuals = {0.1, 0.1, -0.01, 0.1, 0.0};
+  std::string why;
+  const auto band = band_of(tight_baseline(), BandContext{residuals, true}, BandParameters{}, &why);
+  EXPECT_EQ(band.upper.count(), 244281);
+  EXPECT_EQ(band.lower.count(), 198000);
+  EXPECT_EQ(why, "own excursions (+22.1% / -1.0%)");
+  // Fewer than noise_min_runs (4) residuals: not yet.
+  const std::vector<double> three = {0.1, 0.1, 0.1};
+  EXPECT_EQ(band_of(tight_baseline(), BandContext{three, true}, BandParameters{}).upper.count(),
+            202000);
+}
+
 TEST(Band, ShortBaselinesJudgeOnlyBigSteps) {
   std::vector<Observation> three;
-  for (int i = 0; i < 3; ++i) three.push_back(run_at(i, 100000));
+  for (int i = 0; i < 3; ++i) three.push_back(run_at(i, 10'000'000));
   const BandParameters parameters;  // min_history 5, big steps (20%) from 2 runs
-  EXPECT_EQ(judge(three, run_at(5, 115000), parameters).kind, VerdictKind::InsufficientData);
-  EXPECT_EQ(judge(three, run_at(5, 119999), parameters).kind, VerdictKind::InsufficientData);
-  const auto big = judge(three, run_at(5, 125000), parameters);
+  EXPECT_EQ(judge(three, run_at(5, 11'500'000), parameters).kind, VerdictKind::InsufficientData);
+  EXPECT_EQ(judge(three, run_at(5, 11'999'999), parameters).kind, VerdictKind::InsufficientData);
+  const auto big = judge(three, run_at(5, 12'500'000), parameters);
   EXPECT_EQ(big.kind, VerdictKind::Regression);
-  EXPECT_EQ(big.band.lower.count(), 98000);
-  EXPECT_EQ(big.band.upper.count(), 102000);
-  EXPECT_EQ(judge(three, run_at(5, 70000), parameters).kind, VerdictKind::Improvement);
+  EXPECT_EQ(big.band.lower.count(), 9'800'000);
+  EXPECT_EQ(big.band.upper.count(), 10'200'000);
+  EXPECT_EQ(judge(three, run_at(5, 7'000'000), parameters).kind, VerdictKind::Improvement);
+  // A short kernel's big step must also clear its (young, jitter-wide) band: 100 us has +-50%.
+  std::vector<Observation> fast;
+  for (int i = 0; i < 3; ++i) fast.push_back(run_at(i, 100'000));
+  EXPECT_EQ(judge(fast, run_at(5, 140'000), parameters).kind, VerdictKind::InsufficientData);
+  EXPECT_EQ(judge(fast, run_at(5, 160'000), parameters).kind, VerdictKind::Regression);
   // One run is never enough, whatever the change.
   EXPECT_EQ(judge(std::vector<Observation>{run_at(0, 100000)}, run_at(5, 300000), parameters).kind,
             VerdictKind::InsufficientData);
@@ -99,7 +148,7 @@ TEST(Band, FailedAndInconclusiveRunsAreInconclusive) {
   busy.status = core::RunStatus::Inconclusive;
   auto no_median = run_at(9, 0);
   for (const auto& run : {failed, busy, no_median}) {
-    const auto verdict = judge(spread_baseline(), run, BandParameters{});
+    const auto verdict = judge(spread_baseline(), run, BandParameters{}, kTrusted);
     EXPECT_EQ(verdict.kind, VerdictKind::Inconclusive);
     EXPECT_FALSE(verdict.breach());
   }
@@ -107,9 +156,9 @@ TEST(Band, FailedAndInconclusiveRunsAreInconclusive) {
 
 TEST(Band, BaselineOrderDoesNotMatter) {
   auto baseline = spread_baseline();
-  const auto forward = judge(baseline, run_at(9, 103300), BandParameters{});
+  const auto forward = judge(baseline, run_at(9, 103300), BandParameters{}, kTrusted);
   std::reverse(baseline.begin(), baseline.end());
-  const auto backward = judge(baseline, run_at(9, 103300), BandParameters{});
+  const auto backward = judge(baseline, run_at(9, 103300), BandParameters{}, kTrusted);
   EXPECT_EQ(forward.kind, backward.kind);
   EXPECT_EQ(forward.band.lower, backward.band.lower);
   EXPECT_EQ(forward.band.upper, backward.band.upper);

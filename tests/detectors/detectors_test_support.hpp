@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "detectors/observation.hpp"
+#include "detectors/parameters.hpp"
 
 namespace kernelwatch::detectors::testing {
 
@@ -27,6 +28,15 @@ inline Observation run_at(int index, std::int64_t median_ns, std::int64_t below 
   run.p80 = std::chrono::nanoseconds(median_ns + above);
   run.implementation_version = "1.0.0";
   return run;
+}
+
+// The defaults without the young keys' 50 us jitter prior, which would take half the centre of
+// the 100 us series these tests use (band_test covers the prior itself).
+inline DetectorParameters without_jitter(ConfirmPolicy confirm = ConfirmPolicy::None) {
+  DetectorParameters parameters;
+  parameters.band.young_jitter = std::chrono::nanoseconds(0);
+  parameters.confirm = confirm;
+  return parameters;
 }
 
 inline std::vector<Observation> runs_of(const std::vector<std::int64_t>& medians,

@@ -13,9 +13,7 @@ namespace {
 using testing::run_at;
 
 DetectorParameters with_confirm(ConfirmPolicy confirm) {
-  DetectorParameters parameters;
-  parameters.confirm = confirm;
-  return parameters;
+  return testing::without_jitter(confirm);
 }
 
 // Feeds runs, returns the index of every run that triggered.
@@ -144,11 +142,11 @@ TEST(KeyDetector, InsufficientDataNeverAlerts) {
 
 TEST(KeyDetector, ReorderingRunsOlderThanTheWindowDoesNotChangeTheVerdict) {
   synthetic::SeriesSpec spec;
-  spec.runs = 45;
+  spec.runs = 65;
   spec.host_offset = 0.015;
   spec.between_run_sigma = 0.001;
   const auto series = synthetic::generate(spec, 7);
-  const Observation probe = run_at(60, series.runs.back().median.count() * 103 / 100);
+  const Observation probe = run_at(80, series.runs.back().median.count() * 103 / 100);
   const auto verdict_of = [&](std::vector<Observation> runs) {
     // Keep the timestamps ascending: only which median sits where changes.
     for (std::size_t i = 0; i < runs.size(); ++i)
@@ -159,13 +157,16 @@ TEST(KeyDetector, ReorderingRunsOlderThanTheWindowDoesNotChangeTheVerdict) {
   };
   const auto original = verdict_of(series.runs);
   auto shuffled = series.runs;
-  std::reverse(shuffled.begin(), shuffled.begin() + 20);  // the newest 25 runs stay in place
+  // The newest 45 runs stay in place: the baseline's 20, and the 20 runs before those whose
+  // centres the residuals of the newest 20 (the noise memory) were measured against.
+  std::reverse(shuffled.begin(), shuffled.begin() + 20);
   std::rotate(shuffled.begin(), shuffled.begin() + 7, shuffled.begin() + 20);
   const auto reordered = verdict_of(shuffled);
   EXPECT_EQ(original.kind, reordered.kind);
   EXPECT_EQ(original.band.lower, reordered.band.lower);
   EXPECT_EQ(original.band.upper, reordered.band.upper);
-  EXPECT_EQ(original.baseline_external_ids, reordered.baseline_external_ids);
+  EXPECT_EQ(original.band.center, reordered.band.center);
+  EXPECT_EQ(original.baseline_runs, reordered.baseline_runs);
 }
 
 TEST(KeyDetector, SlowDriftIsADriftAlertNotAStep) {
@@ -196,6 +197,70 @@ TEST(KeyDetector, OperatorRebaselineAcceptsTheNewestRun) {
   ASSERT_EQ(detector.segment().size(), 1u);
   EXPECT_EQ(detector.segment().front().external_id, "run-8");
   EXPECT_FALSE(detector.has_pending());
+}
+
+// A run that re-ran an older commit hides a real step for one run: a breach of 5% or more
+// survives one run back in the band and is confirmed by the run after it.
+TEST(KeyDetector, ALargeBreachSurvivesOneRunBackInTheBand) {
+  KeyDetector detector(with_confirm(ConfirmPolicy::Next));
+  for (const auto& run : stable_history()) ASSERT_FALSE(detector.observe(run).trigger);
+  EXPECT_EQ(detector.observe(run_at(8, 112000)).role, RunRole::Pending);  // +11.7%
+  const auto between = detector.observe(run_at(9, 100300));               // back, for one run
+  EXPECT_FALSE(between.trigger);
+  EXPECT_TRUE(detector.has_pending());
+  const auto confirm = detector.observe(run_at(10, 112500));
+  ASSERT_TRUE(confirm.trigger);
+  EXPECT_EQ(confirm.role, RunRole::Confirmed);
+  EXPECT_EQ(confirm.trigger->onset.external_id, "run-8");
+  EXPECT_NE(confirm.trigger->explanation.find("confirmed two runs later"), std::string::npos)
+      << confirm.trigger->explanation;
+  // A small breach (+3%) does not survive a run back in the band.
+  KeyDetector small(with_confirm(ConfirmPolicy::Next));
+  for (const auto& run : stable_history()) ASSERT_FALSE(small.observe(run).trigger);
+  EXPECT_EQ(small.observe(run_at(8, 103300)).role, RunRole::Pending);
+  (void)small.observe(run_at(9, 100300));
+  EXPECT_FALSE(small.has_pending());
+  EXPECT_FALSE(small.observe(run_at(10, 103400)).trigger);  // a new breach, not a confirmation
+}
+
+// What a key visits and leaves, unconfirmed, is its noise: the band learns that side.
+TEST(KeyDetector, AnUnconfirmedExcursionWidensTheBandOnItsSide) {
+  KeyDetector detector(with_confirm(ConfirmPolicy::Next));
+  for (const auto& run : stable_history()) (void)detector.observe(run);
+  EXPECT_EQ(detector.observe(run_at(8, 100200)).verdict.band.upper.count(), 102505);
+  int index = 9;
+  // Lone +8% excursions, each followed by runs back at the level: the first is a breach (that
+  // nobody confirms), and once the key has visited that level often enough it is its noise.
+  EXPECT_EQ(detector.observe(run_at(index++, 108300)).role, RunRole::Pending);
+  for (int i = 0; i < 4; ++i) {
+    (void)detector.observe(run_at(index++, 100250));
+    (void)detector.observe(run_at(index++, 100300));
+    (void)detector.observe(run_at(index++, 108300));
+  }
+  const auto after = detector.observe(run_at(index++, 100200)).verdict;
+  EXPECT_GT(after.band.upper.count(), 108300) << after.explanation;  // +8% is inside now
+  EXPECT_GT(after.band.lower.count(), 98000) << after.explanation;   // the other side is not
+  EXPECT_NE(after.band_reason.find("own excursions"), std::string::npos) << after.band_reason;
+  EXPECT_EQ(detector.observe(run_at(index++, 108300)).verdict.kind, VerdictKind::InBand);
+}
+
+// A trusted key (15 judged runs) on a quiet series: a 2% step is judged against the 1% floor.
+TEST(KeyDetector, ATrustedQuietKeyFindsATwoPercentStep) {
+  DetectorParameters parameters;  // the defaults, jitter prior included
+  parameters.confirm = ConfirmPolicy::Next;
+  KeyDetector detector(parameters);
+  // 10 ms, +-0.1%: the jitter prior (50 us = 0.5%) is under the 2% young floor.
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_FALSE(detector.observe(run_at(i, 10'000'000 + (i % 2) * 10'000)).trigger);
+  }
+  EXPECT_EQ(detector.observe(run_at(20, 10'205'000)).role, RunRole::Pending);
+  const auto confirm = detector.observe(run_at(21, 10'210'000));
+  ASSERT_TRUE(confirm.trigger) << confirm.verdict.explanation;
+  EXPECT_EQ(confirm.trigger->direction, Direction::Regression);
+  // Young (8 runs), the same step is inside the 2% prior.
+  KeyDetector young(parameters);
+  for (int i = 0; i < 8; ++i) (void)young.observe(run_at(i, 10'000'000 + (i % 2) * 10'000));
+  EXPECT_EQ(young.observe(run_at(8, 10'205'000)).verdict.kind, VerdictKind::InBand);
 }
 
 }  // namespace

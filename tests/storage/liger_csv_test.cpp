@@ -117,11 +117,11 @@ TEST(LigerCsvTest, InvalidRowsSayWhy) {
       {"{\"\"B\"\": 8, \"\"T\"\": 2048}", "{\"\"B\"\": 8}", "B and T must be positive integers"},
       {"{\"\"B\"\": 8, \"\"T\"\": 2048}", "not json",
        "extra_benchmark_config_str is not a JSON object"},
-      {"tvd,torch,backward", "softmax,torch,backward",
-       "kernel_name \"softmax\" is not one kernelwatch knows"},
+      {"tvd,torch,backward", "my kernel,torch,backward",
+       "kernel_name \"my kernel\" must be a name without spaces"},
+      {"tvd,torch,backward", "tvd,Torch,backward", "kernel_provider \"Torch\" must be a lowercase"},
       {"tvd,torch,backward", "tvd,torch,sideways", "kernel_operation_mode \"sideways\""},
       {"speed", "power", "metric_name \"power\" is not speed or memory"},
-      {",V,", ",N,", "x_name \"N\" for tvd"},
       {"65536", "65536.5", "x_value \"65536.5\" is not a positive integer"},
       {"2026-03-03 23:02:57", "03/03/2026", "timestamp: timestamp \"03/03/2026\""},
       {"0.7.0\n", "0.7.0,extra\n", "expected 15 columns, got 16"},
@@ -146,6 +146,48 @@ TEST(LigerCsvTest, MissingColumnFailsTheFile) {
   auto items = read_liger_csv(header, "h.csv");
   ASSERT_FALSE(items);
   EXPECT_EQ(items.error().message, "1: missing column \"y_value_50\" in the header");
+}
+
+// Every speed row of any kernel Liger benchmarks becomes a run, with a workload label that says
+// what was measured; TVD and LayerNorm rows keep kernelwatch's own workloads.
+TEST(LigerCsvTest, AnyKernelsSpeedRowsImportWithReadableStableWorkloads) {
+  const std::string rows =
+      "cross_entropy,torch_compile,no-grad-forward,speed,ms,V,vocab size,4096,0.5,0.49,0.51,"
+      "\"{\"\"B\"\": 8, \"\"T\"\": 2048}\",NVIDIA H100 80GB HBM3,2025-10-10 01:02:03,0.6.2\n"
+      "distill_jsd_loss,liger,full,speed,ms,BT,B x T,1024,10.5,10.4,10.6,"
+      "\"{\"\"mode\"\": \"\"forward\"\", \"\"H\"\": 4096, \"\"dtype\"\": \"\"torch.bfloat16\"\", "
+      "\"\"bias\"\": false, \"\"ignore_index\"\": -100}\",NVIDIA H100 80GB HBM3,"
+      "2025-10-10 01:02:04,0.6.2\n"
+      "dyt_beta=False,liger,forward,speed,ms,hidden_size,hidden size,2048,0.02,0.019,0.021,"
+      "\"{\"\"BT\"\": 4096, \"\"dtype\"\": \"\"torch.bfloat16\"\", \"\"beta\"\": false}\",NVIDIA "
+      "H100 80GB "
+      "HBM3,2025-10-10 01:02:05,0.6.2\n";
+  auto items = read_liger_csv(kHeader + rows, "other.csv");
+  ASSERT_TRUE(items) << items.error().message;
+  ASSERT_EQ(items->size(), 3u);
+  std::vector<std::string> labels;
+  for (const auto& item : *items) {
+    ASSERT_EQ(item.kind, ItemKind::Run) << item.reason;
+    auto key = core::key_of(item.record);
+    ASSERT_TRUE(key) << key.error().message;
+    labels.push_back(key->benchmark.label + " " + key->provider.label + " " + key->workload.label);
+  }
+  EXPECT_EQ(labels[0], "cross_entropy/no-grad-forward torch_compile v4096-b8-t2048");
+  EXPECT_EQ(labels[1],
+            "distill_jsd_loss/full liger bt1024-bf16-bias_false-h4096-ignore_index_-100-"
+            "mode_forward");
+  EXPECT_EQ(labels[2], "dyt_beta=False/forward liger hidden_size2048-bf16-beta_false-bt4096");
+  EXPECT_EQ(items->at(1).record.run.source_native.external_id,
+            "distill_jsd_loss/full/liger/nvidia-h100-80gb-hbm3/"
+            "bt1024-bf16-bias_false-h4096-ignore_index_-100-mode_forward/2025-10-10-01-02-04");
+  // The label does not depend on the order the config's fields were written in.
+  const std::string reordered =
+      "cross_entropy,torch_compile,no-grad-forward,speed,ms,V,vocab size,4096,0.5,0.49,0.51,"
+      "\"{\"\"T\"\": 2048, \"\"B\"\": 8}\",NVIDIA H100 80GB HBM3,2025-10-10 01:02:03,0.6.2\n";
+  auto again = read_liger_csv(kHeader + reordered, "again.csv");
+  ASSERT_TRUE(again && again->size() == 1u);
+  EXPECT_EQ(core::key_of(again->front().record)->digest(),
+            core::key_of(items->front().record)->digest());
 }
 
 }  // namespace

@@ -130,6 +130,60 @@ TEST_F(RunStoreTest, NewestRunsAreNewestFirstWhateverTheInsertOrder) {
   }));
 }
 
+// A replay reads what it needs of each run from columns filled at insert, and a database of
+// schema 4 gets them filled from its stored records when it is opened.
+TEST_F(RunStoreTest, AReplayReadsEachRunsFieldsInTimeOrderAlsoAfterMigratingFromVersion4) {
+  const core::Record base = fixture_record(kTvdFixture);
+  core::Record failed = shifted(base, 10, 0);
+  failed.run.status = core::RunStatus::Failed;
+  failed.run.median.reset();
+  failed.run.document["spec"]["statusReason"] = "CUDA error: out of memory";
+  failed.environment.software = json{{"driver", "550.54.15"}};
+  {
+    auto tx = connection_->begin();
+    ASSERT_TRUE(tx);
+    ASSERT_TRUE(runs_->insert_run(*tx, failed, ""));  // newer, inserted first
+    ASSERT_TRUE(runs_->insert_run(*tx, base, ""));
+    ASSERT_TRUE(tx->commit());
+  }
+  const auto replay = [](const RunStore& store) {
+    std::vector<RunSummary> seen;
+    EXPECT_TRUE(store.for_each_in_time_order([&](const RunSummary& run) -> core::Status {
+      seen.push_back(run);
+      return {};
+    }));
+    return seen;
+  };
+  const auto check = [&](const std::vector<RunSummary>& seen) {
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_EQ(seen[0].observed_at, base.run.observed_at);
+    EXPECT_EQ(seen[0].external_id, base.run.source_native.external_id);
+    EXPECT_EQ(seen[0].implementation_digest, base.run.implementation_digest);
+    EXPECT_EQ(seen[0].source, base.run.source_native.source);
+    EXPECT_EQ(seen[0].software, base.environment.software);
+    EXPECT_EQ(seen[1].status, core::RunStatus::Failed);
+    EXPECT_FALSE(seen[1].median);
+    EXPECT_EQ(seen[1].status_reason, "CUDA error: out of memory");
+    EXPECT_EQ(seen[1].software, (json{{"driver", "550.54.15"}}));
+  };
+  ASSERT_FALSE(base.run.implementation_digest.empty());
+  ASSERT_FALSE(base.run.source_native.source.empty());
+  check(replay(*runs_));
+
+  // The same file as schema 4 wrote it: no replay columns, no time index.
+  runs_.reset();
+  connection_.reset();
+  const auto path = dir_ / "kw.db";
+  testing::exec_sql(path,
+                    "DROP INDEX runs_by_time; ALTER TABLE runs DROP COLUMN implementation_digest; "
+                    "ALTER TABLE runs DROP COLUMN software; ALTER TABLE runs DROP COLUMN "
+                    "status_reason; ALTER TABLE runs DROP COLUMN source; PRAGMA user_version = 4;");
+  auto reopened = Connection::open(path, OpenMode::Existing);
+  ASSERT_TRUE(reopened) << reopened.error().message;
+  EXPECT_EQ(testing::user_version(path), kSchemaVersion);
+  check(replay(RunStore(*reopened)));
+}
+
 TEST_F(RunStoreTest, NewestRunsQueryWalksTheIndexWithoutScanOrSort) {
   const auto path = dir_ / "kw.db";
   sqlite3* db = nullptr;
