@@ -329,8 +329,10 @@ Result<std::vector<core::Provider>> read_providers(const JsonField& field) {
   return providers;
 }
 
-// Workload labels, each of `kernel`.
-Result<std::vector<core::Workload>> read_workloads(const JsonField& field, core::Kernel kernel) {
+// Workload labels, each of `kernel` and each passing `check` (a runner's own limits), if any.
+Result<std::vector<core::Workload>> read_workloads(
+    const JsonField& field, core::Kernel kernel,
+    const std::function<Status(const core::Workload&)>& check = {}) {
   const auto items = KW_TRY(field.array());
   if (items.empty()) return field.error("lists no workload");
   const std::string kernel_name(core::to_string(kernel));
@@ -349,32 +351,125 @@ Result<std::vector<core::Workload>> read_workloads(const JsonField& field, core:
     for (const auto& earlier : workloads) {
       if (earlier.label() == workload.label()) return item.error(shown(label) + " is listed twice");
     }
+    if (check) {
+      if (auto ok = check(workload); !ok) return item.error(ok.error().message);
+    }
     workloads.push_back(std::move(workload));
   }
   return workloads;
 }
 
-Status read_benchmark(const JsonField& field, BenchmarkConfig& out) {
-  const JsonField object = KW_TRY(object_of(field, {"kernel", "pass", "providers", "workloads"}));
+// A liger-bench entry's providers: required, each one liger-bench runs for the kernel.
+Result<std::vector<runners::LigerProvider>> read_liger_providers(const JsonField& object,
+                                                                 core::Kernel kernel) {
+  const JsonField field = object["providers"];
+  const std::string kernel_name(core::to_string(kernel));
+  if (!field.present()) {
+    return object.error("providers is missing (liger-bench runs " + runners::providers_of(kernel) +
+                        " for " + kernel_name + ")");
+  }
+  const auto items = KW_TRY(field.array());
+  if (items.empty()) return field.error("lists no provider");
+  std::vector<runners::LigerProvider> providers;
+  for (const JsonField& item : items) {
+    const std::string text = KW_TRY(item.string());
+    const auto provider = runners::parse_liger_provider(text);
+    if (!provider || !runners::supports(kernel, *provider)) {
+      return item.error(shown(text) + " is not a provider liger-bench runs for " + kernel_name +
+                        " (" + runners::providers_of(kernel) + ")");
+    }
+    if (std::find(providers.begin(), providers.end(), *provider) != providers.end()) {
+      return item.error(shown(text) + " is listed twice");
+    }
+    providers.push_back(*provider);
+  }
+  return providers;
+}
+
+// How a liger-bench entry runs: python (required), script (must exist), timeout.
+Status read_liger_options(const Reader& reader, const JsonField& object,
+                          runners::LigerBenchOptions& out) {
+  const JsonField python_field = object["python"];
+  if (!python_field.present()) {
+    return object.error(
+        "python is missing (the interpreter of a venv with torch, triton and liger-kernel, like "
+        "\"/opt/venv/bin/python3\")");
+  }
+  const std::string python = KW_TRY(python_field.string());
+  if (python.empty()) return python_field.error("is empty");
+  // A bare name is looked up in PATH when the runner starts; a path is taken relative to the
+  // config file. A missing interpreter is a failed run, not a config error (venvs come and go).
+  out.python = python.find('/') == std::string::npos ? std::filesystem::path(python)
+                                                     : reader.resolve(python);
+  const JsonField script_field = object["script"];
+  if (script_field.present()) {
+    out.script = reader.resolve(KW_TRY(script_field.string()));
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(out.script, ec)) {
+      return script_field.error("\"" + out.script.string() + "\" is not a file");
+    }
+  }
+  KW_TRY(read_duration(object["timeout"], std::chrono::seconds(1), out.timeout));
+  return {};
+}
+
+// `runner`: absent for kernelwatch's own kernels, whose entries take none of a runner's fields.
+Result<Runner> read_runner(const JsonField& object) {
+  const JsonField field = object["runner"];
+  if (!field.present()) {
+    for (const std::string_view key : {"python", "script", "timeout"}) {
+      if (object[key].present())
+        return object[key].error("applies to a benchmark with a \"runner\"");
+    }
+    return Runner::Harness;
+  }
+  const std::string runner = KW_TRY(field.string());
+  if (runner != runners::kLigerBenchRunner) {
+    return field.error(shown(runner) +
+                       " is not a known runner (known: " + std::string(runners::kLigerBenchRunner) +
+                       "; leave it out for kernelwatch's own kernels)");
+  }
+  return Runner::LigerBench;
+}
+
+Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkConfig& out) {
+  const JsonField object = KW_TRY(object_of(field, {"runner", "kernel", "pass", "providers",
+                                                    "workloads", "python", "script", "timeout"}));
   for (const std::string_view key : {"kernel", "pass", "workloads"}) {
     if (!object[key].present()) return object.error(std::string(key) + " is missing");
   }
+  out.runner = KW_TRY(read_runner(object));
   const std::string kernel = KW_TRY(object["kernel"].string());
   out.kernel = KW_TRY(read_name(object["kernel"], kernel, core::parse_kernel, core::kKernels));
   const std::string pass = KW_TRY(object["pass"].string());
   out.pass = KW_TRY(read_name(object["pass"], pass, core::parse_pass, core::kPasses));
-  out.providers = KW_TRY(read_providers(object["providers"]));
-  out.workloads = KW_TRY(read_workloads(object["workloads"], out.kernel));
+  if (out.runner == Runner::LigerBench) {
+    out.liger_providers = KW_TRY(read_liger_providers(object, out.kernel));
+    KW_TRY(read_liger_options(reader, object, out.liger));
+    // Each workload must be one liger-bench runs for every provider listed.
+    const auto runs_everywhere = [&](const core::Workload& workload) -> Status {
+      for (const auto provider : out.liger_providers) {
+        KW_TRY(runners::validate(runners::LigerCase{out.kernel, out.pass, provider, workload}));
+      }
+      return {};
+    };
+    out.workloads = KW_TRY(read_workloads(object["workloads"], out.kernel, runs_everywhere));
+  } else {
+    out.providers = KW_TRY(read_providers(object["providers"]));
+    out.workloads = KW_TRY(read_workloads(object["workloads"], out.kernel));
+  }
   return {};
 }
 
-Status read_benchmarks(const JsonField& field, std::vector<BenchmarkConfig>& out) {
+Status read_benchmarks(const Reader& reader, const JsonField& field,
+                       std::vector<BenchmarkConfig>& out) {
   const auto items = KW_TRY(field.array());
   for (std::size_t i = 0; i < items.size(); ++i) {
     BenchmarkConfig benchmark;
-    KW_TRY(read_benchmark(items[i], benchmark));
+    KW_TRY(read_benchmark(reader, items[i], benchmark));
     for (std::size_t j = 0; j < out.size(); ++j) {
-      if (out[j].kernel == benchmark.kernel && out[j].pass == benchmark.pass) {
+      if (out[j].runner == benchmark.runner && out[j].kernel == benchmark.kernel &&
+          out[j].pass == benchmark.pass) {
         return items[i].error(std::string(core::to_string(benchmark.kernel)) + "/" +
                               std::string(core::to_string(benchmark.pass)) +
                               " is already listed in " + items[j].path());
@@ -818,7 +913,8 @@ Result<Config> parse_document(Reader& reader, const json& document, std::string_
   if (root["http"].present()) KW_TRY(read_http(reader, root["http"], config.http));
   if (root["backend"].present()) KW_TRY(read_backend(root["backend"], config.backend));
   if (root["schedule"].present()) KW_TRY(read_schedule(root["schedule"], config.schedule));
-  if (root["benchmarks"].present()) KW_TRY(read_benchmarks(root["benchmarks"], config.benchmarks));
+  if (root["benchmarks"].present())
+    KW_TRY(read_benchmarks(reader, root["benchmarks"], config.benchmarks));
   if (root["bench"].present()) KW_TRY(read_bench(root["bench"], config.bench));
   if (root["detector"].present()) KW_TRY(read_detector(reader, root["detector"], config.detector));
   if (root["notifiers"].present()) {
@@ -906,14 +1002,28 @@ json redacted_json(const Config& config) {
                      {"run_at_start", config.schedule.at_start == AtStart::Run}};
   json benchmarks = json::array();
   for (const auto& benchmark : config.benchmarks) {
+    const bool liger = benchmark.runner == Runner::LigerBench;
     json providers = json::array();
-    for (const auto provider : benchmark.providers) providers.push_back(core::to_string(provider));
+    if (liger) {
+      for (const auto provider : benchmark.liger_providers)
+        providers.push_back(runners::to_string(provider));
+    } else {
+      for (const auto provider : benchmark.providers)
+        providers.push_back(core::to_string(provider));
+    }
     json workloads = json::array();
     for (const auto& workload : benchmark.workloads) workloads.push_back(workload.label());
-    benchmarks.push_back({{"kernel", core::to_string(benchmark.kernel)},
-                          {"pass", core::to_string(benchmark.pass)},
-                          {"providers", providers},
-                          {"workloads", workloads}});
+    json entry = {{"kernel", core::to_string(benchmark.kernel)},
+                  {"pass", core::to_string(benchmark.pass)},
+                  {"providers", providers},
+                  {"workloads", workloads}};
+    if (liger) {
+      entry["runner"] = runners::kLigerBenchRunner;
+      entry["python"] = benchmark.liger.python.string();
+      entry["script"] = benchmark.liger.script.string();
+      entry["timeout"] = format_duration(benchmark.liger.timeout);
+    }
+    benchmarks.push_back(std::move(entry));
   }
   out["benchmarks"] = benchmarks;
   out["bench"] = {{"warmup", format_duration(config.bench.warmup)},

@@ -25,6 +25,7 @@
 #include "kernels/harness/timing.hpp"
 #include "kernels/types.hpp"
 #include "notifiers/destination.hpp"
+#include "runners/liger_bench.hpp"
 
 namespace kernelwatch::config {
 
@@ -52,11 +53,20 @@ struct ScheduleConfig {
   AtStart at_start = AtStart::Run;      // JSON: run_at_start
 };
 
+// Which program produces a benchmark's runs: kernelwatch's own kernels in this process (no
+// `runner` field), or Liger-Kernel's and PyTorch's own benchmarks through liger_bench.py.
+enum class Runner { Harness, LigerBench };
+
 struct BenchmarkConfig {
+  Runner runner = Runner::Harness;
   core::Kernel kernel = core::Kernel::LayerNorm;
   core::Pass pass = core::Pass::Forward;
-  std::vector<core::Provider> providers;  // default both, fused first
+  std::vector<core::Provider> providers;  // Harness: default both, fused first
   std::vector<core::Workload> workloads;  // at least one, each of `kernel`
+  // LigerBench only: its providers (required) and how to run it (python required; script, an
+  // absolute path after loading, empty for the default; timeout default 10m).
+  std::vector<runners::LigerProvider> liger_providers;
+  runners::LigerBenchOptions liger;
 };
 
 // The `detector` section: the detectors' own parameters and the daemon's alert knobs. A new

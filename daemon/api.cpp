@@ -305,7 +305,9 @@ std::vector<Route> make_routes(std::function<ApiContext()> context) {
          return HttpResponse::json(200, json{{"status", "ready"}, {"backend", c.backend}});
        })},
       {"GET", "/metrics", Access::Public, get([](const ApiContext& c, const HttpRequest&) {
-         return HttpResponse::text(200, render_metrics(c), std::string(kMetricsContentType));
+         auto body = render_metrics(c);
+         if (!body) return HttpResponse::error(500, "metrics: " + body.error().message);
+         return HttpResponse::text(200, std::move(*body), std::string(kMetricsContentType));
        })},
       {"GET", "/api/v1/status", Access::Public,
        get([](const ApiContext& c, const HttpRequest&) { return status(c); })},

@@ -3,14 +3,17 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <iterator>
 #include <mutex>
 #include <ostream>
 #include <thread>
 
+#include "config/duration.hpp"
 #include "daemon/clock.hpp"
 #include "daemon/format.hpp"
 #include "kernels/harness/bench.hpp"
+#include "runners/producer.hpp"
 
 namespace kernelwatch::daemon {
 namespace {
@@ -155,6 +158,71 @@ core::Result<std::vector<kernels::BenchOutcome>> run_all(
   return outcomes;
 }
 
+// --runner liger-bench: the cases of one kernel and pass, run through liger_bench.py in one child.
+struct LigerPlan {
+  runners::LigerBenchOptions options;
+  std::vector<runners::LigerCase> cases;
+};
+
+core::Result<LigerPlan> plan_liger(const BenchOptions& options) {
+  if (options.runner != runners::kLigerBenchRunner) {
+    return core::fail(core::ErrorCode::InvalidArgument,
+                      "unknown runner \"" + options.runner +
+                          "\" (known: " + std::string(runners::kLigerBenchRunner) + ")");
+  }
+  const auto kernel = KW_TRY(core::parse_kernel(options.kernel));
+  const auto pass = KW_TRY(core::parse_pass(options.pass));
+  std::vector<runners::LigerProvider> providers;
+  for (const auto provider : runners::kLigerProviders) {
+    if (!runners::supports(kernel, provider)) continue;
+    if (options.provider == "all" || options.provider == runners::to_string(provider))
+      providers.push_back(provider);
+  }
+  if (providers.empty()) {
+    return core::fail(core::ErrorCode::InvalidArgument,
+                      "provider \"" + options.provider + "\" is not one liger-bench runs for " +
+                          options.kernel + " (" + runners::providers_of(kernel) + " or all)");
+  }
+  std::vector<std::string> labels = options.workloads;
+  if (labels.empty()) {
+    labels = {kernel == core::Kernel::Tvd ? "tokens16384-vocab65536-fp32"
+                                          : "hidden16384-rows4096-fp32"};
+  }
+  LigerPlan plan;
+  for (const auto provider : providers) {
+    for (const auto& label : labels) {
+      runners::LigerCase c{kernel, pass, provider, KW_TRY(core::Workload::from_label(label))};
+      KW_TRY(runners::validate(c));
+      plan.cases.push_back(std::move(c));
+    }
+  }
+  plan.options.python = options.python;
+  plan.options.script = options.script;
+  plan.options.timeout = KW_TRY(config::parse_duration(options.timeout));
+  plan.options.sampler = runners::nvml_sampler();
+  return plan;
+}
+
+core::Result<std::vector<kernels::BenchOutcome>> run_liger(const LigerPlan& plan,
+                                                           std::ostream& err) {
+  err << "bench: running " << plan.cases.size() << " case(s) through "
+      << plan.options.python.string() << " liger_bench.py\n"
+      << std::flush;
+  return runners::run_liger_bench(plan.options, plan.cases, wall_now);
+}
+
+// The options' cases, every option checked, ready to run: the harness's, or liger-bench's.
+using Runs = std::function<core::Result<std::vector<kernels::BenchOutcome>>()>;
+
+core::Result<Runs> plan_runs(const BenchOptions& options, std::ostream& err) {
+  if (!options.runner.empty()) {
+    LigerPlan liger = KW_TRY(plan_liger(options));
+    return Runs([liger = std::move(liger), &err] { return run_liger(liger, err); });
+  }
+  std::vector<kernels::BenchRequest> requests = KW_TRY(plan(options));
+  return Runs([requests = std::move(requests), &err] { return run_all(requests, err); });
+}
+
 core::Status store_all(storage::Connection& store,
                        const std::vector<kernels::BenchOutcome>& outcomes) {
   auto tx = KW_TRY(store.begin());
@@ -177,8 +245,9 @@ void print_outcomes(const std::vector<kernels::BenchOutcome>& outcomes, std::ost
     }
     rows.push_back({name, key ? key->workload.label : "?", std::string(core::to_string(run.status)),
                     format_duration(o.summary->median), format_duration(o.summary->p20),
-                    format_duration(o.summary->p80), std::to_string(o.summary->count),
-                    gbps(o.achieved_gbps),
+                    format_duration(o.summary->p80),
+                    o.summary->count > 0 ? std::to_string(o.summary->count) : "-",
+                    o.achieved_gbps > 0 ? gbps(o.achieved_gbps) : "-",
                     o.peak_gbps > 0 ? percent(o.achieved_gbps / o.peak_gbps) : "-"});
   }
   print_table(
@@ -197,8 +266,8 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream& err)
     err << "kernelwatch bench: " << message << '\n';
     return 1;
   };
-  const auto requests = plan(options);
-  if (!requests) return fail(requests.error().message);
+  const auto runs = plan_runs(options, err);
+  if (!runs) return fail(runs.error().message);
   // Opened before the cases run: a --db that cannot be written fails at once.
   std::optional<storage::Connection> store;
   if (!options.db.empty()) {
@@ -206,7 +275,7 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream& err)
     if (!opened) return fail(opened.error().message);
     store.emplace(std::move(*opened));
   }
-  const auto outcomes = run_all(*requests, err);
+  const auto outcomes = (*runs)();
   if (!outcomes) return fail(outcomes.error().message);
   if (store) {
     if (auto stored = store_all(*store, *outcomes); !stored) return fail(stored.error().message);

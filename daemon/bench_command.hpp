@@ -7,6 +7,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "daemon/store_commands.hpp"
 
@@ -26,6 +27,14 @@ struct BenchOptions {
   std::int64_t rep_ms = 100;
   std::uint64_t seed = 1;
   std::filesystem::path db;  // empty: do not store
+  // --runner liger-bench: Liger's and PyTorch's own benchmarks through liger_bench.py instead of
+  // the harness (provider liger/torch/huggingface or all; --workload labels, default the
+  // founding workload; --backend, --rows.. --seed do not apply).
+  std::string runner;                  // "": the in-process harness
+  std::string python = "python3";      // the interpreter of a venv with torch, triton, liger-kernel
+  std::filesystem::path script;        // empty: the installed or source tree's liger_bench.py
+  std::vector<std::string> workloads;  // labels like tokens16384-vocab65536-fp32
+  std::string timeout = "10m";
   OutputFormat format = OutputFormat::Table;
 };
 

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <iostream>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -74,6 +75,7 @@ void add_history(CLI::App& app, Commands& c) {
   sub->add_option("--environment", c.history.filter.environment,
                   "Only this environment, e.g. nvidia-h100-80gb-hbm3");
   sub->add_option("--limit", c.history.filter.limit, "At most N runs; 0 for all")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub->add_flag("--json", c.history_json, "Print a JSON array of kernelindex records");
   sub->callback([&c] {
@@ -108,10 +110,14 @@ void add_bench(CLI::App& app, Commands& c) {
   auto* sub = app.add_subcommand(
       "bench",
       "Run kernel cases through the measurement harness (correctness gate, warm-up, timed\n"
-      "repetitions with a cache flush before each) and print median, p20, p80 and GB/s");
+      "repetitions with a cache flush before each) and print median, p20, p80 and GB/s;\n"
+      "with --runner liger-bench, Liger's and PyTorch's own benchmarks in the keys of their\n"
+      "imported history");
   sub->add_option("--kernel", c.bench.kernel, "tvd or layer_norm")->required();
   sub->add_option("--pass", c.bench.pass, "forward, backward or full")->required();
-  sub->add_option("--provider", c.bench.provider, "kernelwatch-fused, kernelwatch-reference or all")
+  sub->add_option("--provider", c.bench.provider,
+                  "kernelwatch-fused, kernelwatch-reference or all\n(with --runner: liger, torch, "
+                  "huggingface or all)")
       ->capture_default_str();
   sub->add_option("--backend", c.bench.backend, "auto (cuda when a GPU is present), cuda or cpu")
       ->capture_default_str();
@@ -127,6 +133,20 @@ void add_bench(CLI::App& app, Commands& c) {
       ->capture_default_str();
   sub->add_option("--seed", c.bench.seed, "Seed of the random inputs")->capture_default_str();
   sub->add_option("--db", c.bench.db, "Also store the runs in this SQLite database");
+  sub->add_option("--runner", c.bench.runner,
+                  "liger-bench: run Liger-Kernel's and PyTorch's own benchmarks through\n"
+                  "runners/liger/liger_bench.py (providers liger, torch for tvd; liger,\n"
+                  "huggingface for layer_norm; or all) instead of kernelwatch's kernels");
+  sub->add_option("--python", c.bench.python,
+                  "With --runner: the interpreter of a venv with torch, triton, liger-kernel")
+      ->capture_default_str();
+  sub->add_option("--script", c.bench.script,
+                  "With --runner: liger_bench.py (default: the installed or source tree's copy)");
+  sub->add_option("--workload", c.bench.workloads,
+                  "With --runner, repeatable: a workload label like tokens16384-vocab65536-fp32\n"
+                  "or hidden16384-rows4096-fp32 (default: the founding workload)");
+  sub->add_option("--timeout", c.bench.timeout, "With --runner: kill the runner after this long")
+      ->capture_default_str();
   sub->add_flag("--json", c.bench_json,
                 "Print the kernelindex records as a JSON array (`import` accepts it)");
   sub->callback([&c] {
@@ -156,6 +176,38 @@ void add_status(CLI::App& app, Commands& c) {
   });
 }
 
+// CLI11 checks required options before it looks for arguments nobody expects, so a mistyped
+// flag was reported as the option it replaced ("keys --dbb x": "--db is required") and a
+// mistyped command as "A subcommand is required". Name what is wrong first.
+bool names_unknown_arguments(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2) return false;
+  const std::string command = argv[1];
+  if (command.empty() || command.front() == '-') return false;  // --help, --version, ...
+  const CLI::App* sub = nullptr;
+  std::string known;
+  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+    known += (known.empty() ? "" : ", ") + s->get_name();
+    if (s->check_name(command)) sub = s;
+  }
+  if (sub == nullptr) {
+    std::cerr << "kernelwatch: unknown command \"" << command << "\" (commands: " << known
+              << ")\nRun with --help for more information.\n";
+    return true;
+  }
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view token = argv[i];
+    if (token == "--") break;
+    if (token.size() < 3 || token.substr(0, 2) != "--") continue;
+    const std::string name(token.substr(0, token.find('=')));
+    if (sub->get_option_no_throw(name) == nullptr) {
+      std::cerr << "kernelwatch " << command << ": unknown option " << name
+                << "\nRun with --help for more information.\n";
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -179,6 +231,7 @@ int run_cli(int argc, char** argv) {
   add_daemon(app, commands);
   add_status(app, commands);
 
+  if (names_unknown_arguments(app, argc, argv)) return 2;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -27,6 +27,7 @@
 #include "daemon/systemd.hpp"
 #include "kernels/harness/bench.hpp"
 #include "notifiers/worker.hpp"
+#include "runners/producer.hpp"
 #include "storage/outbox.hpp"
 
 namespace kernelwatch::daemon {
@@ -51,10 +52,25 @@ EngineOptions engine_options(const config::Config& c) {
   return o;
 }
 
-// The cases one cycle runs, in order.
-std::vector<kernels::BenchRequest> cycle_cases(const config::Config& c, kernels::Backend backend) {
-  std::vector<kernels::BenchRequest> out;
+// The cases one cycle runs, in order, each behind the one producer interface: kernelwatch's own
+// kernels through the in-process harness, Liger's and PyTorch's through the liger-bench runner.
+using Plan = std::vector<std::shared_ptr<runners::RunProducer>>;
+
+Plan cycle_plan(const config::Config& c, kernels::Backend backend,
+                const runners::GpuSampler& sampler) {
+  Plan out;
   for (const auto& b : c.benchmarks) {
+    if (b.runner == config::Runner::LigerBench) {
+      for (const auto provider : b.liger_providers) {
+        for (const auto& workload : b.workloads) {
+          runners::LigerBenchOptions options = b.liger;
+          options.sampler = sampler;
+          out.push_back(std::make_shared<runners::LigerBenchProducer>(
+              std::move(options), runners::LigerCase{b.kernel, b.pass, provider, workload}));
+        }
+      }
+      continue;
+    }
     for (const auto provider : b.providers) {
       for (const auto& workload : b.workloads) {
         auto spec = kernels::CaseSpec::from_workload(workload);
@@ -63,7 +79,7 @@ std::vector<kernels::BenchRequest> cycle_cases(const config::Config& c, kernels:
         r.id = {b.kernel, b.pass, provider, backend};
         r.spec = *spec;
         r.policy = c.bench;
-        out.push_back(std::move(r));
+        out.push_back(std::make_shared<runners::HarnessProducer>(std::move(r)));
       }
     }
   }
@@ -83,6 +99,19 @@ bool notifiers_differ(const config::Config& fresh, const config::Config& current
     if (next.url != now.url || next.secret != now.secret) return true;
   }
   return false;
+}
+
+// The same case keeps its producer across cycles (a liger-bench producer remembers its GPU).
+Plan reuse_producers(Plan fresh, const Plan& previous) {
+  for (auto& producer : fresh) {
+    for (const auto& old : previous) {
+      if (old->name() == producer->name()) {
+        producer = old;
+        break;
+      }
+    }
+  }
+  return fresh;
 }
 
 class Daemon {
@@ -111,11 +140,9 @@ class Daemon {
   void schedule_next(std::chrono::milliseconds delay);
   void start_cycle(std::string reason);
   void bench_loop();
-  bool take_cycle(std::vector<kernels::BenchRequest>& plan, int& confirm_reruns);
-  void run_case(const kernels::BenchRequest& request, int confirm_reruns,
-                const kernels::BenchContext& context);
-  bool judge(const kernels::BenchRequest& request,
-             const core::Result<kernels::BenchOutcome>& outcome);
+  bool take_cycle(Plan& plan, int& confirm_reruns);
+  void run_case(runners::RunProducer& producer, int confirm_reruns);
+  bool judge(const std::string& name, const core::Result<kernels::BenchOutcome>& outcome);
   void end_cycle(double seconds);
   void reload();
   void shutdown();
@@ -156,7 +183,9 @@ class Daemon {
   std::mutex bench_mutex_;
   std::condition_variable bench_wake_;
   bool cycle_requested_ = false;
-  std::vector<kernels::BenchRequest> cycle_plan_;
+  Plan cycle_plan_;
+  Plan last_plan_;  // the previous cycle's producers, reused for the same cases
+  runners::GpuSampler sampler_ = runners::nvml_sampler();
   int cycle_confirm_reruns_ = 0;  // copied with the plan: reload() replaces config_
   std::atomic<bool> stopping_{false};
   std::atomic<bool> bench_idle_{true};
@@ -288,12 +317,13 @@ void Daemon::schedule_next(std::chrono::milliseconds delay) {
 }
 
 void Daemon::start_cycle(std::string reason) {
-  auto plan = cycle_cases(config_, backend_);
   std::lock_guard lock(bench_mutex_);
+  auto plan = reuse_producers(cycle_plan(config_, backend_, sampler_), last_plan_);
   if (cycle_.running || cycle_requested_) {
     log_.info("cycle (" + reason + ") skipped: one is already running");
     return;
   }
+  last_plan_ = plan;
   cycle_plan_ = std::move(plan);
   cycle_confirm_reruns_ = std::max(0, config_.detector.confirm_reruns);
   cycle_requested_ = true;
@@ -305,16 +335,14 @@ void Daemon::start_cycle(std::string reason) {
 }
 
 void Daemon::bench_loop() {
-  std::vector<kernels::BenchRequest> plan;
+  Plan plan;
   int confirm_reruns = 0;
   while (take_cycle(plan, confirm_reruns)) {
     bench_idle_ = false;
     const auto cycle_start = std::chrono::steady_clock::now();
-    kernels::BenchContext context;
-    context.now = wall_now;
-    for (const auto& request : plan) {
+    for (const auto& producer : plan) {
       if (stopping_) break;
-      run_case(request, confirm_reruns, context);
+      run_case(*producer, confirm_reruns);
     }
     const auto seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - cycle_start).count();
@@ -324,7 +352,7 @@ void Daemon::bench_loop() {
 }
 
 // Waits for a cycle request and takes its plan; false when the daemon stops.
-bool Daemon::take_cycle(std::vector<kernels::BenchRequest>& plan, int& confirm_reruns) {
+bool Daemon::take_cycle(Plan& plan, int& confirm_reruns) {
   std::unique_lock lock(bench_mutex_);
   bench_wake_.wait(lock, [this] { return cycle_requested_ || stopping_; });
   if (stopping_) return false;
@@ -337,31 +365,29 @@ bool Daemon::take_cycle(std::vector<kernels::BenchRequest>& plan, int& confirm_r
 // Runs one case and, while its run breached the band and awaits confirmation, reruns it at once
 // (at most confirm_reruns times). The engine lives on the io thread: each run is judged there
 // while this thread waits for the verdict.
-void Daemon::run_case(const kernels::BenchRequest& request, int confirm_reruns,
-                      const kernels::BenchContext& context) {
+void Daemon::run_case(runners::RunProducer& producer, int confirm_reruns) {
+  const std::string name = producer.name();
   for (int attempt = 0; attempt <= confirm_reruns && !stopping_; ++attempt) {
-    const auto outcome = kernels::run_benchmark(request, context);
+    const auto outcome = producer.run(wall_now);
     if (stopping_) return;
     std::promise<bool> rerun;
     auto answer = rerun.get_future();
-    asio::post(io_,
-               [this, &outcome, &rerun, &request] { rerun.set_value(judge(request, outcome)); });
+    asio::post(io_, [this, &outcome, &rerun, &name] { rerun.set_value(judge(name, outcome)); });
     if (!answer.get()) return;
-    log_.info(request.id.name() + ": breached its band; rerunning to confirm");
+    log_.info(name + ": breached its band; rerunning to confirm");
   }
 }
 
 // io thread: stores and judges one run; true when it breached and awaits a rerun.
-bool Daemon::judge(const kernels::BenchRequest& request,
-                   const core::Result<kernels::BenchOutcome>& outcome) {
+bool Daemon::judge(const std::string& name, const core::Result<kernels::BenchOutcome>& outcome) {
   if (!outcome) {
-    log_.error(request.id.name() + ": " + outcome.error().message);
+    log_.error(name + ": " + outcome.error().message);
     ++cycle_.errors;
     return false;
   }
   auto processed = engine_.process(outcome->record, wall_now());
   if (!processed) {
-    log_.error(request.id.name() + ": storing the run failed: " + processed.error().message);
+    log_.error(name + ": storing the run failed: " + processed.error().message);
     ++cycle_.errors;
     return false;
   }

@@ -1,11 +1,13 @@
 #include "daemon/engine.hpp"
 
 #include "core/key.hpp"
+#include "runners/liger_bench.hpp"
 
 namespace kernelwatch::daemon {
 
 detectors::ConfirmPolicy confirm_for(const EngineOptions& options, std::string_view source) {
-  const bool own_run = source == "kernelwatch";
+  // The daemon's own runs can be rerun at once: its kernels' and the liger-bench runner's.
+  const bool own_run = source == "kernelwatch" || source == runners::kLigerBenchSource;
   return own_run && options.confirm_reruns > 0 ? detectors::ConfirmPolicy::Next
                                                : detectors::ConfirmPolicy::None;
 }

@@ -15,16 +15,17 @@ double seconds(std::chrono::nanoseconds ns) {
   return std::chrono::duration<double>(ns).count();
 }
 
+// The four readable parts, the protocol, and the key's digest (its first 16 hex digits): two keys
+// that differ only in their protocol (a changed bench.repetitions) never share a label set.
 MetricLabels key_labels(const detectors::KeyLabels& k) {
-  return {{"benchmark", k.benchmark},
-          {"provider", k.provider},
-          {"workload", k.workload},
-          {"environment", k.environment}};
+  return {{"benchmark", k.benchmark}, {"provider", k.provider},
+          {"workload", k.workload},   {"environment", k.environment},
+          {"protocol", k.protocol},   {"key", k.identity().substr(0, 16)}};
 }
 
 }  // namespace
 
-std::string render_metrics(const ApiContext& c) {
+core::Result<std::string> render_metrics(const ApiContext& c) {
   PrometheusText text;
   text.family("kernelwatch_build_info", MetricType::Gauge, "Build of this kernelwatch: always 1")
       .sample({{"version", KERNELWATCH_VERSION}, {"backend", c.backend}}, 1);
@@ -38,12 +39,11 @@ std::string render_metrics(const ApiContext& c) {
     runs.sample({{"status", status}},
                 it == c.cycle->runs_by_status.end() ? 0.0 : static_cast<double>(it->second));
   }
-  text.family("kernelwatch_run_median_seconds_sum", MetricType::Counter,
-              "Sum of the medians of passed runs since start")
-      .sample(c.cycle->run_seconds_sum);
-  text.family("kernelwatch_run_median_seconds_count", MetricType::Counter,
-              "Passed runs since start")
-      .sample(static_cast<double>(c.cycle->run_seconds_count));
+  // One histogram family (only the +Inf bucket): _sum and _count typed as counters of their own
+  // fail `promtool check metrics`.
+  text.family("kernelwatch_run_median_seconds", MetricType::Histogram,
+              "Medians of the passed runs since start")
+      .histogram({}, {}, c.cycle->run_seconds_sum, c.cycle->run_seconds_count);
   text.family("kernelwatch_cycles_total", MetricType::Counter, "Benchmark cycles started")
       .sample(static_cast<double>(c.cycle->count));
   text.family("kernelwatch_cycle_errors_total", MetricType::Counter,
@@ -98,8 +98,7 @@ std::string render_metrics(const ApiContext& c) {
   deliveries.sample({{"result", "retried"}}, static_cast<double>(stats.retried));
   deliveries.sample({{"result", "dead"}}, static_cast<double>(stats.dead));
 
-  auto rendered = text.render();
-  return rendered ? *rendered : "# metrics error: " + rendered.error().message + "\n";
+  return text.render();
 }
 
 }  // namespace kernelwatch::daemon

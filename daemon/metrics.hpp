@@ -13,6 +13,8 @@ namespace kernelwatch::daemon {
 
 inline constexpr std::string_view kMetricsContentType = kPrometheusContentType;
 
-[[nodiscard]] std::string render_metrics(const ApiContext& context);
+// An error (two samples with one label set, a bad name) is an error, never a 200 with a comment:
+// Prometheus counts a 500 as the target being down, and a blank body as "up, no data".
+[[nodiscard]] core::Result<std::string> render_metrics(const ApiContext& context);
 
 }  // namespace kernelwatch::daemon

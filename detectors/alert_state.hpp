@@ -104,6 +104,8 @@ class KeyMonitor {
   // With Firing::Held a step or drift trigger stays in detection.trigger, unfired: fire() it or
   // drop it (an environment incident took it).
   [[nodiscard]] MonitorStep observe(const Observation& run, Firing firing = Firing::Immediate);
+  // KeyDetector::set_confirm: the policy of the runs that follow.
+  void set_confirm(ConfirmPolicy confirm) { detector_.set_confirm(confirm); }
   [[nodiscard]] std::vector<AlertEvent> fire(const Trigger& trigger);
   // An operator action on one of this key's open alerts (step, drift or failed). Rebaselining
   // the step alert also restarts the baseline. Unknown or closed ids change nothing.

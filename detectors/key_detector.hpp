@@ -50,6 +50,9 @@ class KeyDetector {
 
   // Runs must arrive in observed_at order (a run older than the last one is a bug of the caller).
   [[nodiscard]] KeyStep observe(const Observation& run);
+  // The confirmation policy for the runs that follow: a key shared by imported history (never
+  // rerun) and the daemon's own runs (rerun at once) confirms by the policy of the run judged.
+  void set_confirm(ConfirmPolicy confirm) { parameters_.confirm = confirm; }
 
   // An operator accepted the current level: the baseline restarts with the newest judged run.
   void rebaseline();

@@ -35,6 +35,7 @@ MonitorStep Watch::observe(const KeyLabels& key, const Observation& run, Confirm
     state.monitor = std::make_unique<KeyMonitor>(key, std::move(parameters));
     state.view.monitor = state.monitor.get();
   }
+  state.monitor->set_confirm(confirm);  // the policy of this run's source (imported or own)
   MonitorStep step = state.monitor->observe(run, Firing::Held);
   state.view.last_run = LastRun{run.external_id, run.observed_at, run.status, run.median};
   if (run.judgeable()) {

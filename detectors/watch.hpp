@@ -26,9 +26,9 @@ class Watch {
   explicit Watch(DetectorParameters parameters);
 
   // A run of `key`, in observed_at order per key. A key seen for the first time gets a monitor
-  // with this watch's parameters and `confirm` as its confirmation policy. Events: resolves and
-  // failed-run alerts at once; a trigger is held for close_cycle() (a run of a key that still
-  // holds one closes the cycle first, and those events come first).
+  // with this watch's parameters; `confirm` is the policy for this run (its source's). Events:
+  // resolves and failed-run alerts at once; a trigger is held for close_cycle() (a run of a key
+  // that still holds one closes the cycle first, and those events come first).
   [[nodiscard]] MonitorStep observe(const KeyLabels& key, const Observation& run,
                                     ConfirmPolicy confirm);
   // An operator action on an open alert of the key with this identity (KeyLabels::identity()).

@@ -94,6 +94,15 @@ std::string severity(const NotifiedAlert& n) {
   return a.direction == Direction::Regression ? "critical" : "info";
 }
 
+// The severity of the alert itself, whatever this notice says of it: Alertmanager identifies an
+// alert by its label set, so a label that changed at the resolve would resolve a different alert
+// (and leave the firing one active until it expired).
+std::string alert_severity(const core::Alert& a) {
+  if (a.kind == AlertKind::Environment) return "warning";
+  if (a.kind == AlertKind::Failed) return "critical";
+  return a.direction == Direction::Regression ? "critical" : "info";
+}
+
 std::string colour(const NotifiedAlert& n) {
   const core::Alert& a = n.alert;
   if (resolved(n)) return "#2eb67d";
@@ -319,9 +328,9 @@ json alertmanager_payload(const Notification& n, const FormatOptions& options) {
     } else if (a.direction == Direction::Improvement) {
       alertname = "KernelwatchImprovement";
     }
-    json labels = {{"alertname", alertname},     {"environment", a.key.environment},
-                   {"kind", to_string(a.kind)},  {"direction", to_string(a.direction)},
-                   {"severity", severity(item)}, {"alert_id", a.id}};
+    json labels = {{"alertname", alertname},        {"environment", a.key.environment},
+                   {"kind", to_string(a.kind)},     {"direction", to_string(a.direction)},
+                   {"severity", alert_severity(a)}, {"alert_id", a.id}};
     // An incident has no benchmark, provider or workload: no empty labels for them.
     for (const auto& [name, value] : {std::pair{"benchmark", a.key.benchmark},
                                       {"provider", a.key.provider},

@@ -117,17 +117,7 @@ tl::unexpected<core::Error> bad(std::string why) {
   return core::fail(ErrorCode::ParseError, std::move(why));
 }
 
-// What a valid speed row says, before it becomes documents.
-struct SpeedRow {
-  std::string kernel;    // tvd, layer_norm
-  std::string pass;      // forward, backward, full
-  std::string provider;  // liger, torch, ...
-  std::string version;   // liger_version
-  core::Workload workload;
-  std::array<double, 3> ms{};  // p20, median, p80
-  core::Timestamp observed{};
-  core::Hardware hardware;
-};
+using SpeedRow = LigerSpeedRow;
 
 // A name Liger writes (kernel, provider): printable ASCII, no '/' or spaces, at most 100 bytes.
 bool plain_name(std::string_view name) {
@@ -180,13 +170,13 @@ std::string label_piece(std::string_view text) {
 // other field of extra_benchmark_config_str in name order: a non-negative number as
 // "<name><value>", anything else as "<name>_<value>" ("v4096-b8-t2048",
 // "bt1024-bf16-bias_false-h4096-ignore_index_-100-mode_forward-v128256-...").
-core::Result<core::Workload> generic_workload(const RowReader& row, const json& config,
+core::Result<core::Workload> generic_workload(std::string_view x_name, const std::string& x_value,
+                                              const json& config,
                                               const std::optional<core::DType>& dtype) {
-  const std::string& x_value = row["x_value"];
   if (x_value.empty() || x_value.size() > 32 || label_piece(x_value) != x_value) {
     return bad("x_value \"" + x_value + "\" is not a number or a short name");
   }
-  std::string label = label_piece(row["x_name"]) + x_value;
+  std::string label = label_piece(x_name) + x_value;
   if (dtype) label += "-" + std::string(core::to_string(*dtype));
   std::map<std::string, std::string> rest;  // sorted by name
   for (const auto& [name, value] : config.items()) {
@@ -204,13 +194,14 @@ core::Result<core::Workload> generic_workload(const RowReader& row, const json& 
   return core::Workload::from_label(label);
 }
 
-// The workload: for TVD and LayerNorm rows of their usual form (x_value the vocabulary or the
-// hidden size) kernelwatch's own workload; for every other row a generic one.
-core::Result<core::Workload> workload_of(const RowReader& row) {
-  const json config = json::parse(row["extra_benchmark_config_str"], nullptr, false);
+}  // namespace
+
+core::Result<core::Workload> liger_workload(std::string_view kernel, std::string_view x_name,
+                                            const std::string& x_value,
+                                            const std::string& config_text) {
+  const json config = json::parse(config_text, nullptr, false);
   if (config.is_discarded() || !config.is_object()) {
-    return bad("extra_benchmark_config_str is not a JSON object: " +
-               row["extra_benchmark_config_str"]);
+    return bad("extra_benchmark_config_str is not a JSON object: " + config_text);
   }
   std::optional<core::DType> given_dtype;
   if (const auto it = config.find("dtype"); it != config.end()) {
@@ -219,14 +210,12 @@ core::Result<core::Workload> workload_of(const RowReader& row) {
     if (!parsed) return bad("extra_benchmark_config_str: " + parsed.error().message);
     given_dtype = *parsed;
   }
-  const std::string& kernel = row["kernel_name"];
   const bool own_form =
-      (kernel == "layer_norm" && row["x_name"] == "N") || (kernel == "tvd" && row["x_name"] == "V");
-  if (!own_form) return generic_workload(row, config, given_dtype);
+      (kernel == "layer_norm" && x_name == "N") || (kernel == "tvd" && x_name == "V");
+  if (!own_form) return generic_workload(x_name, x_value, config, given_dtype);
   const core::DType dtype = given_dtype.value_or(core::DType::Fp32);
-  const auto x_value = parse_int(row["x_value"]);
-  if (!x_value || *x_value <= 0)
-    return bad("x_value \"" + row["x_value"] + "\" is not a positive integer");
+  const auto x = parse_int(x_value);
+  if (!x || *x <= 0) return bad("x_value \"" + x_value + "\" is not a positive integer");
   if (kernel == "layer_norm") {
     const auto rows = config_int(config, "M");
     if (!rows) return bad("extra_benchmark_config_str: M (rows) must be a positive integer");
@@ -236,13 +225,15 @@ core::Result<core::Workload> workload_of(const RowReader& row) {
         return bad("extra_benchmark_config_str: eps must be a positive number");
       eps = it->get<double>();
     }
-    return core::Workload::layer_norm(*rows, *x_value, dtype, eps);
+    return core::Workload::layer_norm(*rows, *x, dtype, eps);
   }
   const auto batch = config_int(config, "B");
   const auto time = config_int(config, "T");
   if (!batch || !time) return bad("extra_benchmark_config_str: B and T must be positive integers");
-  return core::Workload::tvd(*batch * *time, *x_value, dtype);
+  return core::Workload::tvd(*batch * *time, *x, dtype);
 }
+
+namespace {
 
 // p20, median and p80 in ms.
 core::Result<std::array<double, 3>> latencies_ms(const RowReader& row) {
@@ -267,7 +258,8 @@ core::Result<SpeedRow> parse_speed_row(const RowReader& row) {
   out.pass = row["kernel_operation_mode"];
   out.provider = row["kernel_provider"];
   out.version = row["liger_version"];
-  out.workload = KW_TRY(workload_of(row));
+  out.workload = KW_TRY(
+      liger_workload(out.kernel, row["x_name"], row["x_value"], row["extra_benchmark_config_str"]));
   out.ms = KW_TRY(latencies_ms(row));
   auto observed = core::parse_naive_timestamp(row["timestamp"]);
   if (!observed) return bad("timestamp: " + observed.error().message);
@@ -289,8 +281,14 @@ json liger_environment(const core::Hardware& hardware, const std::string& label)
                            (hardware.form_factor.empty() ? "" : " " + hardware.form_factor))}}}};
 }
 
-// The kernelindex record of a checked speed row, shaped like the founding fixtures.
-core::Result<core::Record> to_record(const SpeedRow& r) {
+// Converts one speed row; returns the reason when the row is not valid.
+core::Result<core::Record> speed_row_to_record(const RowReader& row) {
+  return liger_speed_record(KW_TRY(parse_speed_row(row)));
+}
+
+}  // namespace
+
+core::Result<core::Record> liger_speed_record(const LigerSpeedRow& r) {
   const std::string environment = core::environment_label(r.hardware);
   const std::string benchmark = r.kernel + "/" + r.pass;
   const std::string id_time = core::format_id_timestamp(r.observed);
@@ -336,13 +334,6 @@ core::Result<core::Record> to_record(const SpeedRow& r) {
   return core::parse_record(
       json{{"run", run}, {"protocol", protocol}, {"environment", environment_doc}});
 }
-
-// Converts one speed row; returns the reason when the row is not valid.
-core::Result<core::Record> speed_row_to_record(const RowReader& row) {
-  return to_record(KW_TRY(parse_speed_row(row)));
-}
-
-}  // namespace
 
 core::Result<std::vector<CsvRow>> parse_csv(std::string_view text) {
   std::vector<CsvRow> rows;

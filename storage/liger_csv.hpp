@@ -7,7 +7,12 @@
 #include <string_view>
 #include <vector>
 
+#include <array>
+
 #include "core/error.hpp"
+#include "core/key.hpp"
+#include "core/record.hpp"
+#include "core/time.hpp"
 #include "storage/source_item.hpp"
 
 namespace kernelwatch::storage {
@@ -19,6 +24,32 @@ struct CsvRow {
   std::vector<std::string> fields;
 };
 [[nodiscard]] core::Result<std::vector<CsvRow>> parse_csv(std::string_view text);
+
+// What a valid speed row of Liger's CSV says. The importer builds it from a CSV row; the
+// liger-bench runner (runners/) builds it from a rerun's result, so both land in one key.
+struct LigerSpeedRow {
+  std::string kernel;    // kernel_name: tvd, layer_norm
+  std::string pass;      // kernel_operation_mode: forward, backward, full
+  std::string provider;  // kernel_provider: liger, torch, huggingface, ...
+  std::string version;   // liger_version
+  core::Workload workload;
+  std::array<double, 3> ms{};  // y_value_20, y_value_50, y_value_80
+  core::Timestamp observed{};
+  core::Hardware hardware;  // core::hardware_from_gpu_name(gpu_name)
+};
+
+// The workload of a row from kernel_name, x_name, x_value and extra_benchmark_config_str: for
+// TVD (x V) and LayerNorm (x N) kernelwatch's own workload (tokens = B*T, rows = M), for any other
+// kernel a generic label. ParseError names the column that is wrong.
+[[nodiscard]] core::Result<core::Workload> liger_workload(std::string_view kernel,
+                                                          std::string_view x_name,
+                                                          const std::string& x_value,
+                                                          const std::string& config_text);
+
+// The kernelindex record of a speed row, shaped like the founding fixtures: benchmark
+// <kernel>/<pass>, protocol liger-bench-do-bench-<pass>, the GPU's environment, source
+// "liger-kernel-bench", label liger_version.
+[[nodiscard]] core::Result<core::Record> liger_speed_record(const LigerSpeedRow& row);
 
 // file_name goes into each run's raw source. A missing required column fails the whole file.
 [[nodiscard]] core::Result<std::vector<SourceItem>> read_liger_csv(std::string_view text,

@@ -1,5 +1,7 @@
 #include "kernels/harness/environment.hpp"
 
+#include <algorithm>
+
 #include <dlfcn.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -133,7 +135,8 @@ std::string Nvml::driver_version() const {
   return buffer;
 }
 
-GpuSample Nvml::sample(const std::string& uuid, unsigned index) const {
+GpuSample Nvml::sample(const std::string& uuid, unsigned index,
+                       const std::vector<unsigned>& ours) const {
   GpuSample s;
   if (!available()) return s;
   NvmlDevice device = nullptr;
@@ -193,7 +196,11 @@ GpuSample Nvml::sample(const std::string& uuid, unsigned index) const {
     if (rc == kNvmlSuccess) {
       const auto self = static_cast<unsigned>(::getpid());
       unsigned others = 0;
-      for (unsigned i = 0; i < count; ++i) others += infos[i].pid != self ? 1 : 0;
+      for (unsigned i = 0; i < count; ++i) {
+        const bool own =
+            infos[i].pid == self || std::find(ours.begin(), ours.end(), infos[i].pid) != ours.end();
+        others += own ? 0 : 1;
+      }
       s.other_compute_processes = others;
     }
     break;

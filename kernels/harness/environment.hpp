@@ -54,8 +54,10 @@ class Nvml {
   [[nodiscard]] bool available() const { return handle_ != nullptr; }
   [[nodiscard]] const std::string& unavailable_reason() const { return reason_; }
   [[nodiscard]] std::string driver_version() const;
-  // The GPU by its UUID as CUDA reports it ("GPU-8c3a..."), else by index.
-  [[nodiscard]] GpuSample sample(const std::string& uuid, unsigned index) const;
+  // The GPU by its UUID as CUDA reports it ("GPU-8c3a..."), else by index. Compute processes
+  // in `ours` (a benchmark child this process started) count as this process, not as others.
+  [[nodiscard]] GpuSample sample(const std::string& uuid, unsigned index,
+                                 const std::vector<unsigned>& ours = {}) const;
 
  private:
   void* library_ = nullptr;

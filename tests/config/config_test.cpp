@@ -22,6 +22,7 @@ using core::Pass;
 using core::Provider;
 using notifiers::DestinationType;
 using std::chrono::milliseconds;
+using json = nlohmann::json;
 
 // Distinctive secret values: no message or redacted output may ever contain them.
 const std::string kSlackUrl = "https://hooks.slack.com/services/T0000/B0000/SLACKSECRETxyzzy";
@@ -711,6 +712,87 @@ TEST(SystemdUnit, IsANotifyServiceThatStillReachesTheGpu) {
     EXPECT_NE(line.rfind("PrivateDevices=", 0), 0U) << line;
     EXPECT_NE(line.rfind("MemoryDenyWriteExecute=", 0), 0U) << line;
   }
+}
+
+// --- liger-bench entries ------------------------------------------------------------------
+
+TEST(LoadConfig, ShippedH100LigerExampleRunsBothSeedProvidersAndOwnKernels) {
+  const auto config = load_config(source_file("kernelwatch.h100-liger.example.json"),
+                                  Environment::from_map({{"KERNELWATCH_TOKEN", kToken}}));
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  ASSERT_EQ(config->benchmarks.size(), 4U);
+  EXPECT_EQ(config->benchmarks[0].runner, Runner::Harness);
+  const auto& tvd = config->benchmarks[3];
+  EXPECT_EQ(tvd.runner, Runner::LigerBench);
+  EXPECT_EQ(tvd.kernel, Kernel::Tvd);
+  EXPECT_EQ(tvd.pass, Pass::Backward);
+  EXPECT_EQ(tvd.liger_providers,
+            (std::vector{runners::LigerProvider::Torch, runners::LigerProvider::Liger}));
+  EXPECT_EQ(tvd.liger.python, "/opt/venvs/liger/bin/python3");
+  EXPECT_EQ(tvd.liger.timeout, std::chrono::minutes(10));
+  EXPECT_EQ(tvd.workloads.at(0).label(), "tokens16384-vocab65536-fp32");
+  EXPECT_EQ(config->benchmarks[2].liger_providers,
+            (std::vector{runners::LigerProvider::Liger, runners::LigerProvider::Huggingface}));
+  const json redacted = redacted_json(*config);
+  EXPECT_EQ(redacted["benchmarks"][3]["runner"], "liger-bench");
+  EXPECT_EQ(redacted["benchmarks"][3]["providers"], json({"torch", "liger"}));
+}
+
+TEST(ParseConfig, LigerBenchEntryParsesItsFields) {
+  const auto config = parse(R"({"benchmarks": [
+      {"runner": "liger-bench", "python": "venv/bin/python3", "kernel": "tvd", "pass": "backward",
+       "providers": ["torch", "liger"], "workloads": ["tokens16384-vocab65536-fp32"],
+       "timeout": "90s"},
+      {"kernel": "tvd", "pass": "backward", "workloads": ["tokens1024-vocab4096-fp32"]}]})");
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  ASSERT_EQ(config->benchmarks.size(), 2U);  // the same kernel and pass under two runners
+  const auto& b = config->benchmarks[0];
+  EXPECT_EQ(b.runner, Runner::LigerBench);
+  EXPECT_EQ(b.liger.python, kBaseDir / "venv/bin/python3");  // relative to the config file
+  EXPECT_EQ(b.liger.timeout, std::chrono::seconds(90));
+  EXPECT_TRUE(b.liger.script.empty());
+  EXPECT_TRUE(b.providers.empty());
+  EXPECT_EQ(config->benchmarks[1].runner, Runner::Harness);
+}
+
+TEST(ParseConfig, LigerBenchEntryErrorsNameThePath) {
+  const std::string head = R"({"benchmarks": [{"runner": "liger-bench", "kernel": "tvd", )"
+                           R"("pass": "backward", "workloads": ["tokens16384-vocab65536-fp32"], )";
+  EXPECT_EQ(error_of(R"({"benchmarks": [{"runner": "nvbench", "kernel": "tvd", "pass": "forward",
+                        "workloads": ["tokens1024-vocab4096-fp32"]}]})"),
+            "kernelwatch.json: benchmarks[0].runner: \"nvbench\" is not a known runner (known: "
+            "liger-bench; leave it out for kernelwatch's own kernels)");
+  EXPECT_EQ(error_of(head + R"("providers": ["torch"]}]})"),
+            "kernelwatch.json: benchmarks[0]: python is missing (the interpreter of a venv with "
+            "torch, triton and liger-kernel, like \"/opt/venv/bin/python3\")");
+  EXPECT_EQ(error_of(head + R"("python": "python3", "providers": ["huggingface"]}]})"),
+            "kernelwatch.json: benchmarks[0].providers[0]: \"huggingface\" is not a provider "
+            "liger-bench runs for tvd (liger, torch)");
+  EXPECT_EQ(error_of(head + R"("python": "python3", "providers": ["kernelwatch-fused"]}]})"),
+            "kernelwatch.json: benchmarks[0].providers[0]: \"kernelwatch-fused\" is not a "
+            "provider liger-bench runs for tvd (liger, torch)");
+  EXPECT_EQ(error_of(head + R"("python": "python3"}]})"),
+            "kernelwatch.json: benchmarks[0]: providers is missing (liger-bench runs liger, "
+            "torch for tvd)");
+  EXPECT_EQ(error_of(head + R"("python": "python3", "providers": ["torch"], "timeout": "soon"}]})")
+                .rfind("kernelwatch.json: benchmarks[0].timeout: ", 0),
+            0U);
+  EXPECT_EQ(error_of(head + R"("python": "python3", "providers": ["torch"], "timeout": "10ms"}]})"),
+            "kernelwatch.json: benchmarks[0].timeout: 10ms is shorter than 1s");
+  EXPECT_EQ(error_of(R"({"benchmarks": [{"kernel": "tvd", "pass": "forward", "python": "p",
+                        "workloads": ["tokens1024-vocab4096-fp32"]}]})"),
+            "kernelwatch.json: benchmarks[0].python: applies to a benchmark with a \"runner\"");
+  EXPECT_EQ(error_of(R"({"benchmarks": [{"runner": "liger-bench", "python": "python3",
+                        "kernel": "tvd", "pass": "forward", "providers": ["torch"],
+                        "workloads": ["tokens1024-vocab4096-fp16"]}]})"),
+            "kernelwatch.json: benchmarks[0].workloads[0]: \"tokens1024-vocab4096-fp16\": "
+            "liger-bench runs fp32 and bf16, not fp16");
+  EXPECT_EQ(error_of(R"({"benchmarks": [{"runner": "liger-bench", "python": "python3",
+                        "kernel": "layer_norm", "pass": "forward", "providers": ["liger"],
+                        "script": "/nonexistent/liger_bench.py",
+                        "workloads": ["hidden2048-rows2048-fp32"]}]})"),
+            "kernelwatch.json: benchmarks[0].script: \"/nonexistent/liger_bench.py\" is not a "
+            "file");
 }
 
 }  // namespace

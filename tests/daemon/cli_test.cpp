@@ -50,6 +50,29 @@ TEST(CliTest, UsageErrorsExitTwoAndHelpExitsZero) {
   EXPECT_FALSE(version.out.empty());
 }
 
+// A mistyped command or flag is named as what it is, not reported as whatever it displaced.
+TEST(CliTest, UnknownCommandsFlagsAndNegativeLimitsAreNamed) {
+  const auto command = run_kernelwatch({"frobnicate", "--db", "x.db"});
+  EXPECT_EQ(command.exit_code, 2);
+  EXPECT_NE(command.err.find("unknown command \"frobnicate\""), std::string::npos) << command.err;
+  EXPECT_NE(command.err.find("backtest"), std::string::npos) << command.err;  // lists the commands
+  const auto flag = run_kernelwatch({"keys", "--dbb", "x.db"});
+  EXPECT_EQ(flag.exit_code, 2);
+  EXPECT_NE(flag.err.find("unknown option --dbb"), std::string::npos) << flag.err;
+  EXPECT_EQ(flag.err.find("--db is required"), std::string::npos) << flag.err;
+  const auto with_value = run_kernelwatch({"history", "--db=x.db", "--limt=5"});
+  EXPECT_EQ(with_value.exit_code, 2);
+  EXPECT_NE(with_value.err.find("unknown option --limt"), std::string::npos) << with_value.err;
+  TempDir dir;
+  const auto db = (dir / "kw.db").string();
+  ASSERT_EQ(run_kernelwatch({"import", "--db", db, kTvd}).exit_code, 0);
+  const auto negative = run_kernelwatch({"history", "--db", db, "--limit", "-1"});
+  EXPECT_EQ(negative.exit_code, 2) << negative.out;
+  EXPECT_NE(negative.err.find("--limit"), std::string::npos) << negative.err;
+  // Known options, given as --name=value, still work.
+  EXPECT_EQ(run_kernelwatch({"history", "--db=" + db, "--limit=1"}).exit_code, 0);
+}
+
 TEST(CliTest, ImportKeysAndHistoryOfTheSharedData) {
   TempDir dir;
   const std::string db = (dir / "kw.db").string();
@@ -206,15 +229,16 @@ TEST(CliBacktestTest, FindsTheLigerReleaseStepsInTheWeeklyHistory) {
   // TVD forward (liger) dropped about 40% in March 2026 on every H100 vocabulary.
   int march_drops = 0;
   for (const auto& a : alerts) {
-    for (const char* field : {"benchmark", "provider", "workload", "environment", "externalId",
-                              "observedAt", "direction", "kind", "relativeChange", "median", "band",
-                              "baselineRuns", "attribution"}) {
+    for (const char* field :
+         {"benchmark", "provider", "workload", "environment", "externalId", "observedAt",
+          "direction", "kind", "relativeChange", "median", "band", "baselineRuns", "attribution"}) {
       EXPECT_TRUE(a.contains(field)) << field;
     }
     EXPECT_EQ(a["benchmark"], "tvd/forward");
     EXPECT_EQ(a["provider"], "liger");
-    if (a["observedAt"].get<std::string>().rfind("2026-03", 0) == 0 && a["direction"] == "improvement" &&
-        a["relativeChange"].get<double>() < -0.3 && a["environment"] == "nvidia-h100-80gb-hbm3") {
+    if (a["observedAt"].get<std::string>().rfind("2026-03", 0) == 0 &&
+        a["direction"] == "improvement" && a["relativeChange"].get<double>() < -0.3 &&
+        a["environment"] == "nvidia-h100-80gb-hbm3") {
       ++march_drops;
       EXPECT_LT(a["median"].get<std::int64_t>(), a["band"]["lower"].get<std::int64_t>());
     }
@@ -223,7 +247,8 @@ TEST(CliBacktestTest, FindsTheLigerReleaseStepsInTheWeeklyHistory) {
 
   auto table = run_kernelwatch({"backtest", "--db", db});
   ASSERT_EQ(table.exit_code, 0);
-  EXPECT_NE(table.out.find("replayed 198 keys and 2178 runs with --confirm next"), std::string::npos)
+  EXPECT_NE(table.out.find("replayed 198 keys and 2178 runs with --confirm next"),
+            std::string::npos)
       << table.out.substr(table.out.size() > 300 ? table.out.size() - 300 : 0);
   EXPECT_EQ(run_kernelwatch({"backtest", "--db", db, "--confirm", "later"}).exit_code, 2);
 }
@@ -237,9 +262,9 @@ namespace {
 TEST(CliBenchTest, CpuRecordsImportBackAndRoundTrip) {
   TempDir dir;
   const std::string db = (dir / "kw.db").string();
-  auto bench = run_kernelwatch({"bench", "--kernel", "layer_norm", "--pass", "forward", "--backend", "cpu",
-                                "--rows", "64", "--hidden", "512", "--warmup-ms", "2", "--rep-ms", "5",
-                                "--json", "--db", db});
+  auto bench = run_kernelwatch({"bench", "--kernel", "layer_norm", "--pass", "forward", "--backend",
+                                "cpu", "--rows", "64", "--hidden", "512", "--warmup-ms", "2",
+                                "--rep-ms", "5", "--json", "--db", db});
   ASSERT_EQ(bench.exit_code, 0) << bench.err;
   const json records = json::parse(bench.out);
   ASSERT_EQ(records.size(), 2u);  // both providers
@@ -263,14 +288,16 @@ TEST(CliBenchTest, CpuRecordsImportBackAndRoundTrip) {
   json sorted_back = json::parse(history.out);
   json sorted_in = records;
   const auto by_id = [](const json& a, const json& b) {
-    return a["run"]["spec"]["sourceNative"]["externalId"] < b["run"]["spec"]["sourceNative"]["externalId"];
+    return a["run"]["spec"]["sourceNative"]["externalId"] <
+           b["run"]["spec"]["sourceNative"]["externalId"];
   };
   std::sort(sorted_back.begin(), sorted_back.end(), by_id);
   std::sort(sorted_in.begin(), sorted_in.end(), by_id);
   EXPECT_EQ(sorted_back, sorted_in);
 
-  auto table = run_kernelwatch({"bench", "--kernel", "tvd", "--pass", "full", "--provider", "kernelwatch-fused",
-                                "--backend", "cpu", "--tokens", "32", "--vocab", "1000", "--rep-ms", "5"});
+  auto table = run_kernelwatch({"bench", "--kernel", "tvd", "--pass", "full", "--provider",
+                                "kernelwatch-fused", "--backend", "cpu", "--tokens", "32",
+                                "--vocab", "1000", "--rep-ms", "5"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("tvd/full kernelwatch-fused"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("tokens32-vocab1000-fp32"), std::string::npos);
@@ -285,8 +312,10 @@ TEST(CliBenchTest, BadRequestsExitOneWithAClearMessage) {
       {{"--kernel", "conv", "--pass", "forward"}, "unknown kernel \"conv\""},
       {{"--kernel", "tvd", "--pass", "sideways"}, "sideways"},
       {{"--kernel", "tvd", "--pass", "forward", "--provider", "cudnn"}, "cudnn"},
-      {{"--kernel", "tvd", "--pass", "forward", "--rows", "4"}, "--rows and --hidden apply to --kernel layer_norm"},
-      {{"--kernel", "tvd", "--pass", "forward", "--backend", "cpu", "--tokens", "1000000", "--vocab", "1000000"},
+      {{"--kernel", "tvd", "--pass", "forward", "--rows", "4"},
+       "--rows and --hidden apply to --kernel layer_norm"},
+      {{"--kernel", "tvd", "--pass", "forward", "--backend", "cpu", "--tokens", "1000000",
+        "--vocab", "1000000"},
        "needs at least"},
   };
   for (const auto& c : cases) {
@@ -296,7 +325,8 @@ TEST(CliBenchTest, BadRequestsExitOneWithAClearMessage) {
     EXPECT_EQ(result.exit_code, 1) << c.message;
     EXPECT_NE(result.err.find(c.message), std::string::npos) << result.err;
   }
-  auto cuda = run_kernelwatch({"bench", "--kernel", "tvd", "--pass", "forward", "--backend", "cuda"});
+  auto cuda =
+      run_kernelwatch({"bench", "--kernel", "tvd", "--pass", "forward", "--backend", "cuda"});
   if (cuda.exit_code != 0) {  // no GPU here: a clear error, not a crash
     EXPECT_EQ(cuda.exit_code, 1);
     EXPECT_NE(cuda.err.find("cuda"), std::string::npos) << cuda.err;

@@ -15,6 +15,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -379,6 +380,41 @@ TEST(DaemonE2E, ASubjectAndItsReferenceSteppingTogetherIsOneEnvironmentIncident)
   EXPECT_EQ(alerts[0]["incident"], alerts[0]["id"]);
   EXPECT_EQ(alerts[0]["members"].size(), 2u);
   EXPECT_TRUE(json::parse(http(daemon.port(), "GET", "/api/v1/alerts?state=firing").body).empty());
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+}
+
+// Two keys that differ only in their protocol (what a changed bench.repetitions makes) have the
+// same benchmark, provider, workload and environment: /metrics still answers every sample, each
+// label set once, and the run medians are one histogram family.
+TEST(DaemonE2E, MetricsTellKeysOfAnotherProtocolApart) {
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;
+  DaemonProcess daemon(dir, receiver.url());
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  json first = synthetic_record(0, 1'000'000);
+  json second = synthetic_record(1, 1'100'000);
+  second["protocol"]["spec"]["measurement"]["repetitions"] = 200;
+  const auto posted =
+      http(daemon.port(), "POST", "/api/v1/runs", json::array({first, second}).dump(), kToken);
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  ASSERT_EQ(json::parse(http(daemon.port(), "GET", "/api/v1/keys").body).size(), 2u);
+  const auto metrics = http(daemon.port(), "GET", "/metrics");
+  ASSERT_EQ(metrics.status, 200) << metrics.body;
+  std::vector<std::string> medians;
+  std::istringstream lines(metrics.body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("kernelwatch_key_median_seconds{", 0) == 0) medians.push_back(line);
+  }
+  ASSERT_EQ(medians.size(), 2u) << metrics.body;
+  EXPECT_NE(medians[0].substr(0, medians[0].rfind('}')),
+            medians[1].substr(0, medians[1].rfind('}')));
+  EXPECT_NE(metrics.body.find("# TYPE kernelwatch_run_median_seconds histogram"), std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("kernelwatch_run_median_seconds_count 2"), std::string::npos)
+      << metrics.body;
+  EXPECT_EQ(metrics.body.find("metrics error"), std::string::npos) << metrics.body;
   ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
   EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
 }

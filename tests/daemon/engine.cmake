@@ -10,3 +10,7 @@ if(SYSTEMD_FOUND)
   # The daemon was built with sd_notify: the test must run, not skip.
   target_compile_definitions(daemon_systemd_test PRIVATE KERNELWATCH_HAVE_SYSTEMD=1)
 endif()
+
+# The liger-bench runner's runs (a fake runner script) judged against imported Liger history.
+kernelwatch_test(daemon_runner_engine_test runner_engine_test.cpp
+  LIBS kernelwatch::daemon kernelwatch::runners)

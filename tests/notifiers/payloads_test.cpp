@@ -232,5 +232,27 @@ TEST(AlertmanagerPayload, LabelsFromTheKeyAnnotationsFromTheVerdict) {
   EXPECT_FALSE(alertmanager_payload(n, {})[0].contains("generatorURL"));
 }
 
+// Alertmanager identifies an alert by its labels: the resolve of an alert carries exactly the
+// labels its firing carried, for every kind and direction, or it resolves nothing.
+TEST(AlertmanagerPayload, AnAlertsLabelsNeverChangeBetweenFiringAndResolve) {
+  for (const auto kind :
+       {AlertKind::Step, AlertKind::Drift, AlertKind::Environment, AlertKind::Failed}) {
+    for (const auto direction : {Direction::Regression, Direction::Improvement}) {
+      Notification firing = sample_notification("am-f", 0);
+      firing.alerts.push_back(sample_alert(0));
+      firing.alerts[0].alert.kind = kind;
+      firing.alerts[0].alert.direction = direction;
+      Notification resolve = firing;
+      resolve.idempotency_key = "am-r";
+      resolve.alerts[0].notice = Notice::Resolved;
+      resolve.alerts[0].alert.state = core::AlertState::Resolved;
+      const json a = alertmanager_payload(firing, {})[0];
+      const json b = alertmanager_payload(resolve, {})[0];
+      SCOPED_TRACE(std::string(to_string(kind)) + " " + std::string(to_string(direction)));
+      EXPECT_EQ(a["labels"], b["labels"]);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kernelwatch::notifiers

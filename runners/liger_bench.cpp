@@ -1,0 +1,438 @@
+#include "runners/liger_bench.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <system_error>
+
+#include "core/digest.hpp"
+#include "runners/child_process.hpp"
+#include "storage/liger_csv.hpp"
+
+#ifndef KERNELWATCH_SOURCE_DIR
+#define KERNELWATCH_SOURCE_DIR ""
+#endif
+
+namespace kernelwatch::runners {
+namespace {
+
+using core::ErrorCode;
+using nlohmann::json;
+
+// Exit codes of liger_bench.py (runners/liger/README.md).
+constexpr int kExitBadRequest = 2;
+constexpr int kExitImport = 3;
+constexpr int kExitNoCuda = 4;
+constexpr std::size_t kStderrLines = 3;
+
+std::string duration_text(std::chrono::milliseconds d) {
+  if (d.count() % 60'000 == 0) return std::to_string(d.count() / 60'000) + "m";
+  if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
+  return std::to_string(d.count()) + "ms";
+}
+
+// What one case's stdout line said.
+struct CaseResult {
+  bool passed = false;
+  std::string reason;                // failed
+  double p20 = 0, p50 = 0, p80 = 0;  // passed, ms
+  std::string gpu_name;
+  json device = json::object();
+  json versions = json::object();
+  kernels::GpuSample before, after;
+};
+
+// Checks one output line against the case it answers; the reason when it is not a valid result.
+CaseResult parse_line(std::string_view line, const json& requested) {
+  CaseResult r;
+  const json value = json::parse(line, nullptr, false);
+  const auto malformed = [&](const std::string& why) {
+    CaseResult f;
+    std::string shown(line.substr(0, 120));
+    f.reason = "malformed runner output (" + why + "): " + shown;
+    return f;
+  };
+  if (value.is_discarded() && (line.find("NaN") != std::string_view::npos ||
+                               line.find("Infinity") != std::string_view::npos)) {
+    // Python's json writes NaN and Infinity, which JSON does not have.
+    CaseResult f;
+    f.reason = "NaN, infinite or non-positive time: " + std::string(line.substr(0, 200));
+    return f;
+  }
+  if (value.is_discarded() || !value.is_object()) return malformed("not a JSON object");
+  const auto status = value.find("status");
+  if (status == value.end() || !status->is_string()) return malformed("no status");
+  if (const auto echo = value.find("case"); echo == value.end() || *echo != requested) {
+    return malformed("it does not echo its case");
+  }
+  if (*status == "failed") {
+    const auto reason = value.find("reason");
+    r.reason = reason != value.end() && reason->is_string() ? reason->get<std::string>()
+                                                            : "the runner gave no reason";
+    return r;
+  }
+  if (*status != "passed") return malformed("status is neither passed nor failed");
+  const auto ms = value.find("ms");
+  if (ms == value.end() || !ms->is_object()) return malformed("no ms object");
+  double* const slots[] = {&r.p50, &r.p20, &r.p80};
+  const char* const names[] = {"p50", "p20", "p80"};
+  for (int i = 0; i < 3; ++i) {
+    const auto it = ms->find(names[i]);
+    if (it == ms->end() || !it->is_number()) return malformed(std::string("no ms.") + names[i]);
+    *slots[i] = it->get<double>();
+  }
+  if (!(std::isfinite(r.p50) && std::isfinite(r.p20) && std::isfinite(r.p80) && r.p50 > 0 &&
+        r.p20 > 0 && r.p80 > 0)) {
+    CaseResult f;
+    char buffer[160];
+    std::snprintf(buffer, sizeof buffer,
+                  "NaN, infinite or non-positive time: p50=%g p20=%g p80=%g ms", r.p50, r.p20,
+                  r.p80);
+    f.reason = buffer;
+    return f;
+  }
+  const auto device = value.find("device");
+  if (device == value.end() || !device->is_object() || !device->contains("name") ||
+      !(*device)["name"].is_string() || (*device)["name"].get<std::string>().empty()) {
+    return malformed("no device.name");
+  }
+  r.device = *device;
+  r.gpu_name = (*device)["name"].get<std::string>();
+  if (const auto v = value.find("versions"); v != value.end() && v->is_object()) r.versions = *v;
+  r.passed = true;
+  return r;
+}
+
+std::string version_text(const json& versions, const char* name) {
+  const auto it = versions.find(name);
+  if (it == versions.end() || it->is_null()) return "unknown";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+// The record of one case: the Liger CSV row it would be, then kernelwatch's attribution (the
+// software environment, the probe) and, for a failed run, the reason instead of the times.
+core::Result<kernels::BenchOutcome> make_outcome(const LigerCase& c, const json& requested,
+                                                 const CaseResult& r, core::Timestamp observed,
+                                                 const std::string& fallback_gpu,
+                                                 const json& fallback_versions) {
+  storage::LigerSpeedRow row;
+  row.kernel = std::string(core::to_string(c.kernel));
+  row.pass = std::string(core::to_string(c.pass));
+  row.provider = std::string(to_string(c.provider));
+  const json& versions = r.passed ? r.versions : fallback_versions;
+  row.version = version_text(versions, "liger_kernel");
+  // The workload through the importer's own mapping of (kernel, x_name, x_value, config).
+  row.workload = KW_TRY(storage::liger_workload(
+      row.kernel, requested.at("x_name").get<std::string>(),
+      std::to_string(requested.at("x_value").get<std::int64_t>()), requested.at("config").dump()));
+  row.ms = r.passed ? std::array<double, 3>{r.p20, r.p50, r.p80} : std::array<double, 3>{1, 1, 1};
+  row.observed = observed;
+  row.hardware = core::hardware_from_gpu_name(r.passed ? r.gpu_name : fallback_gpu);
+  core::Record record = KW_TRY(storage::liger_speed_record(row));
+
+  json doc = core::to_json(record);
+  json& spec = doc["run"]["spec"];
+  spec["sourceNative"]["source"] = std::string(kLigerBenchSource);
+  doc["run"]["metadata"]["labels"]["runner"] = std::string(kLigerBenchRunner);
+  json software = json::object();
+  for (const char* name : {"torch", "triton", "liger_kernel", "cuda", "python"}) {
+    if (versions.contains(name)) software[name] = versions[name];
+  }
+  software["runner"] = std::string(kLigerBenchRunner);
+  if (r.passed) software["device"] = r.device;
+  software["before"] = kernels::to_json(r.before);
+  software["after"] = kernels::to_json(r.after);
+  doc["environment"]["spec"]["software"] = std::move(software);
+
+  kernels::BenchOutcome outcome;
+  std::string reason = r.reason;
+  std::string status = "failed";
+  if (r.passed) {
+    status = "passed";
+    reason = kernels::inconclusive_reason(r.before, r.after);
+    if (!reason.empty()) status = "inconclusive";
+    kernels::Summary s;
+    const auto ns = [](double ms) { return std::chrono::nanoseconds(std::llround(ms * 1e6)); };
+    s.p20 = ns(r.p20);
+    s.median = ns(r.p50);
+    s.p80 = ns(r.p80);
+    s.min = s.p20;
+    s.max = s.p80;
+    s.mean_ns = static_cast<double>(s.median.count());
+    outcome.summary = s;
+  } else {
+    spec.erase("timing");
+    spec.erase("measurements");
+    spec["sourceNative"].erase("metrics");
+  }
+  spec["status"] = status;
+  if (!reason.empty()) spec["statusReason"] = reason;
+  outcome.record = KW_TRY(core::parse_record(doc));
+  return outcome;
+}
+
+// Why cases without a result line have none, from how the child ended.
+std::string missing_reason(const core::Result<ChildResult>& child, const LigerBenchOptions& o,
+                           bool any_line) {
+  if (!child) {
+    if (child.error().code == ErrorCode::NotFound) {
+      return "python interpreter not found: " + o.python.string();
+    }
+    return "runner could not start: " + child.error().message;
+  }
+  const std::string tail = child->last_stderr_lines(kStderrLines);
+  const std::string last = child->last_stderr_lines(1);
+  switch (child->end) {
+    case ChildEnd::TimedOut:
+      return "runner still running after its timeout of " + duration_text(o.timeout) +
+             ": killed with its process group" + (tail.empty() ? "" : "; stderr: " + tail);
+    case ChildEnd::Signalled:
+      return "runner killed by signal " + std::to_string(child->signal) +
+             (tail.empty() ? "" : "; stderr: " + tail);
+    case ChildEnd::Exited:
+      break;
+  }
+  switch (child->exit_code) {
+    case 0:
+      if (!child->stdout_rest.empty()) {
+        return "malformed runner output (a line without its newline): " +
+               child->stdout_rest.substr(0, 120);
+      }
+      return any_line ? "runner exited without a result for this case"
+                      : "runner exited without any result (missing output)";
+    case kExitImport:
+      return "import failure: " +
+             (last.empty() ? std::string("a module cannot be imported") : last);
+    case kExitNoCuda:
+      return "no CUDA device: " + last;
+    case kExitBadRequest:
+      return "runner rejected the request: " + last;
+    default:
+      return "runner exited with status " + std::to_string(child->exit_code) +
+             (tail.empty() ? "" : ": " + tail);
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(LigerProvider provider) noexcept {
+  switch (provider) {
+    case LigerProvider::Liger:
+      return "liger";
+    case LigerProvider::Torch:
+      return "torch";
+    case LigerProvider::Huggingface:
+      return "huggingface";
+  }
+  return "?";
+}
+
+core::Result<LigerProvider> parse_liger_provider(std::string_view text) {
+  return core::parse_name("liger-bench provider", text, kLigerProviders);
+}
+
+bool supports(core::Kernel kernel, LigerProvider provider) noexcept {
+  if (provider == LigerProvider::Liger) return true;
+  return kernel == core::Kernel::Tvd ? provider == LigerProvider::Torch
+                                     : provider == LigerProvider::Huggingface;
+}
+
+std::string providers_of(core::Kernel kernel) {
+  return kernel == core::Kernel::Tvd ? "liger, torch" : "liger, huggingface";
+}
+
+std::string LigerCase::name() const {
+  return std::string(core::to_string(kernel)) + "/" + std::string(core::to_string(pass)) + "/" +
+         std::string(to_string(provider)) + "/" + std::string(kLigerBenchRunner) + " " +
+         workload.label();
+}
+
+core::Status validate(const LigerCase& c) {
+  const std::string kernel(core::to_string(c.kernel));
+  if (!supports(c.kernel, c.provider)) {
+    return core::fail(ErrorCode::InvalidArgument,
+                      "provider \"" + std::string(to_string(c.provider)) +
+                          "\" is not one liger-bench runs for " + kernel + " (it runs " +
+                          providers_of(c.kernel) + ")");
+  }
+  if (!c.workload.kernel || *c.workload.kernel != c.kernel) {
+    return core::fail(ErrorCode::InvalidArgument,
+                      "\"" + c.workload.label() + "\" is not a " + kernel + " workload");
+  }
+  if (c.workload.dtype == core::DType::Fp16) {
+    return core::fail(ErrorCode::InvalidArgument,
+                      "\"" + c.workload.label() + "\": liger-bench runs fp32 and bf16, not fp16");
+  }
+  if (c.kernel == core::Kernel::LayerNorm && c.provider == LigerProvider::Liger &&
+      c.workload.eps != 1e-6) {
+    return core::fail(ErrorCode::InvalidArgument,
+                      "\"" + c.workload.label() +
+                          "\": Liger's LayerNorm benchmark builds LigerLayerNorm with its default "
+                          "eps 1e-06 only");
+  }
+  return {};
+}
+
+core::Result<json> request_case(const LigerCase& c) {
+  KW_TRY(validate(c));
+  json out = {{"kernel", core::to_string(c.kernel)},
+              {"pass", core::to_string(c.pass)},
+              {"provider", to_string(c.provider)}};
+  const bool bf16 = c.workload.dtype == core::DType::Bf16;
+  if (c.kernel == core::Kernel::Tvd) {
+    // Liger's history ran B=8, T=2048; only B*T is in the key.
+    const std::int64_t batch = c.workload.tokens % 8 == 0 ? 8 : 1;
+    json config = {{"B", batch}, {"T", c.workload.tokens / batch}};
+    if (bf16) config["dtype"] = "torch.bfloat16";
+    out["x_name"] = "V";
+    out["x_value"] = c.workload.vocab;
+    out["config"] = std::move(config);
+  } else {
+    out["x_name"] = "N";
+    out["x_value"] = c.workload.hidden;
+    out["config"] = {{"M", c.workload.rows},
+                     {"dtype", bf16 ? "torch.bfloat16" : "torch.float32"},
+                     {"eps", c.workload.eps}};
+  }
+  return out;
+}
+
+GpuSampler nvml_sampler() {
+  auto nvml = std::make_shared<kernels::Nvml>();
+  auto mutex = std::make_shared<std::mutex>();
+  return [nvml, mutex](int child_pid) {
+    std::lock_guard lock(*mutex);
+    if (!nvml->available()) return kernels::GpuSample{};
+    std::vector<unsigned> ours;
+    if (child_pid > 0) ours.push_back(static_cast<unsigned>(child_pid));
+    return nvml->sample("", 0, ours);
+  };
+}
+
+core::Result<std::filesystem::path> default_script() {
+  const std::filesystem::path relative = "runners/liger/liger_bench.py";
+  std::vector<std::filesystem::path> candidates;
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    candidates.push_back(self.parent_path().parent_path() / "share/kernelwatch" / relative);
+  }
+  if (std::string_view(KERNELWATCH_SOURCE_DIR).size() > 0) {
+    candidates.push_back(std::filesystem::path(KERNELWATCH_SOURCE_DIR) / relative);
+  }
+  for (const auto& path : candidates) {
+    if (std::filesystem::is_regular_file(path, ec)) return path;
+  }
+  std::string tried;
+  for (const auto& path : candidates) tried += (tried.empty() ? "" : ", ") + path.string();
+  return core::fail(ErrorCode::NotFound, "liger_bench.py not found (looked at " + tried + ")");
+}
+
+std::vector<kernels::BenchOutcome> run_liger_bench(const LigerBenchOptions& options,
+                                                   const std::vector<LigerCase>& cases,
+                                                   const std::function<core::Timestamp()>& now) {
+  std::vector<json> requested(cases.size());
+  std::vector<std::optional<CaseResult>> results(cases.size());
+  json request_cases = json::array();
+  std::vector<std::size_t> sent;  // request index -> case index
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    auto request = request_case(cases[i]);
+    if (!request) {
+      CaseResult r;
+      r.reason = request.error().message;
+      results[i] = r;
+      continue;
+    }
+    requested[i] = *request;
+    request_cases.push_back(*request);
+    sent.push_back(i);
+  }
+
+  std::vector<core::Timestamp> observed(cases.size(), now());
+  std::string fallback_gpu = options.fallback_gpu_name;
+  json fallback_versions = json::object();
+  std::optional<core::Result<ChildResult>> child;
+  bool any_line = false;
+
+  std::filesystem::path script = options.script;
+  if (script.empty()) {
+    auto found = default_script();
+    if (!found) {
+      for (std::size_t i : sent) {
+        CaseResult r;
+        r.reason = found.error().message;
+        results[i] = r;
+      }
+      sent.clear();
+    } else {
+      script = *found;
+    }
+  }
+
+  if (!sent.empty()) {
+    ChildRequest request;
+    request.argv = {options.python.string(), script.string()};
+    request.stdin_text = json{{"cases", request_cases}}.dump() + "\n";
+    request.timeout = options.timeout;
+    request.kill_grace = options.kill_grace;
+    request.environment = options.environment;
+    int child_pid = 0;
+    kernels::GpuSample last;
+    if (options.sampler) last = options.sampler(0);  // before the child exists
+    request.on_spawn = [&](int pid) { child_pid = pid; };
+    std::size_t next = 0;
+    child = run_child(request, [&](std::string_view line) {
+      if (line.empty()) return;
+      any_line = true;
+      if (next >= sent.size()) return;  // more lines than cases: ignored
+      const std::size_t index = sent[next++];
+      CaseResult r = parse_line(line, requested[index]);
+      observed[index] = now();
+      r.before = last;
+      if (options.sampler) last = options.sampler(child_pid);
+      r.after = last;
+      if (r.passed) {
+        fallback_gpu = r.gpu_name;
+        fallback_versions = r.versions;
+      }
+      results[index] = std::move(r);
+    });
+    const std::string reason = missing_reason(*child, options, any_line);
+    for (std::size_t k = next; k < sent.size(); ++k) {
+      CaseResult r;
+      r.reason = reason;
+      results[sent[k]] = r;
+      observed[sent[k]] = now();
+    }
+  }
+
+  std::vector<kernels::BenchOutcome> out;
+  out.reserve(cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    json request = requested[i];
+    if (request.is_null()) {
+      // A case it refused to send: still a failed run in the key its workload names.
+      request = {{"x_name", cases[i].kernel == core::Kernel::Tvd ? "V" : "N"},
+                 {"x_value", cases[i].kernel == core::Kernel::Tvd ? cases[i].workload.vocab
+                                                                  : cases[i].workload.hidden},
+                 {"config", cases[i].kernel == core::Kernel::Tvd
+                                ? json{{"B", 1}, {"T", cases[i].workload.tokens}}
+                                : json{{"M", cases[i].workload.rows}}}};
+    }
+    auto outcome =
+        make_outcome(cases[i], request, *results[i], observed[i], fallback_gpu, fallback_versions);
+    if (!outcome) {
+      // Only a result the CSV mapping refuses gets here; it is a failed run all the same.
+      CaseResult r;
+      r.reason = "result not recordable: " + outcome.error().message;
+      outcome = make_outcome(cases[i], request, r, observed[i], fallback_gpu, fallback_versions);
+    }
+    KW_ASSERT(static_cast<bool>(outcome), "a failed liger-bench run always maps to a record");
+    out.push_back(std::move(*outcome));
+  }
+  return out;
+}
+
+}  // namespace kernelwatch::runners

@@ -1,0 +1,312 @@
+// The liger-bench runner against fake runners: small Python scripts these tests write, run by
+// the system python3 in place of liger_bench.py (no GPU, no torch, no triton here). Each fake
+// reads the request like the real one and prints what the test needs: a passing H100 result,
+// or one of the failures the runner must turn into a `failed` run with its reason.
+#include "runners/liger_bench.hpp"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/key.hpp"
+#include "runners/producer.hpp"
+#include "storage/kernelindex_reader.hpp"
+#include "storage/liger_csv.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace kernelwatch::runners {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+// The test's clock: a fixed instant after the imported history (never today's date).
+core::Timestamp test_now() {
+  return core::parse_timestamp("2026-06-01T12:00:00Z").value();
+}
+
+// The fake's preamble: reads the request, echoes each case like liger_bench.py.
+const std::string kPreamble = R"(import json, math, os, sys
+cases = json.load(sys.stdin)["cases"]
+def passed(case, p50, p20=None, p80=None, name="NVIDIA H100 80GB HBM3"):
+    p20 = p50 * 0.99 if p20 is None else p20
+    p80 = p50 * 1.01 if p80 is None else p80
+    print(json.dumps({"case": case, "status": "passed", "ms": {"p50": p50, "p20": p20, "p80": p80},
+        "device": {"name": name, "capability": "9.0", "index": 0},
+        "versions": {"torch": "2.7.0+cu126", "triton": "3.3.0", "liger_kernel": "0.6.1",
+                     "cuda": "12.6", "python": "3.12.3"}}), flush=True)
+)";
+
+class LigerBenchTest : public ::testing::Test {
+ protected:
+  LigerBenchOptions fake(const std::string& body) {
+    const auto path = dir_ / ("fake" + std::to_string(count_++) + ".py");
+    testing::write_file(path, kPreamble + body);
+    LigerBenchOptions o;
+    o.python = "python3";
+    o.script = path;
+    o.timeout = 60s;
+    o.kill_grace = 200ms;
+    return o;
+  }
+  static LigerCase tvd_torch_backward() {
+    return {core::Kernel::Tvd, core::Pass::Backward, LigerProvider::Torch,
+            core::Workload::from_label("tokens16384-vocab65536-fp32").value()};
+  }
+  static LigerCase layer_norm_liger_backward() {
+    return {core::Kernel::LayerNorm, core::Pass::Backward, LigerProvider::Liger,
+            core::Workload::from_label("hidden16384-rows4096-fp32").value()};
+  }
+  static std::string reason(const kernels::BenchOutcome& o) {
+    return o.record.run.document["spec"].value("statusReason", std::string());
+  }
+  std::vector<kernels::BenchOutcome> run(const LigerBenchOptions& o,
+                                         const std::vector<LigerCase>& cases) {
+    return run_liger_bench(o, cases, test_now);
+  }
+  kernelwatch::testing::TempDir dir_;
+  int count_ = 0;
+};
+
+// The imported record of a CSV or kernelindex key, for comparison.
+core::Record imported(const std::string& benchmark, const std::string& provider,
+                      const std::string& workload) {
+  const auto text = testing::read_file(testing::liger_csv("weekly_ci.tvd_layer_norm.csv"));
+  auto items = storage::read_liger_csv(text, "weekly_ci.tvd_layer_norm.csv");
+  EXPECT_TRUE(items) << items.error().message;
+  for (const auto& item : *items) {
+    if (item.kind != storage::ItemKind::Run) continue;
+    const auto key = core::key_of(item.record);
+    if (key && key->benchmark.label == benchmark && key->provider.label == provider &&
+        key->workload.label == workload && key->environment.label == "nvidia-h100-80gb-hbm3") {
+      return item.record;
+    }
+  }
+  ADD_FAILURE() << "no H100 row for " << benchmark << " " << provider << " " << workload;
+  return {};
+}
+
+TEST(LigerRequest, WorkloadLabelsBecomeLigersXAndConfig) {
+  LigerCase tvd{core::Kernel::Tvd, core::Pass::Forward, LigerProvider::Liger,
+                core::Workload::from_label("tokens16384-vocab65536-fp32").value()};
+  EXPECT_EQ(request_case(tvd).value(),
+            json::parse(R"({"kernel": "tvd", "pass": "forward", "provider": "liger",
+                            "x_name": "V", "x_value": 65536, "config": {"B": 8, "T": 2048}})"));
+  LigerCase ln{core::Kernel::LayerNorm, core::Pass::Full, LigerProvider::Huggingface,
+               core::Workload::from_label("hidden16384-rows4096-bf16").value()};
+  EXPECT_EQ(request_case(ln).value(),
+            json::parse(R"({"kernel": "layer_norm", "pass": "full", "provider": "huggingface",
+                            "x_name": "N", "x_value": 16384,
+                            "config": {"M": 4096, "dtype": "torch.bfloat16", "eps": 1e-06}})"));
+  LigerCase bad = tvd;
+  bad.provider = LigerProvider::Huggingface;
+  EXPECT_FALSE(request_case(bad));
+}
+
+TEST_F(LigerBenchTest, AnH100ResultLandsInTheKeyOfTheImportedRowAndTheSeedRecord) {
+  auto outcomes = run(fake("for c in cases: passed(c, 0.5)\n"),
+                      {tvd_torch_backward(), layer_norm_liger_backward()});
+  ASSERT_EQ(outcomes.size(), 2U);
+  for (const auto& o : outcomes) {
+    ASSERT_EQ(o.record.run.status, core::RunStatus::Passed) << reason(o);
+  }
+  const auto& r = outcomes[0].record;
+  EXPECT_EQ(r.run.median, std::chrono::nanoseconds(500'000));
+  EXPECT_EQ(r.run.latency("p20"), std::chrono::nanoseconds(495'000));
+  EXPECT_EQ(r.run.observed_at, test_now());
+  EXPECT_EQ(r.run.source_native.source, "kernelwatch-liger-bench");
+  EXPECT_EQ(r.run.metadata.labels.at("liger_version"), "0.6.1");
+  EXPECT_EQ(r.environment.software["torch"], "2.7.0+cu126");
+  EXPECT_EQ(r.environment.software["cuda"], "12.6");
+  const auto key = core::key_of(r).value();
+  EXPECT_EQ(key.display(), "tvd/backward torch tokens16384-vocab65536-fp32 nvidia-h100-80gb-hbm3");
+  EXPECT_EQ(key.protocol.label, "liger-bench-do-bench-backward");
+  // Key digest equal to the imported weekly CSV row's and to the founding kernelindex record's.
+  const auto csv_key =
+      core::key_of(imported("tvd/backward", "torch", "tokens16384-vocab65536-fp32"));
+  ASSERT_TRUE(csv_key);
+  EXPECT_EQ(key.digest(), csv_key->digest());
+  for (const auto& [name, run] :
+       {std::pair{std::string("tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json"), 0},
+        std::pair{std::string("layer-norm-backward-liger-h100-hidden16384-rows4096-fp32.json"),
+                  1}}) {
+    const auto items = storage::read_kernelindex(testing::read_file(testing::fixture(name)));
+    ASSERT_FALSE(items.empty());
+    ASSERT_EQ(items[0].kind, storage::ItemKind::Run) << items[0].reason;
+    const auto seed = core::key_of(items[0].record).value();
+    EXPECT_EQ(core::key_of(outcomes[static_cast<std::size_t>(run)].record)->digest(), seed.digest())
+        << name;
+  }
+  // The implementation of the same Liger release is the imported row's: no false attribution.
+  const auto row = imported("layer_norm/backward", "liger", "hidden16384-rows4096-fp32");
+  EXPECT_EQ(core::key_of(outcomes[1].record)->digest(), core::key_of(row)->digest());
+}
+
+TEST_F(LigerBenchTest, OneFailedCaseDoesNotLoseTheOthers) {
+  auto outcomes = run(fake(R"(
+print(json.dumps({"case": cases[0], "status": "failed",
+    "reason": "CUDA out of memory: Tried to allocate 8.00 GiB"}), flush=True)
+print("this is not json", flush=True)
+passed(cases[2], float("nan"))
+passed(cases[3], 0.7)
+)"),
+                      {tvd_torch_backward(), tvd_torch_backward(), tvd_torch_backward(),
+                       layer_norm_liger_backward()});
+  ASSERT_EQ(outcomes.size(), 4U);
+  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Failed);
+  EXPECT_EQ(reason(outcomes[0]), "CUDA out of memory: Tried to allocate 8.00 GiB");
+  EXPECT_EQ(outcomes[1].record.run.status, core::RunStatus::Failed);
+  EXPECT_EQ(reason(outcomes[1]).rfind("malformed runner output (not a JSON object)", 0), 0U)
+      << reason(outcomes[1]);
+  EXPECT_EQ(outcomes[2].record.run.status, core::RunStatus::Failed);
+  EXPECT_EQ(reason(outcomes[2]).rfind("NaN, infinite or non-positive time", 0), 0U)
+      << reason(outcomes[2]);
+  EXPECT_EQ(outcomes[3].record.run.status, core::RunStatus::Passed);
+  // Failed runs stay in their key, on the GPU the run named.
+  EXPECT_EQ(core::key_of(outcomes[0].record)->environment.label, "nvidia-h100-80gb-hbm3");
+  EXPECT_FALSE(outcomes[0].record.run.median.has_value());
+}
+
+TEST_F(LigerBenchTest, NonPositiveTimesAreFailedRuns) {
+  auto outcomes = run(fake("passed(cases[0], 0.0)\n"), {tvd_torch_backward()});
+  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Failed);
+  EXPECT_EQ(reason(outcomes[0]).rfind("NaN, infinite or non-positive time", 0), 0U);
+}
+
+TEST_F(LigerBenchTest, AMissingInterpreterIsAFailedRun) {
+  auto o = fake("");
+  o.python = dir_ / "venv/bin/python3";
+  o.fallback_gpu_name = "NVIDIA H100 80GB HBM3";
+  auto outcomes = run(o, {tvd_torch_backward()});
+  ASSERT_EQ(outcomes.size(), 1U);
+  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Failed);
+  EXPECT_EQ(reason(outcomes[0]), "python interpreter not found: " + o.python.string());
+  EXPECT_EQ(core::key_of(outcomes[0].record)->environment.label, "nvidia-h100-80gb-hbm3");
+}
+
+TEST_F(LigerBenchTest, AnImportFailureNamesTheModule) {
+  auto outcomes = run(fake(R"(
+print("liger_bench: cannot import triton: ModuleNotFoundError: No module named 'triton'",
+      file=sys.stderr)
+sys.exit(3)
+)"),
+                      {tvd_torch_backward()});
+  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Failed);
+  EXPECT_EQ(reason(outcomes[0]),
+            "import failure: liger_bench: cannot import triton: ModuleNotFoundError: No module "
+            "named 'triton'");
+}
+
+TEST_F(LigerBenchTest, ANonZeroExitKeepsTheLastLinesOfStderr) {
+  auto outcomes = run(fake(R"(
+passed(cases[0], 0.5)
+for i in range(10): print("line", i, file=sys.stderr)
+os._exit(1)
+)"),
+                      {tvd_torch_backward(), tvd_torch_backward()});
+  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Passed);
+  EXPECT_EQ(outcomes[1].record.run.status, core::RunStatus::Failed);
+  EXPECT_EQ(reason(outcomes[1]), "runner exited with status 1: line 7 | line 8 | line 9");
+}
+
+TEST_F(LigerBenchTest, MissingOutputIsAFailedRun) {
+  auto outcomes = run(fake(""), {tvd_torch_backward()});
+  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Failed);
+  EXPECT_EQ(reason(outcomes[0]), "runner exited without any result (missing output)");
+  auto truncated =
+      run(fake("sys.stdout.write('{\"case\": 1'); sys.stdout.flush()\n"), {tvd_torch_backward()});
+  EXPECT_EQ(reason(truncated[0]).rfind("malformed runner output (a line without its newline)", 0),
+            0U)
+      << reason(truncated[0]);
+}
+
+TEST_F(LigerBenchTest, NoCudaDeviceIsAFailedRun) {
+  auto outcomes = run(fake(R"(
+print("liger_bench: no CUDA device: torch.cuda.is_available() is False", file=sys.stderr)
+sys.exit(4)
+)"),
+                      {tvd_torch_backward()});
+  EXPECT_EQ(reason(outcomes[0]),
+            "no CUDA device: liger_bench: no CUDA device: torch.cuda.is_available() is False");
+}
+
+TEST_F(LigerBenchTest, ATimeoutKillsTheRunnersProcessGroup) {
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  // The fake answers the first case, then starts a grandchild that would outlive it (it ignores
+  // SIGTERM) and hangs: the group kill must end both. It reports the grandchild's pid on stderr.
+  auto o = fake(R"(
+import signal, subprocess
+passed(cases[0], 0.5)
+child = subprocess.Popen(["/bin/sh", "-c", "trap '' TERM; exec sleep 60"])
+print("grandchild", child.pid, file=sys.stderr, flush=True)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+sys.stdin.read()
+child.wait()
+)");
+  o.timeout = 2s;
+  auto outcomes = run(o, {tvd_torch_backward(), tvd_torch_backward()});
+  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Passed);
+  EXPECT_EQ(outcomes[1].record.run.status, core::RunStatus::Failed);
+  const std::string why = reason(outcomes[1]);
+  EXPECT_EQ(why.rfind("runner still running after its timeout of 2s: killed with its process "
+                      "group",
+                      0),
+            0U)
+      << why;
+  const auto at = why.find("grandchild ");
+  ASSERT_NE(at, std::string::npos) << why;
+  const pid_t grandchild = std::stoi(why.substr(at + 11));
+  int status = 0;
+  ASSERT_EQ(::waitpid(grandchild, &status, 0), grandchild);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_EQ(::kill(grandchild, 0), -1);
+  EXPECT_EQ(errno, ESRCH);
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+}
+
+TEST_F(LigerBenchTest, AThrottledGpuMakesTheRunInconclusive) {
+  auto o = fake("passed(cases[0], 0.5)\n");
+  int calls = 0;
+  o.sampler = [&](int) {
+    kernels::GpuSample s;
+    s.sm_clock_max_mhz = 1980;
+    s.sm_clock_mhz = ++calls == 1 ? 1980 : 900;  // throttled by the end of the case
+    return s;
+  };
+  auto outcomes = run(o, {tvd_torch_backward()});
+  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Inconclusive);
+  EXPECT_EQ(reason(outcomes[0]).rfind("SM clock 900 MHz is under 75%", 0), 0U)
+      << reason(outcomes[0]);
+}
+
+TEST_F(LigerBenchTest, TheProducerRemembersTheGpuForALaterFailedRun) {
+  auto o = fake("for c in cases: passed(c, 0.5)\n");
+  LigerBenchProducer producer(o, tvd_torch_backward());
+  auto first = producer.run(test_now);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->record.run.status, core::RunStatus::Passed);
+  EXPECT_EQ(producer.name(), "tvd/backward/torch/liger-bench tokens16384-vocab65536-fp32");
+  std::filesystem::remove(o.script);  // the runner can no longer run: python fails at once
+  auto second = producer.run(test_now);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->record.run.status, core::RunStatus::Failed);
+  EXPECT_EQ(core::key_of(second->record)->digest(), core::key_of(first->record)->digest());
+}
+
+TEST(LigerBenchScript, TheShippedScriptIsFoundAndAnswersHelp) {
+  auto script = default_script();
+  ASSERT_TRUE(script) << script.error().message;
+  EXPECT_EQ(script->filename(), "liger_bench.py");
+  const auto help = testing::run_process("/usr/bin/env", {"python3", script->string(), "--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_NE(help.out.find("liger_bench.py"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kernelwatch::runners
