@@ -1,23 +1,13 @@
 #include "daemon/format.hpp"
 
+#include "core/time.hpp"
+
 #include <algorithm>
-#include <cstdio>
 
 namespace kernelwatch::daemon {
 
 std::string format_duration(std::chrono::nanoseconds value) {
-  const double ns = static_cast<double>(value.count());
-  char buffer[64];
-  if (ns < 1e3) {
-    std::snprintf(buffer, sizeof buffer, "%lld ns", static_cast<long long>(value.count()));
-  } else if (ns < 1e6) {
-    std::snprintf(buffer, sizeof buffer, "%.1f us", ns / 1e3);
-  } else if (ns < 1e9) {
-    std::snprintf(buffer, sizeof buffer, "%.3f ms", ns / 1e6);
-  } else {
-    std::snprintf(buffer, sizeof buffer, "%.3f s", ns / 1e9);
-  }
-  return buffer;
+  return core::format_latency(value);
 }
 
 void print_table(std::ostream& out, const std::vector<std::string>& header,

@@ -9,7 +9,8 @@
 
 namespace kernelwatch::daemon {
 
-// "23.380 ms", "577.6 us", "812 ns": three or four significant digits, never scientific.
+// core::format_latency ("23.38 ms", "577.6 us", "812 ns"): the CLI prints a median exactly as
+// the verdicts, the alerts and the notifications do.
 [[nodiscard]] std::string format_duration(std::chrono::nanoseconds value);
 
 // Columns padded to their widest cell, two spaces apart, header first.
