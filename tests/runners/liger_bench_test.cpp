@@ -241,13 +241,14 @@ TEST_F(LigerBenchTest, ATimeoutKillsTheRunnersProcessGroup) {
   // The fake answers the first case, then starts a grandchild that would outlive it (it ignores
   // SIGTERM) and hangs: the group kill must end both. It reports the grandchild's pid on stderr.
   auto o = fake(R"(
-import signal, subprocess
+import signal, subprocess, time
 passed(cases[0], 0.5)
 child = subprocess.Popen(["/bin/sh", "-c", "trap '' TERM; exec sleep 60"])
 print("grandchild", child.pid, file=sys.stderr, flush=True)
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 sys.stdin.read()
-child.wait()
+while True:
+    time.sleep(60)  # never wait(): reaping the grandchild here would hide it from the test
 )");
   o.timeout = 2s;
   auto outcomes = run(o, {tvd_torch_backward(), tvd_torch_backward()});
