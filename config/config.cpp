@@ -9,29 +9,25 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <type_traits>
 #include <utility>
 
 #include "config/duration.hpp"
+#include "core/json_fields.hpp"
+#include "core/url.hpp"
 
 namespace kernelwatch::config {
 namespace {
 
 using core::ErrorCode;
+using core::JsonField;
 using core::Status;
 using json = nlohmann::json;
 using notifiers::InsecureHttp;
 using std::chrono::milliseconds;
 
 constexpr std::string_view kRedacted = "<redacted>";
-
-std::string member(const std::string& parent, std::string_view key) {
-  return parent.empty() ? std::string(key) : parent + "." + std::string(key);
-}
-
-std::string element(const std::string& parent, std::size_t index) {
-  return parent + "[" + std::to_string(index) + "]";
-}
 
 bool looks_like_url(std::string_view text) {
   return text.find("://") != std::string_view::npos;
@@ -44,48 +40,21 @@ std::string shown(std::string_view text) {
   return "\"" + std::string(text) + "\"";
 }
 
-std::string type_name(const json& value) {
-  if (value.is_number()) return "number";
-  return value.type_name();
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) {
-    return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  });
-  return out;
-}
-
-// Whether a number's lower bound is itself allowed.
-enum class LowerBound { Closed, Open };
-
-// One parse: where messages point and where secrets and relative paths come from.
+// One parse: how its messages are worded (the file's name before every field's path, a wrong
+// value invalid input, null a value) and where secrets and relative paths come from. Fields are
+// read with core::JsonField; what the config adds to it are the readers below: unknown fields,
+// ranges, durations and secrets.
 class Reader {
  public:
   Reader(std::string_view source, const Environment& environment,
          const std::filesystem::path& base_dir)
-      : source_(source), environment_(environment), base_dir_(base_dir) {}
+      : errors_{std::string(source), ErrorCode::InvalidArgument, /*name_found=*/true,
+                /*null_is_absent=*/false, /*whole_floats=*/false},
+        environment_(environment),
+        base_dir_(base_dir) {}
 
-  [[nodiscard]] tl::unexpected<core::Error> fail(ErrorCode code, const std::string& path,
-                                                 const std::string& what) const {
-    std::string message = source_ + ": ";
-    if (!path.empty()) message += path + ": ";
-    return tl::unexpected<core::Error>(core::Error{code, message + what});
-  }
-  [[nodiscard]] tl::unexpected<core::Error> invalid(const std::string& path,
-                                                    const std::string& what) const {
-    return fail(ErrorCode::InvalidArgument, path, what);
-  }
-  [[nodiscard]] tl::unexpected<core::Error> wrong_type(const std::string& path,
-                                                       std::string_view expected,
-                                                       const json& got) const {
-    return invalid(path, "expected " + std::string(expected) + ", got " + type_name(got));
-  }
-  // A lower-level error (secret file, workload label) with this reader's location in front.
-  [[nodiscard]] tl::unexpected<core::Error> wrap(const std::string& path,
-                                                 const core::Error& error) const {
-    return fail(error.code, path, error.message);
+  [[nodiscard]] JsonField root(const json& document) const {
+    return JsonField(document, "", errors_);
   }
 
   [[nodiscard]] std::filesystem::path resolve(const std::string& path_text) const {
@@ -96,95 +65,79 @@ class Reader {
   [[nodiscard]] const Environment& environment() const { return environment_; }
   std::vector<std::string>& warnings() { return warnings_; }
 
-  // The object's type and that every key is one of `allowed`.
-  [[nodiscard]] Status expect_object(const json& value, const std::string& path,
-                                     const std::vector<std::string_view>& allowed) const {
-    if (!value.is_object()) return wrong_type(path, "an object", value);
-    for (const auto& [key, unused] : value.items()) {
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        if (looks_like_url(key)) return invalid(path, "unknown field (name not shown)");
-        return invalid(member(path, key), "unknown field");
-      }
-    }
-    return {};
-  }
-
-  [[nodiscard]] Status read(const json& object, const std::string& path, std::string_view key,
-                            std::string& out) const {
-    const auto it = object.find(key);
-    if (it == object.end()) return {};
-    if (!it->is_string()) return wrong_type(member(path, key), "a string", *it);
-    out = it->get<std::string>();
-    return {};
-  }
-
-  [[nodiscard]] Status read_flag(const json& object, const std::string& path, std::string_view key,
-                                 bool& out) const {
-    const auto it = object.find(key);
-    if (it == object.end()) return {};
-    if (!it->is_boolean()) return wrong_type(member(path, key), "true or false", *it);
-    out = it->get<bool>();
-    return {};
-  }
-
-  [[nodiscard]] Status read_count(const json& object, const std::string& path, std::string_view key,
-                                  std::size_t minimum, std::size_t maximum,
-                                  std::size_t& out) const {
-    const auto it = object.find(key);
-    if (it == object.end()) return {};
-    if (!it->is_number_integer()) return wrong_type(member(path, key), "an integer", *it);
-    const bool negative = !it->is_number_unsigned();
-    const std::uint64_t value = negative ? 0 : it->get<std::uint64_t>();
-    if (negative || value < minimum || value > maximum) {
-      return invalid(member(path, key), it->dump() + " is not between " + std::to_string(minimum) +
-                                            " and " + std::to_string(maximum));
-    }
-    out = static_cast<std::size_t>(value);
-    return {};
-  }
-
-  // A finite number in [minimum, maximum], or (minimum, maximum] when the lower bound is open.
-  [[nodiscard]] Status read_number(const json& object, const std::string& path,
-                                   std::string_view key, double minimum, double maximum,
-                                   LowerBound lower, double& out) const {
-    const auto it = object.find(key);
-    if (it == object.end()) return {};
-    if (!it->is_number()) return wrong_type(member(path, key), "a number", *it);
-    const double value = it->get<double>();
-    const bool open = lower == LowerBound::Open;
-    if (value < minimum || value > maximum || (open && value == minimum)) {
-      return invalid(member(path, key), it->dump() + " is not " + (open ? "above " : "at least ") +
-                                            json(minimum).dump() + " and at most " +
-                                            json(maximum).dump());
-    }
-    out = value;
-    return {};
-  }
-
-  [[nodiscard]] Status read_duration(const json& object, const std::string& path,
-                                     std::string_view key, milliseconds minimum,
-                                     milliseconds& out) const {
-    const auto it = object.find(key);
-    if (it == object.end()) return {};
-    if (!it->is_string()) {
-      return wrong_type(member(path, key), "a duration string like \"15m\"", *it);
-    }
-    auto duration = parse_duration(it->get<std::string>());
-    if (!duration) return wrap(member(path, key), duration.error());
-    if (*duration < minimum) {
-      return invalid(member(path, key),
-                     it->get<std::string>() + " is shorter than " + format_duration(minimum));
-    }
-    out = *duration;
-    return {};
-  }
-
  private:
-  std::string source_;
+  core::JsonErrors errors_;
   const Environment& environment_;
   std::filesystem::path base_dir_;
   std::vector<std::string> warnings_;
 };
+
+// The field as an object whose every key is one of `allowed`.
+Result<JsonField> object_of(const JsonField& field, const std::vector<std::string_view>& allowed,
+                            std::string_view what = "an object") {
+  const JsonField object = KW_TRY(field.object(what));
+  for (const std::string& key : object.keys()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      if (looks_like_url(key)) return object.error("unknown field (name not shown)");
+      return object[key].error("unknown field");
+    }
+  }
+  return object;
+}
+
+// The readers of optional settings: `out` keeps its default when the field is absent.
+
+// An integer in [minimum, maximum].
+Status read_count(const JsonField& field, std::size_t minimum, std::size_t maximum,
+                  std::size_t& out) {
+  if (!field.present()) return {};
+  const auto out_of_range = [&] {
+    return field.error(field.value().dump() + " is not between " + std::to_string(minimum) +
+                       " and " + std::to_string(maximum));
+  };
+  // Above the 64-bit integers JsonField reads: still a count, only out of range.
+  if (field.value().is_number_unsigned() &&
+      field.value().get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    return out_of_range();
+  }
+  const std::int64_t value = KW_TRY(field.integer());
+  if (value < 0 || static_cast<std::uint64_t>(value) < minimum ||
+      static_cast<std::uint64_t>(value) > maximum) {
+    return out_of_range();
+  }
+  out = static_cast<std::size_t>(value);
+  return {};
+}
+
+// Whether a number's lower bound is itself allowed.
+enum class LowerBound { Closed, Open };
+
+// A finite number in [minimum, maximum], or (minimum, maximum] when the lower bound is open.
+Status read_number(const JsonField& field, double minimum, double maximum, LowerBound lower,
+                   double& out) {
+  if (!field.present()) return {};
+  const double value = KW_TRY(field.number());
+  const bool open = lower == LowerBound::Open;
+  if (value < minimum || value > maximum || (open && value == minimum)) {
+    return field.error(field.value().dump() + " is not " + (open ? "above " : "at least ") +
+                       json(minimum).dump() + " and at most " + json(maximum).dump());
+  }
+  out = value;
+  return {};
+}
+
+// A duration string ("15m") of at least `minimum`.
+Status read_duration(const JsonField& field, milliseconds minimum, milliseconds& out) {
+  if (!field.present()) return {};
+  const std::string text = KW_TRY(field.string("a duration string like \"15m\""));
+  const milliseconds duration = KW_TRY(field.wrap(parse_duration(text)));
+  if (duration < minimum) {
+    return field.error(text + " is shorter than " + format_duration(minimum));
+  }
+  out = duration;
+  return {};
+}
 
 // --- secrets -------------------------------------------------------------------------------
 
@@ -193,13 +146,13 @@ enum class Presence { Required, Optional };
 enum class UnsetVariable { Fail, Ignore };
 
 struct ResolvedSecret {
+  JsonField field;  // the field it came from, for later messages: "notifiers[0].url_env"
   std::string value;
   SecretSource source;
-  std::string field;  // the field it came from, for later messages: "notifiers[0].url_env"
 };
 
 // One of `<name>`, `<name>_file`, `<name>_env`.
-Result<ResolvedSecret> read_secret(Reader& reader, const json& object, const std::string& path,
+Result<ResolvedSecret> read_secret(const Reader& reader, const JsonField& object,
                                    const std::string& name, InlineValue inline_value,
                                    Presence presence, UnsetVariable unset) {
   const std::string file_key = name + "_file";
@@ -211,55 +164,40 @@ Result<ResolvedSecret> read_secret(Reader& reader, const json& object, const std
   std::string choices;
   for (const auto& key : keys) choices += (choices.empty() ? "" : ", ") + key;
   const auto present = std::count_if(keys.begin(), keys.end(),
-                                     [&](const auto& key) { return object.contains(key); });
+                                     [&](const auto& key) { return object[key].present(); });
   if (present > 1) {
-    return reader.invalid(
-        path, (presence == Presence::Required ? "exactly one of " : "at most one of ") + choices);
+    return object.error((presence == Presence::Required ? "exactly one of " : "at most one of ") +
+                        choices);
   }
   if (present == 0) {
-    if (presence == Presence::Required) return reader.invalid(path, "exactly one of " + choices);
-    return ResolvedSecret{};
+    if (presence == Presence::Required) return object.error("exactly one of " + choices);
+    return ResolvedSecret{object[name], {}, {}};
   }
 
-  ResolvedSecret out;
-  if (inline_value == InlineValue::Allowed && object.contains(name)) {
-    out.field = member(path, name);
-    const json& value = object.at(name);
-    if (!value.is_string()) return reader.wrong_type(out.field, "a string", value);
-    out.value = value.get<std::string>();
-    out.source.origin = SecretOrigin::Inline;
-    if (out.value.empty()) return reader.invalid(out.field, "is empty");
+  if (inline_value == InlineValue::Allowed && object[name].present()) {
+    ResolvedSecret out{object[name], {}, {SecretOrigin::Inline, {}}};
+    out.value = KW_TRY(out.field.string());
+    if (out.value.empty()) return out.field.error("is empty");
     return out;
   }
-  if (object.contains(file_key)) {
-    out.field = member(path, file_key);
-    const json& value = object.at(file_key);
-    if (!value.is_string()) return reader.wrong_type(out.field, "a file path", value);
-    const std::string text = value.get<std::string>();
+  if (object[file_key].present()) {
+    const JsonField field = object[file_key];
+    const std::string text = KW_TRY(field.string("a file path"));
     if (looks_like_url(text)) {
-      return reader.invalid(out.field,
-                            "expected a file path, got what looks like a URL (not shown)");
+      return field.error("expected a file path, got what looks like a URL (not shown)");
     }
-    if (text.empty()) return reader.invalid(out.field, "expected a file path, got \"\"");
+    if (text.empty()) return field.error("expected a file path, got \"\"");
     const auto file = reader.resolve(text);
-    auto content = read_secret_file(file);
-    if (!content) return reader.wrap(out.field, content.error());
-    out.value = std::move(*content);
-    out.source = SecretSource{SecretOrigin::File, file.string()};
-    return out;
+    return ResolvedSecret{
+        field, KW_TRY(field.wrap(read_secret_file(file))), {SecretOrigin::File, file.string()}};
   }
-  out.field = member(path, env_key);
-  const json& value = object.at(env_key);
-  if (!value.is_string()) return reader.wrong_type(out.field, "a variable name", value);
-  const std::string variable = value.get<std::string>();
-  out.source = SecretSource{SecretOrigin::Environment, variable};
+  const JsonField field = object[env_key];
+  const std::string variable = KW_TRY(field.string("a variable name"));
+  ResolvedSecret out{field, {}, {SecretOrigin::Environment, variable}};
   auto content = read_secret_env(reader.environment(), variable);
   if (!content) {
-    if (content.error().code == ErrorCode::NotFound && unset == UnsetVariable::Ignore) {
-      out.value.clear();
-      return out;
-    }
-    return reader.wrap(out.field, content.error());
+    if (content.error().code == ErrorCode::NotFound && unset == UnsetVariable::Ignore) return out;
+    return field.error(content.error());
   }
   out.value = std::move(*content);
   return out;
@@ -267,86 +205,60 @@ Result<ResolvedSecret> read_secret(Reader& reader, const json& object, const std
 
 // --- sections ------------------------------------------------------------------------------
 
-Status read_storage(Reader& reader, const json& object, StorageConfig& out) {
-  const std::string path = "storage";
-  KW_TRY(reader.expect_object(object, path, {"path"}));
-  std::string text = out.path.string();
-  KW_TRY(reader.read(object, path, "path", text));
-  if (text.empty()) return reader.invalid(member(path, "path"), "must not be empty");
+Status read_storage(const Reader& reader, const JsonField& field, StorageConfig& out) {
+  const JsonField object = KW_TRY(object_of(field, {"path"}));
+  const std::string text = KW_TRY(object["path"].string_or(out.path.string()));
+  if (text.empty()) return object["path"].error("must not be empty");
   out.path = reader.resolve(text);
   return {};
 }
 
-// A-Z, a-z, 0-9, '.', '-', '_': host names and notifier names.
+// A-Z, a-z, 0-9, '.', '-', '_': notifier names.
 bool word_char_ok(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
          c == '-' || c == '_';
 }
 
-Status parse_listen(const Reader& reader, const std::string& path, HttpConfig& out) {
+// http.listen: host:port (core::parse_host_port) with a port of 0 (any free one) to 65535.
+Status parse_listen(const JsonField& field, HttpConfig& out) {
   const std::string& text = out.listen;
   const auto bad = [&](std::string_view why) {
-    return reader.invalid(path, shown(text) + " is not host:port like \"127.0.0.1:9477\" or " +
-                                    "\"[::1]:9477\"" + std::string(why));
+    return field.error(shown(text) + " is not host:port like \"127.0.0.1:9477\" or " +
+                       "\"[::1]:9477\"" + std::string(why));
   };
-  std::string host;
-  std::string port_text;
-  if (!text.empty() && text.front() == '[') {
-    const auto close = text.find(']');
-    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      return bad("");
-    }
-    host = text.substr(1, close - 1);
-    port_text = text.substr(close + 2);
-    if (host.empty() || !std::all_of(host.begin(), host.end(), [](char c) {
-          return c == ':' || c == '%' || word_char_ok(c);
-        })) {
-      return bad("");
-    }
-  } else {
-    const auto colon = text.rfind(':');
-    if (colon == std::string::npos) return bad(" (the port is missing)");
-    host = text.substr(0, colon);
-    port_text = text.substr(colon + 1);
-    if (host.find(':') != std::string::npos) return bad(" (write IPv6 addresses in brackets)");
-    if (host.empty() || !std::all_of(host.begin(), host.end(), word_char_ok)) return bad("");
-  }
-  if (port_text.empty() || port_text.size() > 5 ||
-      !std::all_of(port_text.begin(), port_text.end(),
-                   [](char c) { return c >= '0' && c <= '9'; })) {
+  const auto address = core::parse_host_port(text);
+  if (!address) return bad(" (" + address.error().message + ")");
+  if (!address->port) return bad(" (the port is missing)");
+  const std::string& port = *address->port;
+  if (port.empty() || port.size() > 5 ||
+      !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return bad("");
   }
-  const long port = std::stol(port_text);
-  if (port > 65535) return bad(" (the port is above 65535)");
-  out.host = host;
-  out.port = static_cast<std::uint16_t>(port);
+  const long number = std::stol(port);
+  if (number > 65535) return bad(" (the port is above 65535)");
+  out.host = address->host;
+  out.port = static_cast<std::uint16_t>(number);
   return {};
 }
 
-bool is_http_url(std::string_view text) {
-  const std::string head = lower(text.substr(0, 8));
-  return head.rfind("http://", 0) == 0 || head.rfind("https://", 0) == 0;
-}
-
-Status read_http(Reader& reader, const json& object, HttpConfig& out) {
-  const std::string path = "http";
-  KW_TRY(reader.expect_object(object, path, {"listen", "token_file", "token_env", "public_url"}));
-  KW_TRY(reader.read(object, path, "listen", out.listen));
-  KW_TRY(parse_listen(reader, member(path, "listen"), out));
-  const ResolvedSecret token =
-      KW_TRY(read_secret(reader, object, path, "token", InlineValue::Refused, Presence::Optional,
-                         UnsetVariable::Ignore));
+Status read_http(Reader& reader, const JsonField& field, HttpConfig& out) {
+  const JsonField object =
+      KW_TRY(object_of(field, {"listen", "token_file", "token_env", "public_url"}));
+  out.listen = KW_TRY(object["listen"].string_or(out.listen));
+  KW_TRY(parse_listen(object["listen"], out));
+  const ResolvedSecret token = KW_TRY(read_secret(reader, object, "token", InlineValue::Refused,
+                                                  Presence::Optional, UnsetVariable::Ignore));
   out.token = token.value;
   out.token_source = token.source;
   if (token.source.origin == SecretOrigin::Environment && out.token.empty()) {
-    reader.warnings().push_back(token.field + ": environment variable " + token.source.name +
+    reader.warnings().push_back(token.field.path() + ": environment variable " + token.source.name +
                                 " is not set; the mutating endpoints are disabled");
   }
-  KW_TRY(reader.read(object, path, "public_url", out.public_url));
+  const JsonField public_url = object["public_url"];
+  out.public_url = KW_TRY(public_url.string_or(out.public_url));
   if (!out.public_url.empty()) {
-    if (!is_http_url(out.public_url) ||
-        out.public_url.find_first_of(" \t\r\n") != std::string::npos) {
-      return reader.invalid(member(path, "public_url"), "expected an http:// or https:// URL");
+    if (!core::parse_url(out.public_url)) {
+      return public_url.error("expected an http:// or https:// URL");
     }
     while (out.public_url.size() > 1 && out.public_url.back() == '/') out.public_url.pop_back();
   }
@@ -354,15 +266,14 @@ Status read_http(Reader& reader, const json& object, HttpConfig& out) {
 }
 
 // "auto" is nullopt: the daemon picks CUDA when it finds a GPU.
-Status read_backend(Reader& reader, const json& value, std::optional<kernels::Backend>& out) {
-  if (!value.is_string()) return reader.wrong_type("backend", "a string", value);
-  const std::string text = value.get<std::string>();
+Status read_backend(const JsonField& field, std::optional<kernels::Backend>& out) {
+  const std::string text = KW_TRY(field.string());
   if (text == "auto") {
     out.reset();
     return {};
   }
   const auto backend = kernels::parse_backend(text);
-  if (!backend) return reader.invalid("backend", shown(text) + " is not one of auto, cuda, cpu");
+  if (!backend) return field.error(shown(text) + " is not one of auto, cuda, cpu");
   out = *backend;
   return {};
 }
@@ -371,18 +282,16 @@ std::string_view backend_name(const std::optional<kernels::Backend>& backend) {
   return backend ? kernels::to_string(*backend) : "auto";
 }
 
-Status read_schedule(Reader& reader, const json& object, ScheduleConfig& out) {
-  const std::string path = "schedule";
-  KW_TRY(reader.expect_object(object, path, {"interval", "jitter", "run_at_start"}));
-  KW_TRY(reader.read_duration(object, path, "interval", std::chrono::seconds(1), out.interval));
-  KW_TRY(reader.read_duration(object, path, "jitter", milliseconds(0), out.jitter));
+Status read_schedule(const JsonField& field, ScheduleConfig& out) {
+  const JsonField object = KW_TRY(object_of(field, {"interval", "jitter", "run_at_start"}));
+  KW_TRY(read_duration(object["interval"], std::chrono::seconds(1), out.interval));
+  KW_TRY(read_duration(object["jitter"], milliseconds(0), out.jitter));
   if (out.jitter >= out.interval) {
-    return reader.invalid(member(path, "jitter"), format_duration(out.jitter) +
-                                                      " is not shorter than schedule.interval (" +
-                                                      format_duration(out.interval) + ")");
+    return object["jitter"].error(format_duration(out.jitter) +
+                                  " is not shorter than schedule.interval (" +
+                                  format_duration(out.interval) + ")");
   }
-  bool run_at_start = out.at_start == AtStart::Run;
-  KW_TRY(reader.read_flag(object, path, "run_at_start", run_at_start));
+  const bool run_at_start = KW_TRY(object["run_at_start"].boolean_or(out.at_start == AtStart::Run));
   out.at_start = run_at_start ? AtStart::Run : AtStart::Wait;
   return {};
 }
@@ -390,12 +299,10 @@ Status read_schedule(Reader& reader, const json& object, ScheduleConfig& out) {
 // A kernel, pass or provider name, parsed by core; the message lists the accepted names and
 // quotes the text only when it cannot be a secret.
 template <class Enum, std::size_t N>
-Result<Enum> read_name(const Reader& reader, const std::string& path, const std::string& text,
+Result<Enum> read_name(const JsonField& field, const std::string& text,
                        Result<Enum> (*parse)(std::string_view), const Enum (&values)[N]) {
   auto parsed = parse(text);
-  if (!parsed) {
-    return reader.invalid(path, shown(text) + " is not one of " + core::names_of(values));
-  }
+  if (!parsed) return field.error(shown(text) + " is not one of " + core::names_of(values));
   return parsed;
 }
 
@@ -403,172 +310,169 @@ std::string_view example_workload(core::Kernel kernel) {
   return kernel == core::Kernel::Tvd ? "tokens1024-vocab4096-fp32" : "hidden2048-rows2048-fp32";
 }
 
-// The fields of a liger-bench entry: providers (required, each valid for the kernel), python
-// (required), script (must exist), timeout.
-Status read_liger_bench(Reader& reader, const json& object, const std::string& path,
-                        BenchmarkConfig& out) {
-  const std::string providers_path = member(path, "providers");
-  const auto it = object.find("providers");
-  if (it == object.end()) {
-    return reader.invalid(path, "providers is missing (liger-bench runs " +
-                                    runners::providers_of(out.kernel) + " for " +
-                                    std::string(core::to_string(out.kernel)) + ")");
-  }
-  if (!it->is_array()) return reader.wrong_type(providers_path, "an array", *it);
-  if (it->empty()) return reader.invalid(providers_path, "lists no provider");
-  for (std::size_t i = 0; i < it->size(); ++i) {
-    const json& value = (*it)[i];
-    const std::string item_path = element(providers_path, i);
-    if (!value.is_string()) return reader.wrong_type(item_path, "a string", value);
-    const std::string text = value.get<std::string>();
-    auto provider = runners::parse_liger_provider(text);
-    if (!provider || !runners::supports(out.kernel, *provider)) {
-      return reader.invalid(item_path, shown(text) + " is not a provider liger-bench runs for " +
-                                           std::string(core::to_string(out.kernel)) + " (" +
-                                           runners::providers_of(out.kernel) + ")");
+// The providers to run: both of kernelwatch's when the field is absent.
+Result<std::vector<core::Provider>> read_providers(const JsonField& field) {
+  std::vector<core::Provider> providers(std::begin(core::kProviders), std::end(core::kProviders));
+  if (!field.present()) return providers;
+  const auto items = KW_TRY(field.array());
+  if (items.empty()) return field.error("lists no provider");
+  providers.clear();
+  for (const JsonField& item : items) {
+    const std::string text = KW_TRY(item.string());
+    const core::Provider provider =
+        KW_TRY(read_name(item, text, core::parse_provider, core::kProviders));
+    if (std::find(providers.begin(), providers.end(), provider) != providers.end()) {
+      return item.error(shown(text) + " is listed twice");
     }
-    if (std::find(out.liger_providers.begin(), out.liger_providers.end(), *provider) !=
-        out.liger_providers.end()) {
-      return reader.invalid(item_path, shown(text) + " is listed twice");
+    providers.push_back(provider);
+  }
+  return providers;
+}
+
+// Workload labels, each of `kernel` and each passing `check` (a runner's own limits), if any.
+Result<std::vector<core::Workload>> read_workloads(
+    const JsonField& field, core::Kernel kernel,
+    const std::function<Status(const core::Workload&)>& check = {}) {
+  const auto items = KW_TRY(field.array());
+  if (items.empty()) return field.error("lists no workload");
+  const std::string kernel_name(core::to_string(kernel));
+  std::vector<core::Workload> workloads;
+  for (const JsonField& item : items) {
+    const std::string label = KW_TRY(item.string("a workload label"));
+    core::Workload workload = KW_TRY(item.wrap(core::Workload::from_label(label)));
+    if (!workload.kernel) {
+      return item.error(shown(label) + " is not a " + kernel_name + " workload like \"" +
+                        std::string(example_workload(kernel)) + "\"");
     }
-    out.liger_providers.push_back(*provider);
+    if (*workload.kernel != kernel) {
+      return item.error(shown(label) + " is a " + std::string(core::to_string(*workload.kernel)) +
+                        " workload, not a " + kernel_name + " one");
+    }
+    for (const auto& earlier : workloads) {
+      if (earlier.label() == workload.label()) return item.error(shown(label) + " is listed twice");
+    }
+    if (check) {
+      if (auto ok = check(workload); !ok) return item.error(ok.error().message);
+    }
+    workloads.push_back(std::move(workload));
   }
-  if (!object.contains("python")) {
-    return reader.invalid(path,
-                          "python is missing (the interpreter of a venv with torch, triton "
-                          "and liger-kernel, like \"/opt/venv/bin/python3\")");
+  return workloads;
+}
+
+// A liger-bench entry's providers: required, each one liger-bench runs for the kernel.
+Result<std::vector<runners::LigerProvider>> read_liger_providers(const JsonField& object,
+                                                                 core::Kernel kernel) {
+  const JsonField field = object["providers"];
+  const std::string kernel_name(core::to_string(kernel));
+  if (!field.present()) {
+    return object.error("providers is missing (liger-bench runs " + runners::providers_of(kernel) +
+                        " for " + kernel_name + ")");
   }
-  std::string python;
-  KW_TRY(reader.read(object, path, "python", python));
-  if (python.empty()) return reader.invalid(member(path, "python"), "is empty");
+  const auto items = KW_TRY(field.array());
+  if (items.empty()) return field.error("lists no provider");
+  std::vector<runners::LigerProvider> providers;
+  for (const JsonField& item : items) {
+    const std::string text = KW_TRY(item.string());
+    const auto provider = runners::parse_liger_provider(text);
+    if (!provider || !runners::supports(kernel, *provider)) {
+      return item.error(shown(text) + " is not a provider liger-bench runs for " + kernel_name +
+                        " (" + runners::providers_of(kernel) + ")");
+    }
+    if (std::find(providers.begin(), providers.end(), *provider) != providers.end()) {
+      return item.error(shown(text) + " is listed twice");
+    }
+    providers.push_back(*provider);
+  }
+  return providers;
+}
+
+// How a liger-bench entry runs: python (required), script (must exist), timeout.
+Status read_liger_options(const Reader& reader, const JsonField& object,
+                          runners::LigerBenchOptions& out) {
+  const JsonField python_field = object["python"];
+  if (!python_field.present()) {
+    return object.error(
+        "python is missing (the interpreter of a venv with torch, triton and liger-kernel, like "
+        "\"/opt/venv/bin/python3\")");
+  }
+  const std::string python = KW_TRY(python_field.string());
+  if (python.empty()) return python_field.error("is empty");
   // A bare name is looked up in PATH when the runner starts; a path is taken relative to the
   // config file. A missing interpreter is a failed run, not a config error (venvs come and go).
-  out.liger.python = python.find('/') == std::string::npos ? std::filesystem::path(python)
-                                                           : reader.resolve(python);
-  std::string script;
-  KW_TRY(reader.read(object, path, "script", script));
-  if (object.contains("script")) {
-    out.liger.script = reader.resolve(script);
+  out.python = python.find('/') == std::string::npos ? std::filesystem::path(python)
+                                                     : reader.resolve(python);
+  const JsonField script_field = object["script"];
+  if (script_field.present()) {
+    out.script = reader.resolve(KW_TRY(script_field.string()));
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(out.liger.script, ec)) {
-      return reader.invalid(member(path, "script"),
-                            "\"" + out.liger.script.string() + "\" is not a file");
+    if (!std::filesystem::is_regular_file(out.script, ec)) {
+      return script_field.error("\"" + out.script.string() + "\" is not a file");
     }
   }
-  KW_TRY(reader.read_duration(object, path, "timeout", std::chrono::seconds(1), out.liger.timeout));
+  KW_TRY(read_duration(object["timeout"], std::chrono::seconds(1), out.timeout));
   return {};
 }
 
-Status read_benchmark(Reader& reader, const json& object, const std::string& path,
-                      BenchmarkConfig& out) {
-  KW_TRY(reader.expect_object(
-      object, path,
-      {"runner", "kernel", "pass", "providers", "workloads", "python", "script", "timeout"}));
-  for (const std::string_view key : {"kernel", "pass", "workloads"}) {
-    if (!object.contains(key)) return reader.invalid(path, std::string(key) + " is missing");
-  }
-  std::string runner;
-  KW_TRY(reader.read(object, path, "runner", runner));
-  if (object.contains("runner")) {
-    if (runner != runners::kLigerBenchRunner) {
-      return reader.invalid(member(path, "runner"),
-                            shown(runner) + " is not a known runner (known: " +
-                                std::string(runners::kLigerBenchRunner) +
-                                "; leave it out for kernelwatch's own kernels)");
-    }
-    out.runner = Runner::LigerBench;
-  } else {
+// `runner`: absent for kernelwatch's own kernels, whose entries take none of a runner's fields.
+Result<Runner> read_runner(const JsonField& object) {
+  const JsonField field = object["runner"];
+  if (!field.present()) {
     for (const std::string_view key : {"python", "script", "timeout"}) {
-      if (object.contains(key)) {
-        return reader.invalid(member(path, key), "applies to a benchmark with a \"runner\"");
-      }
+      if (object[key].present())
+        return object[key].error("applies to a benchmark with a \"runner\"");
     }
+    return Runner::Harness;
   }
-  const bool liger = out.runner == Runner::LigerBench;
-  std::string kernel;
-  KW_TRY(reader.read(object, path, "kernel", kernel));
-  out.kernel =
-      KW_TRY(read_name(reader, member(path, "kernel"), kernel, core::parse_kernel, core::kKernels));
-  std::string pass;
-  KW_TRY(reader.read(object, path, "pass", pass));
-  out.pass = KW_TRY(read_name(reader, member(path, "pass"), pass, core::parse_pass, core::kPasses));
+  const std::string runner = KW_TRY(field.string());
+  if (runner != runners::kLigerBenchRunner) {
+    return field.error(shown(runner) +
+                       " is not a known runner (known: " + std::string(runners::kLigerBenchRunner) +
+                       "; leave it out for kernelwatch's own kernels)");
+  }
+  return Runner::LigerBench;
+}
 
-  if (liger) {
-    KW_TRY(read_liger_bench(reader, object, path, out));
-  } else {
-    out.providers.assign(std::begin(core::kProviders), std::end(core::kProviders));
+Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkConfig& out) {
+  const JsonField object = KW_TRY(object_of(field, {"runner", "kernel", "pass", "providers",
+                                                    "workloads", "python", "script", "timeout"}));
+  for (const std::string_view key : {"kernel", "pass", "workloads"}) {
+    if (!object[key].present()) return object.error(std::string(key) + " is missing");
   }
-  if (const auto it = object.find("providers"); !liger && it != object.end()) {
-    const std::string providers_path = member(path, "providers");
-    if (!it->is_array()) return reader.wrong_type(providers_path, "an array", *it);
-    if (it->empty()) return reader.invalid(providers_path, "lists no provider");
-    out.providers.clear();
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      const json& value = (*it)[i];
-      const std::string item_path = element(providers_path, i);
-      if (!value.is_string()) return reader.wrong_type(item_path, "a string", value);
-      const std::string text = value.get<std::string>();
-      const core::Provider provider =
-          KW_TRY(read_name(reader, item_path, text, core::parse_provider, core::kProviders));
-      if (std::find(out.providers.begin(), out.providers.end(), provider) != out.providers.end()) {
-        return reader.invalid(item_path, shown(text) + " is listed twice");
-      }
-      out.providers.push_back(provider);
-    }
-  }
-
-  const std::string workloads_path = member(path, "workloads");
-  const json& workloads = object.at("workloads");
-  if (!workloads.is_array()) return reader.wrong_type(workloads_path, "an array", workloads);
-  if (workloads.empty()) return reader.invalid(workloads_path, "lists no workload");
-  const std::string kernel_name(core::to_string(out.kernel));
-  for (std::size_t i = 0; i < workloads.size(); ++i) {
-    const json& value = workloads[i];
-    const std::string item_path = element(workloads_path, i);
-    if (!value.is_string()) return reader.wrong_type(item_path, "a workload label", value);
-    const std::string label = value.get<std::string>();
-    auto workload = core::Workload::from_label(label);
-    if (!workload) return reader.wrap(item_path, workload.error());
-    if (!workload->kernel) {
-      return reader.invalid(item_path, shown(label) + " is not a " + kernel_name +
-                                           " workload like \"" +
-                                           std::string(example_workload(out.kernel)) + "\"");
-    }
-    if (*workload->kernel != out.kernel) {
-      return reader.invalid(item_path, shown(label) + " is a " +
-                                           std::string(core::to_string(*workload->kernel)) +
-                                           " workload, not a " + kernel_name + " one");
-    }
-    for (const auto& earlier : out.workloads) {
-      if (earlier.label() == workload->label()) {
-        return reader.invalid(item_path, shown(label) + " is listed twice");
-      }
-    }
-    if (liger) {
+  out.runner = KW_TRY(read_runner(object));
+  const std::string kernel = KW_TRY(object["kernel"].string());
+  out.kernel = KW_TRY(read_name(object["kernel"], kernel, core::parse_kernel, core::kKernels));
+  const std::string pass = KW_TRY(object["pass"].string());
+  out.pass = KW_TRY(read_name(object["pass"], pass, core::parse_pass, core::kPasses));
+  if (out.runner == Runner::LigerBench) {
+    out.liger_providers = KW_TRY(read_liger_providers(object, out.kernel));
+    KW_TRY(read_liger_options(reader, object, out.liger));
+    // Each workload must be one liger-bench runs for every provider listed.
+    const auto runs_everywhere = [&](const core::Workload& workload) -> Status {
       for (const auto provider : out.liger_providers) {
-        const runners::LigerCase c{out.kernel, out.pass, provider, *workload};
-        if (auto ok = runners::validate(c); !ok)
-          return reader.invalid(item_path, ok.error().message);
+        KW_TRY(runners::validate(runners::LigerCase{out.kernel, out.pass, provider, workload}));
       }
-    }
-    out.workloads.push_back(std::move(*workload));
+      return {};
+    };
+    out.workloads = KW_TRY(read_workloads(object["workloads"], out.kernel, runs_everywhere));
+  } else {
+    out.providers = KW_TRY(read_providers(object["providers"]));
+    out.workloads = KW_TRY(read_workloads(object["workloads"], out.kernel));
   }
   return {};
 }
 
-Status read_benchmarks(Reader& reader, const json& value, std::vector<BenchmarkConfig>& out) {
-  const std::string path = "benchmarks";
-  if (!value.is_array()) return reader.wrong_type(path, "an array", value);
-  for (std::size_t i = 0; i < value.size(); ++i) {
+Status read_benchmarks(const Reader& reader, const JsonField& field,
+                       std::vector<BenchmarkConfig>& out) {
+  const auto items = KW_TRY(field.array());
+  for (std::size_t i = 0; i < items.size(); ++i) {
     BenchmarkConfig benchmark;
-    const std::string item_path = element(path, i);
-    KW_TRY(read_benchmark(reader, value[i], item_path, benchmark));
+    KW_TRY(read_benchmark(reader, items[i], benchmark));
     for (std::size_t j = 0; j < out.size(); ++j) {
       if (out[j].runner == benchmark.runner && out[j].kernel == benchmark.kernel &&
           out[j].pass == benchmark.pass) {
-        return reader.invalid(item_path, std::string(core::to_string(benchmark.kernel)) + "/" +
-                                             std::string(core::to_string(benchmark.pass)) +
-                                             " is already listed in " + element(path, j));
+        return items[i].error(std::string(core::to_string(benchmark.kernel)) + "/" +
+                              std::string(core::to_string(benchmark.pass)) +
+                              " is already listed in " + items[j].path());
       }
     }
     out.push_back(std::move(benchmark));
@@ -576,11 +480,10 @@ Status read_benchmarks(Reader& reader, const json& value, std::vector<BenchmarkC
   return {};
 }
 
-Status read_bench(Reader& reader, const json& object, kernels::TimingPolicy& out) {
-  const std::string path = "bench";
-  KW_TRY(reader.expect_object(object, path, {"warmup", "repetitions"}));
-  KW_TRY(reader.read_duration(object, path, "warmup", milliseconds(0), out.warmup));
-  KW_TRY(reader.read_duration(object, path, "repetitions", milliseconds(1), out.repetitions));
+Status read_bench(const JsonField& field, kernels::TimingPolicy& out) {
+  const JsonField object = KW_TRY(object_of(field, {"warmup", "repetitions"}));
+  KW_TRY(read_duration(object["warmup"], milliseconds(0), out.warmup));
+  KW_TRY(read_duration(object["repetitions"], milliseconds(1), out.repetitions));
   return {};
 }
 
@@ -591,9 +494,7 @@ Status read_bench(Reader& reader, const json& object, kernels::TimingPolicy& out
 // earlier count setting it may not exceed, if any.
 struct DetectorSetting {
   std::string_view name;
-  std::function<Status(const Reader&, const json& section, const std::string& section_path,
-                       std::string_view key, DetectorSettings&)>
-      read;
+  std::function<Status(const JsonField& field, DetectorSettings&)> read;
   std::function<json(const DetectorSettings&)> value;
   std::string_view at_most;
 };
@@ -624,11 +525,10 @@ template <class Owner, class T>
 DetectorSetting count(std::string_view name, T Owner::*slot, std::size_t minimum,
                       std::size_t maximum, std::string_view at_most = {}) {
   return {name,
-          [=](const Reader& reader, const json& section, const std::string& path,
-              std::string_view key, DetectorSettings& settings) -> Status {
+          [=](const JsonField& field, DetectorSettings& settings) -> Status {
             T& out = part_of<Owner>(settings).*slot;
             auto value = static_cast<std::size_t>(out);
-            KW_TRY(reader.read_count(section, path, key, minimum, maximum, value));
+            KW_TRY(read_count(field, minimum, maximum, value));
             out = static_cast<T>(value);
             return {};
           },
@@ -641,10 +541,8 @@ template <class Owner>
 DetectorSetting number(std::string_view name, double Owner::*slot, double minimum, double maximum,
                        LowerBound lower = LowerBound::Closed) {
   return {name,
-          [=](const Reader& reader, const json& section, const std::string& path,
-              std::string_view key, DetectorSettings& settings) -> Status {
-            return reader.read_number(section, path, key, minimum, maximum, lower,
-                                      part_of<Owner>(settings).*slot);
+          [=](const JsonField& field, DetectorSettings& settings) -> Status {
+            return read_number(field, minimum, maximum, lower, part_of<Owner>(settings).*slot);
           },
           [=](const DetectorSettings& settings) { return json(part_of<Owner>(settings).*slot); },
           {}};
@@ -658,12 +556,11 @@ DetectorSetting microseconds(std::string_view name, Duration Owner::*slot, std::
   using std::chrono::duration_cast;
   return {
       name,
-      [=](const Reader& reader, const json& section, const std::string& path, std::string_view key,
-          DetectorSettings& settings) -> Status {
+      [=](const JsonField& field, DetectorSettings& settings) -> Status {
         Duration& out = part_of<Owner>(settings).*slot;
         auto value =
             static_cast<std::size_t>(duration_cast<std::chrono::microseconds>(out).count());
-        KW_TRY(reader.read_count(section, path, key, minimum, maximum, value));
+        KW_TRY(read_count(field, minimum, maximum, value));
         out = duration_cast<Duration>(std::chrono::microseconds(static_cast<std::int64_t>(value)));
         return {};
       },
@@ -678,10 +575,9 @@ DetectorSetting microseconds(std::string_view name, Duration Owner::*slot, std::
 template <class Owner, class Duration>
 DetectorSetting duration(std::string_view name, Duration Owner::*slot, milliseconds minimum) {
   return {name,
-          [=](const Reader& reader, const json& section, const std::string& path,
-              std::string_view key, DetectorSettings& settings) -> Status {
+          [=](const JsonField& field, DetectorSettings& settings) -> Status {
             milliseconds value{0};
-            KW_TRY(reader.read_duration(section, path, key, minimum, value));
+            KW_TRY(read_duration(field, minimum, value));
             part_of<Owner>(settings).*slot = value;
             return {};
           },
@@ -696,18 +592,11 @@ DetectorSetting duration(std::string_view name, Duration Owner::*slot, milliseco
 template <class Owner>
 DetectorSetting providers(std::string_view name, std::vector<std::string> Owner::*slot) {
   return {name,
-          [=](const Reader& reader, const json& section, const std::string& path,
-              std::string_view key, DetectorSettings& settings) -> Status {
-            const std::string list_path = member(path, key);
-            const json& list = section.at(key);
-            if (!list.is_array()) return reader.wrong_type(list_path, "an array", list);
+          [=](const JsonField& field, DetectorSettings& settings) -> Status {
             std::vector<std::string> names;
-            for (std::size_t i = 0; i < list.size(); ++i) {
-              const json& value = list[i];
-              if (!value.is_string() || value.get<std::string>().empty()) {
-                return reader.wrong_type(element(list_path, i), "a provider name", value);
-              }
-              names.push_back(value.get<std::string>());
+            for (const JsonField& item : KW_TRY(field.array())) {
+              names.push_back(KW_TRY(item.string("a provider name")));
+              if (names.back().empty()) return item.error("expected a provider name, got \"\"");
             }
             part_of<Owner>(settings).*slot = std::move(names);
             return {};
@@ -812,42 +701,40 @@ constexpr std::array<std::array<std::string_view, 3>, 2> kRetiredSettings = {{
      "the most-keys rule was replaced by the host-shift control (controls.host_*)"},
 }};
 
-Status read_detector(Reader& reader, const json& given, DetectorSettings& out) {
-  const std::string path = "detector";
-  json object = given;
-  for (const auto& [section, key, why] : kRetiredSettings) {
-    const auto holder = object.find(section);
-    if (holder == object.end() || !holder->is_object() || !holder->contains(key)) continue;
-    holder->erase(std::string(key));
-    reader.warnings().push_back(member(member(path, section), key) + " is no longer used (" +
-                                std::string(why) + "); it is ignored");
+// The keys an object of the detector section may have: detector_keys and the retired settings.
+std::vector<std::string_view> allowed_detector_keys(std::string_view section) {
+  std::vector<std::string_view> keys = detector_keys(section);
+  for (const auto& [retired_section, key, why] : kRetiredSettings) {
+    if (retired_section == section) keys.push_back(key);
   }
-  KW_TRY(reader.expect_object(object, path, detector_keys("")));
+  return keys;
+}
+
+Status read_detector(Reader& reader, const JsonField& field, DetectorSettings& out) {
+  for (const auto& [section, key, why] : kRetiredSettings) {
+    const JsonField retired = field[section][key];
+    if (!retired.present()) continue;
+    reader.warnings().push_back(retired.path() + " is no longer used (" + std::string(why) +
+                                "); it is ignored");
+  }
+  const JsonField detector = KW_TRY(object_of(field, allowed_detector_keys("")));
   std::string_view checked_section;
   for (const DetectorSetting& setting : detector_settings()) {
     const auto [section, key] = split_setting(setting.name);
-    const json* holder = &object;
-    std::string holder_path = path;
-    if (!section.empty()) {
-      const auto it = object.find(section);
-      holder = it == object.end() ? nullptr : &*it;
-      holder_path = member(path, section);
-      if (holder != nullptr && section != checked_section) {
-        KW_TRY(reader.expect_object(*holder, holder_path, detector_keys(section)));
-        checked_section = section;
-      }
+    const JsonField holder = section.empty() ? detector : detector[section];
+    if (!section.empty() && holder.present() && section != checked_section) {
+      KW_TRY(object_of(holder, allowed_detector_keys(section)));
+      checked_section = section;
     }
-    if (holder != nullptr && holder->contains(key)) {
-      KW_TRY(setting.read(reader, *holder, holder_path, key, out));
-    }
+    if (holder[key].present()) KW_TRY(setting.read(holder[key], out));
     if (!setting.at_most.empty()) {
       const DetectorSetting& bound = detector_setting(setting.at_most);
       const auto value = setting.value(out).get<std::size_t>();
       const auto limit = bound.value(out).get<std::size_t>();
       if (value > limit) {
-        return reader.invalid(member(path, setting.name),
-                              std::to_string(value) + " is larger than " +
-                                  member(path, bound.name) + " (" + std::to_string(limit) + ")");
+        return holder[key].error(std::to_string(value) + " is larger than " + detector.path() +
+                                 "." + std::string(bound.name) + " (" + std::to_string(limit) +
+                                 ")");
       }
     }
   }
@@ -866,144 +753,121 @@ json detector_json(const DetectorSettings& detector) {
 
 // --- notifiers -----------------------------------------------------------------------------
 
-// The notifiers' own rule (an address in 127.0.0.0/8 or ::1, or "localhost"; not a name that
-// merely starts like one), for a host as the URL spells it: any case, IPv6 in brackets.
-bool is_loopback(std::string_view host) {
-  std::string h = lower(host);
-  if (h.size() > 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-  return notifiers::is_loopback_host(h);
-}
-
-// Scheme and host of a resolved notifier URL; messages name the field, never the URL.
-Status check_notifier_url(const Reader& reader, const ResolvedSecret& url,
-                          InsecureHttp insecure_http) {
+// A resolved notifier URL, parsed by core::parse_url with the notifiers' http:// rule; messages
+// name the field, never the URL.
+Status check_notifier_url(const ResolvedSecret& url, InsecureHttp insecure_http) {
   const std::string what =
       url.source.origin == SecretOrigin::File ? "the content of \"" + url.source.name + "\""
       : url.source.origin == SecretOrigin::Environment ? "the value of " + url.source.name
                                                        : "the value";
   if (url.value.find_first_of(" \t\r\n") != std::string::npos) {
-    return reader.invalid(url.field, what + " contains whitespace (one URL expected)");
+    return url.field.error(what + " contains whitespace (one URL expected)");
   }
-  if (!is_http_url(url.value)) {
-    return reader.invalid(url.field, what + " is not an http:// or https:// URL");
-  }
-  const bool plain_http = lower(url.value.substr(0, 7)) == "http://";
-  std::string_view rest = url.value;
-  rest.remove_prefix(plain_http ? 7 : 8);
-  std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
-  if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
-    authority = authority.substr(at + 1);
-  }
-  std::string_view host = authority;
-  if (!host.empty() && host.front() == '[') {
-    host = host.substr(0, host.find(']') + 1);
-  } else {
-    host = host.substr(0, host.find(':'));
-  }
-  if (host.empty()) return reader.invalid(url.field, what + " has no host");
-  if (plain_http && insecure_http == InsecureHttp::Refuse && !is_loopback(host)) {
-    return reader.invalid(url.field, what + " is plain http:// to a host other than loopback; " +
-                                         "use https:// or set allow_insecure_http: true");
+  const core::Url parsed = KW_TRY(url.field.wrap(core::parse_url(url.value, what)));
+  if (notifiers::refuses_plain_http(parsed, insecure_http)) {
+    return url.field.error(what + " is plain http:// to a host other than loopback; " +
+                           "use https:// or set allow_insecure_http: true");
   }
   return {};
 }
 
-Status read_notifier(Reader& reader, const json& object, const std::string& path, std::size_t index,
-                     Notifier& out) {
-  notifiers::Destination& destination = out.destination;
-  KW_TRY(reader.expect_object(
-      object, path,
-      {"type", "name", "url", "url_file", "url_env", "secret_file", "secret_env", "ca_file",
-       "allow_insecure_http", "timeout", "min_interval", "backoff"}));
-  if (!object.contains("type")) return reader.invalid(path, "type is missing");
-  std::string type;
-  KW_TRY(reader.read(object, path, "type", type));
+// Its type and its name (default "<type>-<index>").
+Status read_notifier_identity(const JsonField& object, std::size_t index,
+                              notifiers::Destination& destination) {
+  const JsonField type_field = object["type"];
+  if (!type_field.present()) return object.error("type is missing");
+  const std::string type = KW_TRY(type_field.string());
   const auto parsed_type = notifiers::parse_destination_type(type);
   if (!parsed_type) {
-    return reader.invalid(member(path, "type"),
-                          shown(type) + " is not one of slack, webhook, alertmanager");
+    return type_field.error(shown(type) + " is not one of slack, webhook, alertmanager");
   }
   destination.type = *parsed_type;
-  destination.name =
-      std::string(notifiers::to_string(destination.type)) + "-" + std::to_string(index);
-  KW_TRY(reader.read(object, path, "name", destination.name));
+  destination.name = KW_TRY(object["name"].string_or(
+      std::string(notifiers::to_string(destination.type)) + "-" + std::to_string(index)));
   const std::string& name = destination.name;
   if (name.empty() || name.size() > 64 || !std::all_of(name.begin(), name.end(), word_char_ok)) {
-    return reader.invalid(member(path, "name"),
-                          shown(name) + " is not 1 to 64 of A-Z, a-z, 0-9, '.', '-', '_'");
+    return object["name"].error(shown(name) + " is not 1 to 64 of A-Z, a-z, 0-9, '.', '-', '_'");
   }
+  return {};
+}
 
-  bool allow_insecure = false;
-  KW_TRY(reader.read_flag(object, path, "allow_insecure_http", allow_insecure));
-  destination.insecure_http = allow_insecure ? InsecureHttp::Allow : InsecureHttp::Refuse;
-
-  const ResolvedSecret url = KW_TRY(read_secret(reader, object, path, "url", InlineValue::Allowed,
+// The URL and, for webhooks, the signing secret; the CA bundle to verify against.
+Status read_notifier_endpoint(const Reader& reader, const JsonField& object, Notifier& out) {
+  notifiers::Destination& destination = out.destination;
+  const ResolvedSecret url = KW_TRY(read_secret(reader, object, "url", InlineValue::Allowed,
                                                 Presence::Required, UnsetVariable::Fail));
-  KW_TRY(check_notifier_url(reader, url, destination.insecure_http));
+  KW_TRY(check_notifier_url(url, destination.insecure_http));
   destination.url = url.value;
   out.url_source = url.source;
 
   if (destination.type != notifiers::DestinationType::Webhook) {
     for (const std::string_view key : {"secret_file", "secret_env"}) {
-      if (object.contains(key)) {
-        return reader.invalid(member(path, key), "only webhook notifiers are signed");
-      }
+      if (object[key].present()) return object[key].error("only webhook notifiers are signed");
     }
   }
-  const ResolvedSecret secret =
-      KW_TRY(read_secret(reader, object, path, "secret", InlineValue::Refused, Presence::Optional,
-                         UnsetVariable::Fail));
+  const ResolvedSecret secret = KW_TRY(read_secret(reader, object, "secret", InlineValue::Refused,
+                                                   Presence::Optional, UnsetVariable::Fail));
   destination.secret = secret.value;
   out.secret_source = secret.source;
 
-  std::string ca_file;
-  KW_TRY(reader.read(object, path, "ca_file", ca_file));
+  const std::string ca_file = KW_TRY(object["ca_file"].string_or(""));
   if (!ca_file.empty()) {
     destination.ca_file = reader.resolve(ca_file).string();
     std::error_code error;
     if (!std::filesystem::is_regular_file(destination.ca_file, error)) {
-      return reader.fail(ErrorCode::NotFound, member(path, "ca_file"),
-                         "\"" + destination.ca_file + "\" is not a readable file");
-    }
-  }
-
-  // One `timeout` bounds each step of a delivery alike.
-  milliseconds timeout = destination.timeouts.read;
-  KW_TRY(reader.read_duration(object, path, "timeout", milliseconds(1), timeout));
-  destination.timeouts = {timeout, timeout, timeout, timeout, timeout};
-  if (object.contains("min_interval")) {
-    milliseconds min_interval{0};
-    KW_TRY(reader.read_duration(object, path, "min_interval", milliseconds(0), min_interval));
-    destination.min_interval = min_interval;
-  }
-  if (const auto it = object.find("backoff"); it != object.end()) {
-    notifiers::Backoff& backoff = destination.backoff;
-    const std::string backoff_path = member(path, "backoff");
-    KW_TRY(reader.expect_object(*it, backoff_path, {"base", "cap", "max_age"}));
-    KW_TRY(reader.read_duration(*it, backoff_path, "base", milliseconds(1), backoff.base));
-    KW_TRY(reader.read_duration(*it, backoff_path, "cap", milliseconds(1), backoff.cap));
-    KW_TRY(reader.read_duration(*it, backoff_path, "max_age", milliseconds(1), backoff.max_age));
-    if (backoff.cap < backoff.base) {
-      return reader.invalid(member(backoff_path, "cap"), format_duration(backoff.cap) +
-                                                             " is shorter than backoff.base (" +
-                                                             format_duration(backoff.base) + ")");
+      return object["ca_file"].error(ErrorCode::NotFound,
+                                     "\"" + destination.ca_file + "\" is not a readable file");
     }
   }
   return {};
 }
 
-Status read_notifiers(Reader& reader, const json& value, std::vector<Notifier>& out) {
-  const std::string path = "notifiers";
-  if (!value.is_array()) return reader.wrong_type(path, "an array", value);
-  for (std::size_t i = 0; i < value.size(); ++i) {
+// Timeouts, the minimum gap between requests and the retry schedule.
+Status read_delivery(const JsonField& object, notifiers::Destination& destination) {
+  // One `timeout` bounds each step of a delivery alike.
+  milliseconds timeout = destination.timeouts.read;
+  KW_TRY(read_duration(object["timeout"], milliseconds(1), timeout));
+  destination.timeouts = {timeout, timeout, timeout, timeout, timeout};
+  if (object["min_interval"].present()) {
+    milliseconds min_interval{0};
+    KW_TRY(read_duration(object["min_interval"], milliseconds(0), min_interval));
+    destination.min_interval = min_interval;
+  }
+  if (object["backoff"].present()) {
+    notifiers::Backoff& backoff = destination.backoff;
+    const JsonField fields = KW_TRY(object_of(object["backoff"], {"base", "cap", "max_age"}));
+    KW_TRY(read_duration(fields["base"], milliseconds(1), backoff.base));
+    KW_TRY(read_duration(fields["cap"], milliseconds(1), backoff.cap));
+    KW_TRY(read_duration(fields["max_age"], milliseconds(1), backoff.max_age));
+    if (backoff.cap < backoff.base) {
+      return fields["cap"].error(format_duration(backoff.cap) + " is shorter than backoff.base (" +
+                                 format_duration(backoff.base) + ")");
+    }
+  }
+  return {};
+}
+
+Status read_notifier(const Reader& reader, const JsonField& field, std::size_t index,
+                     Notifier& out) {
+  const JsonField object = KW_TRY(
+      object_of(field, {"type", "name", "url", "url_file", "url_env", "secret_file", "secret_env",
+                        "ca_file", "allow_insecure_http", "timeout", "min_interval", "backoff"}));
+  KW_TRY(read_notifier_identity(object, index, out.destination));
+  const bool allow_insecure = KW_TRY(object["allow_insecure_http"].boolean_or(false));
+  out.destination.insecure_http = allow_insecure ? InsecureHttp::Allow : InsecureHttp::Refuse;
+  KW_TRY(read_notifier_endpoint(reader, object, out));
+  return read_delivery(object, out.destination);
+}
+
+Status read_notifiers(const Reader& reader, const JsonField& field, std::vector<Notifier>& out) {
+  const auto items = KW_TRY(field.array());
+  for (std::size_t i = 0; i < items.size(); ++i) {
     Notifier notifier;
-    const std::string item_path = element(path, i);
-    KW_TRY(read_notifier(reader, value[i], item_path, i, notifier));
+    KW_TRY(read_notifier(reader, items[i], i, notifier));
     for (std::size_t j = 0; j < out.size(); ++j) {
       if (out[j].destination.name == notifier.destination.name) {
-        return reader.invalid(
-            member(item_path, "name"),
-            shown(notifier.destination.name) + " is already the name of " + element(path, j));
+        return items[i]["name"].error(shown(notifier.destination.name) +
+                                      " is already the name of " + items[j].path());
       }
     }
     out.push_back(std::move(notifier));
@@ -1040,34 +904,21 @@ std::string describe_parse_error(std::string_view source, std::string_view text,
 Result<Config> parse_document(Reader& reader, const json& document, std::string_view source) {
   Config config;
   config.source = std::string(source);
-  if (!document.is_object()) return reader.wrong_type("", "an object at the top level", document);
-  KW_TRY(reader.expect_object(
-      document, "",
-      {"storage", "http", "backend", "schedule", "benchmarks", "bench", "detector", "notifiers"}));
+  const JsonField root = KW_TRY(object_of(
+      reader.root(document),
+      {"storage", "http", "backend", "schedule", "benchmarks", "bench", "detector", "notifiers"},
+      "an object at the top level"));
   config.storage.path = reader.resolve(config.storage.path.string());
-  if (const auto it = document.find("storage"); it != document.end()) {
-    KW_TRY(read_storage(reader, *it, config.storage));
-  }
-  if (const auto it = document.find("http"); it != document.end()) {
-    KW_TRY(read_http(reader, *it, config.http));
-  }
-  if (const auto it = document.find("backend"); it != document.end()) {
-    KW_TRY(read_backend(reader, *it, config.backend));
-  }
-  if (const auto it = document.find("schedule"); it != document.end()) {
-    KW_TRY(read_schedule(reader, *it, config.schedule));
-  }
-  if (const auto it = document.find("benchmarks"); it != document.end()) {
-    KW_TRY(read_benchmarks(reader, *it, config.benchmarks));
-  }
-  if (const auto it = document.find("bench"); it != document.end()) {
-    KW_TRY(read_bench(reader, *it, config.bench));
-  }
-  if (const auto it = document.find("detector"); it != document.end()) {
-    KW_TRY(read_detector(reader, *it, config.detector));
-  }
-  if (const auto it = document.find("notifiers"); it != document.end()) {
-    KW_TRY(read_notifiers(reader, *it, config.notifiers));
+  if (root["storage"].present()) KW_TRY(read_storage(reader, root["storage"], config.storage));
+  if (root["http"].present()) KW_TRY(read_http(reader, root["http"], config.http));
+  if (root["backend"].present()) KW_TRY(read_backend(root["backend"], config.backend));
+  if (root["schedule"].present()) KW_TRY(read_schedule(root["schedule"], config.schedule));
+  if (root["benchmarks"].present())
+    KW_TRY(read_benchmarks(reader, root["benchmarks"], config.benchmarks));
+  if (root["bench"].present()) KW_TRY(read_bench(root["bench"], config.bench));
+  if (root["detector"].present()) KW_TRY(read_detector(reader, root["detector"], config.detector));
+  if (root["notifiers"].present()) {
+    KW_TRY(read_notifiers(reader, root["notifiers"], config.notifiers));
   }
   config.warnings = std::move(reader.warnings());
   return config;
@@ -1124,16 +975,15 @@ Result<Config> load_config(const std::filesystem::path& path, const Environment&
   if (in.bad()) return core::fail(ErrorCode::IoError, "cannot read config file \"" + source + "\"");
   std::error_code ignored;
   const auto absolute = std::filesystem::absolute(path, ignored);
-  auto config = parse_config(text, source, environment, absolute.parent_path());
-  if (!config) return config;
+  Config config = KW_TRY(parse_config(text, source, environment, absolute.parent_path()));
 
   struct stat info {};
   if (::stat(path.c_str(), &info) == 0 && (info.st_mode & S_IROTH) != 0) {
-    for (std::size_t i = 0; i < config->notifiers.size(); ++i) {
-      if (config->notifiers[i].url_source.origin == SecretOrigin::Inline) {
-        config->warnings.push_back("notifiers[" + std::to_string(i) + "].url is written in " +
-                                   source +
-                                   ", which is readable by others; prefer url_file or url_env");
+    for (std::size_t i = 0; i < config.notifiers.size(); ++i) {
+      if (config.notifiers[i].url_source.origin == SecretOrigin::Inline) {
+        config.warnings.push_back("notifiers[" + std::to_string(i) + "].url is written in " +
+                                  source +
+                                  ", which is readable by others; prefer url_file or url_env");
       }
     }
   }

@@ -26,51 +26,26 @@ json run_json(const AlertRun& run) {
               {"median", run.median.count()}};
 }
 
-// Reads the alert document's fields, naming the first that is missing or of the wrong type.
-class Fields {
- public:
-  explicit Fields(const json& doc) : doc_(doc) {}
+// A run an alert names: its externalId, observedAt and median fields. The median may be absent
+// (documents of older versions, failed runs): 0 then.
+Result<AlertRun> run_from_json(const JsonField& doc, std::string_view id, std::string_view at,
+                               std::string_view median) {
+  AlertRun run;
+  run.external_id = KW_TRY(doc[id].string());
+  run.observed_at = KW_TRY(doc[at].timestamp());
+  run.median = std::chrono::nanoseconds{KW_TRY(doc[median].integer_or(0))};
+  return run;
+}
 
-  template <class T>
-  Result<T> get(const char* name) const {
-    const auto it = doc_.find(name);
-    if (it == doc_.end()) return fail(ErrorCode::ParseError, std::string(name) + " is missing");
-    if constexpr (std::is_same_v<T, std::string>) {
-      if (!it->is_string())
-        return fail(ErrorCode::ParseError, std::string(name) + " must be a string");
-      return it->get<std::string>();
-    } else if constexpr (std::is_same_v<T, double>) {
-      if (!it->is_number())
-        return fail(ErrorCode::ParseError, std::string(name) + " must be a number");
-      return it->get<double>();
-    } else {
-      if (!it->is_number_integer())
-        return fail(ErrorCode::ParseError, std::string(name) + " must be an integer");
-      return it->get<T>();
-    }
+Result<std::vector<AttributionChange>> attribution_from_json(const JsonField& field) {
+  std::vector<AttributionChange> changes;
+  if (!field.present()) return changes;
+  for (const JsonField& change : KW_TRY(field.array())) {
+    changes.push_back({KW_TRY(change["field"].string()), KW_TRY(change["from"].string()),
+                       KW_TRY(change["to"].string())});
   }
-  Result<Timestamp> time(const char* name) const {
-    auto text = KW_TRY(get<std::string>(name));
-    auto parsed = parse_timestamp(text);
-    if (!parsed) return tl::unexpected(parsed.error().with_context(name));
-    return *parsed;
-  }
-  // An integer that may be absent (documents of older versions, failed runs): 0 then.
-  Result<std::int64_t> optional_integer(const char* name) const {
-    if (!doc_.contains(name)) return std::int64_t{0};
-    return get<std::int64_t>(name);
-  }
-  Result<AlertRun> run(const char* id, const char* at, const char* median) const {
-    AlertRun out;
-    out.external_id = KW_TRY(get<std::string>(id));
-    out.observed_at = KW_TRY(time(at));
-    out.median = std::chrono::nanoseconds{KW_TRY(optional_integer(median))};
-    return out;
-  }
-
- private:
-  const json& doc_;
-};
+  return changes;
+}
 
 }  // namespace
 
@@ -190,54 +165,44 @@ json to_json(const Alert& alert) {
 }
 
 Result<Alert> alert_from_json(const json& doc) {
-  if (!doc.is_object()) return fail(ErrorCode::ParseError, "an alert must be a JSON object");
-  const Fields f(doc);
+  return alert_from_json(JsonField(doc));
+}
+
+Result<Alert> alert_from_json(const JsonField& field) {
+  const JsonField doc = KW_TRY(field.object());
   Alert a;
-  a.id = KW_TRY(f.get<std::string>("id"));
-  a.key.benchmark = KW_TRY(f.get<std::string>("benchmark"));
-  a.key.provider = KW_TRY(f.get<std::string>("provider"));
-  a.key.workload = KW_TRY(f.get<std::string>("workload"));
-  a.key.environment = KW_TRY(f.get<std::string>("environment"));
-  a.key.protocol = doc.value("protocol", std::string());
-  a.kind = KW_TRY(parse_alert_kind(KW_TRY(f.get<std::string>("kind"))));
-  a.direction = KW_TRY(parse_direction(KW_TRY(f.get<std::string>("direction"))));
-  a.state = KW_TRY(parse_alert_state(KW_TRY(f.get<std::string>("state"))));
-  a.fired = KW_TRY(f.run("externalId", "observedAt", "median"));
+  a.id = KW_TRY(doc["id"].string());
+  a.key.benchmark = KW_TRY(doc["benchmark"].string());
+  a.key.provider = KW_TRY(doc["provider"].string());
+  a.key.workload = KW_TRY(doc["workload"].string());
+  a.key.environment = KW_TRY(doc["environment"].string());
+  a.key.protocol = KW_TRY(doc["protocol"].string_or(""));
+  a.kind = KW_TRY(doc["kind"].parsed(parse_alert_kind));
+  a.direction = KW_TRY(doc["direction"].parsed(parse_direction));
+  a.state = KW_TRY(doc["state"].parsed(parse_alert_state));
+  a.fired = KW_TRY(run_from_json(doc, "externalId", "observedAt", "median"));
   // Failed alerts and documents of kernelwatch 0.1 may lack the onset: it is the firing run.
-  a.onset = doc.contains("onsetExternalId")
-                ? KW_TRY(f.run("onsetExternalId", "onsetObservedAt", "onsetMedian"))
+  a.onset = doc["onsetExternalId"].present()
+                ? KW_TRY(run_from_json(doc, "onsetExternalId", "onsetObservedAt", "onsetMedian"))
                 : a.fired;
-  if (const auto closed = doc.find("closedBy"); closed != doc.end() && !closed->is_null()) {
-    const Fields c(*closed);
-    auto run = c.run("externalId", "observedAt", "median");
-    if (!run) return tl::unexpected(run.error().with_context("closedBy"));
-    a.closed_by = std::move(*run);
+  if (const JsonField closed = doc["closedBy"]; closed.present()) {
+    KW_TRY(closed.object());
+    a.closed_by = KW_TRY(run_from_json(closed, "externalId", "observedAt", "median"));
   }
-  if (const auto band = doc.find("band"); band != doc.end() && band->is_object()) {
-    const Fields b(*band);
-    a.band.lower = std::chrono::nanoseconds{KW_TRY(b.get<std::int64_t>("lower"))};
-    a.band.upper = std::chrono::nanoseconds{KW_TRY(b.get<std::int64_t>("upper"))};
-    a.band.center = std::chrono::nanoseconds{band->value("center", std::int64_t{0})};
+  if (const JsonField band = doc["band"]; band.present()) {
+    KW_TRY(band.object());
+    a.band.lower = std::chrono::nanoseconds{KW_TRY(band["lower"].integer())};
+    a.band.upper = std::chrono::nanoseconds{KW_TRY(band["upper"].integer())};
+    a.band.center = std::chrono::nanoseconds{KW_TRY(band["center"].integer_or(0))};
   }
-  a.baseline_runs = static_cast<std::size_t>(KW_TRY(f.optional_integer("baselineRuns")));
-  if (doc.contains("relativeChange")) a.relative_change = KW_TRY(f.get<double>("relativeChange"));
-  if (const auto changes = doc.find("attribution"); changes != doc.end() && changes->is_array()) {
-    for (const auto& change : *changes) {
-      const Fields c(change);
-      a.attribution.push_back({KW_TRY(c.get<std::string>("field")),
-                               KW_TRY(c.get<std::string>("from")),
-                               KW_TRY(c.get<std::string>("to"))});
-    }
-  }
-  a.explanation = doc.value("explanation", std::string());
-  if (const auto incident = doc.find("incident"); incident != doc.end() && incident->is_string()) {
-    a.incident = incident->get<std::string>();
-  }
-  if (const auto members = doc.find("members"); members != doc.end() && members->is_array()) {
-    for (const auto& member : *members) {
-      auto parsed = alert_from_json(member);
-      if (!parsed) return tl::unexpected(parsed.error().with_context("members"));
-      a.members.push_back(std::move(*parsed));
+  a.baseline_runs = static_cast<std::size_t>(KW_TRY(doc["baselineRuns"].integer_or(0)));
+  a.relative_change = KW_TRY(doc["relativeChange"].number_or(0));
+  a.attribution = KW_TRY(attribution_from_json(doc["attribution"]));
+  a.explanation = KW_TRY(doc["explanation"].string_or(""));
+  a.incident = KW_TRY(doc["incident"].string_or(""));
+  if (const JsonField members = doc["members"]; members.present()) {
+    for (const JsonField& member : KW_TRY(members.array())) {
+      a.members.push_back(KW_TRY(alert_from_json(member)));
     }
   }
   return a;

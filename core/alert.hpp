@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/json_fields.hpp"
 #include "core/time.hpp"
 
 namespace kernelwatch::core {
@@ -124,8 +125,11 @@ struct Alert {
 //  "incident" (null unless kind is environment),"members":[alerts]}. Durations in integer ns,
 //  times RFC 3339 UTC.
 [[nodiscard]] nlohmann::json to_json(const Alert& alert);
-// Its inverse; ParseError naming the field. Reads the documents kernelwatch 0.1 stored too (no
-// protocol, closedBy or onsetMedian; failed alerts without band, onset and counts).
+// Its inverse; ParseError naming the field ("members[0].band.lower: expected an integer"). Reads
+// the documents kernelwatch 0.1 stored too (no protocol, closedBy or onsetMedian; failed alerts
+// without band, onset and counts).
 [[nodiscard]] Result<Alert> alert_from_json(const nlohmann::json& doc);
+// The same for an alert inside a larger document, its messages with the alert's path in front.
+[[nodiscard]] Result<Alert> alert_from_json(const JsonField& field);
 
 }  // namespace kernelwatch::core

@@ -78,6 +78,19 @@ inline void try_value(tl::expected<void, Error>&&) {}
     ::kernelwatch::core::detail::try_value(std::move(kw_try_result_));                        \
   })
 
+// KW_TRY that puts where it happened in front of the error's message (Error::with_context):
+//   run.status = KW_TRY_WITH(parse_run_status(text), "run.spec.status");
+// The context is evaluated only when there is an error.
+#define KW_TRY_WITH(expression, context)                               \
+  __extension__({                                                      \
+    auto kw_try_result_ = (expression);                                \
+    if (!kw_try_result_) {                                             \
+      return ::tl::unexpected<::kernelwatch::core::Error>(             \
+          kw_try_result_.error().with_context(context));               \
+    }                                                                  \
+    ::kernelwatch::core::detail::try_value(std::move(kw_try_result_)); \
+  })
+
 // Bugs, not bad input: abort with the expression and where it failed.
 #define KW_ASSERT(condition, message)                                                   \
   do {                                                                                  \

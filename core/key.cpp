@@ -332,9 +332,8 @@ Result<ComparabilityKey> key_of(const Record& record) {
                 "run: no workload (set metadata.labels.workload or an externalId of the form "
                 "<kernel>/<pass>/<provider>/<environment>/<workload>/<time>)");
   }
-  auto workload = Workload::from_label(workload_label);
-  if (!workload) return tl::unexpected(workload.error().with_context("run"));
-  key.workload = {workload->label(), workload->digest()};
+  const Workload workload = KW_TRY_WITH(Workload::from_label(workload_label), "run");
+  key.workload = {workload.label(), workload.digest()};
 
   const Hardware& hw = record.environment.hardware;
   key.environment = {environment_label(hw), document_digest(environment_identity(hw))};

@@ -1,99 +1,46 @@
 #include "core/record.hpp"
 
 #include <cmath>
-#include <limits>
+
+#include "core/json_fields.hpp"
 
 namespace kernelwatch::core {
 namespace {
 
 using nlohmann::json;
 
-// Walks a document and reports errors with the full field path.
-class Reader {
- public:
-  explicit Reader(std::string path) : path_(std::move(path)) {}
-
-  [[nodiscard]] const std::string& path() const { return path_; }
-
-  Result<const json*> object(const json& parent, std::string_view key, bool required) const {
-    const auto it = parent.find(key);
-    if (it == parent.end() || it->is_null()) {
-      if (required) return fail(ErrorCode::ParseError, field(key) + ": missing");
-      return static_cast<const json*>(nullptr);
-    }
-    if (!it->is_object()) return fail(ErrorCode::ParseError, field(key) + ": expected an object");
-    return &*it;
+Status check_kind(const JsonField& doc, std::string_view kind) {
+  const JsonField api = doc["apiVersion"];
+  const std::string api_version = KW_TRY(api.string());
+  if (api_version != kApiVersion) {
+    return api.error("\"" + api_version + "\" is not " + std::string(kApiVersion));
   }
-
-  Result<std::string> string(const json& parent, std::string_view key, bool required) const {
-    const auto it = parent.find(key);
-    if (it == parent.end() || it->is_null()) {
-      if (required) return fail(ErrorCode::ParseError, field(key) + ": missing");
-      return std::string();
-    }
-    if (!it->is_string()) return fail(ErrorCode::ParseError, field(key) + ": expected a string");
-    return it->get<std::string>();
-  }
-
-  Result<double> number(const json& parent, std::string_view key) const {
-    const auto it = parent.find(key);
-    if (it == parent.end() || it->is_null())
-      return fail(ErrorCode::ParseError, field(key) + ": missing");
-    if (!it->is_number()) return fail(ErrorCode::ParseError, field(key) + ": expected a number");
-    const double v = it->get<double>();
-    if (!std::isfinite(v)) return fail(ErrorCode::ParseError, field(key) + ": not finite");
-    return v;
-  }
-
-  [[nodiscard]] Reader child(std::string_view key) const {
-    return Reader(path_.empty() ? std::string(key) : path_ + "." + std::string(key));
-  }
-
-  [[nodiscard]] std::string field(std::string_view key) const {
-    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
-  }
-
- private:
-  std::string path_;
-};
-
-Status check_kind(const Reader& reader, const json& doc, std::string_view kind) {
-  auto api = reader.string(doc, "apiVersion", true);
-  if (!api) return tl::unexpected(api.error());
-  if (*api != kApiVersion) {
-    return fail(ErrorCode::ParseError, reader.field("apiVersion") + ": \"" + *api + "\" is not " +
-                                           std::string(kApiVersion));
-  }
-  auto actual = reader.string(doc, "kind", true);
-  if (!actual) return tl::unexpected(actual.error());
-  if (*actual != kind) {
-    return fail(ErrorCode::ParseError, reader.field("kind") + ": expected \"" + std::string(kind) +
-                                           "\", got \"" + *actual + "\"");
+  const JsonField actual = doc["kind"];
+  const std::string actual_kind = KW_TRY(actual.string());
+  if (actual_kind != kind) {
+    return actual.error("expected \"" + std::string(kind) + "\", got \"" + actual_kind + "\"");
   }
   return {};
 }
 
-Result<Metadata> parse_metadata(const Reader& parent, const json& doc) {
+// The document's apiVersion, kind and spec object.
+Result<JsonField> spec_of(const JsonField& doc, std::string_view kind) {
+  KW_TRY(doc.object());
+  KW_TRY(check_kind(doc, kind));
+  return doc["spec"].object();
+}
+
+Result<Metadata> parse_metadata(const JsonField& doc) {
   Metadata metadata;
-  auto node = parent.object(doc, "metadata", false);
-  if (!node) return tl::unexpected(node.error());
-  if (*node == nullptr) return metadata;
-  const Reader reader = parent.child("metadata");
-  auto name = reader.string(**node, "name", false);
-  if (!name) return tl::unexpected(name.error());
-  auto title = reader.string(**node, "title", false);
-  if (!title) return tl::unexpected(title.error());
-  metadata.name = *name;
-  metadata.title = *title;
-  auto labels = reader.object(**node, "labels", false);
-  if (!labels) return tl::unexpected(labels.error());
-  if (*labels != nullptr) {
-    for (const auto& [key, value] : (*labels)->items()) {
-      if (!value.is_string()) {
-        return fail(ErrorCode::ParseError,
-                    reader.field("labels") + "." + key + ": expected a string");
-      }
-      metadata.labels.emplace(key, value.get<std::string>());
+  const JsonField node = doc["metadata"];
+  if (!node.present()) return metadata;
+  KW_TRY(node.object());
+  metadata.name = KW_TRY(node["name"].string_or(""));
+  metadata.title = KW_TRY(node["title"].string_or(""));
+  if (const JsonField labels = node["labels"]; labels.present()) {
+    KW_TRY(labels.object());
+    for (const std::string& key : labels.keys()) {
+      metadata.labels.emplace(key, KW_TRY(labels[key].string()));
     }
   }
   return metadata;
@@ -118,13 +65,12 @@ void write_metadata(json& doc, const Metadata& metadata) {
   if (out.empty()) doc.erase("metadata");
 }
 
-Result<std::int64_t> to_ns(const Reader& reader, std::string_view key, double value) {
-  if (value < 0 || value > static_cast<double>(std::numeric_limits<std::int64_t>::max()) ||
-      std::floor(value) != value) {
-    return fail(ErrorCode::ParseError,
-                reader.field(key) + ": expected a non-negative integer number of ns");
-  }
-  return static_cast<std::int64_t>(value);
+// A count of ns: a number first (so a word is "expected a number"), then a non-negative integer.
+Result<std::int64_t> nanoseconds(const JsonField& field) {
+  KW_TRY(field.number());
+  const auto ns = field.integer();
+  if (!ns || *ns < 0) return field.error("expected a non-negative integer number of ns");
+  return *ns;
 }
 
 json number_json(double value) {
@@ -134,156 +80,95 @@ json number_json(double value) {
   return value;
 }
 
-Result<BenchmarkRun> parse_run(const json& doc) {
-  const Reader top("run");
-  if (!doc.is_object()) return fail(ErrorCode::ParseError, "run: expected an object");
-  if (auto ok = check_kind(top, doc, "BenchmarkRun"); !ok) return tl::unexpected(ok.error());
+// spec.timing with its latencyNs.median: required on a passed run, optional on the others.
+Status parse_timing(const JsonField& spec, BenchmarkRun& run) {
+  const bool passed = run.status == RunStatus::Passed;
+  const JsonField timing = spec["timing"];
+  if (!timing.present() && !passed) return {};
+  KW_TRY(timing.object());
+  const std::string primary = KW_TRY(timing["primaryStatistic"].string_or(""));
+  if (!primary.empty()) run.primary_statistic = primary;
+  const JsonField latency = timing["latencyNs"];
+  if (!latency.present() && !passed) return {};
+  KW_TRY(latency.object());
+  if (const JsonField median = latency["median"]; median.present() || passed) {
+    run.median = std::chrono::nanoseconds{KW_TRY(nanoseconds(median))};
+  }
+  return {};
+}
+
+Result<std::vector<Measurement>> parse_measurements(const JsonField& field) {
+  std::vector<Measurement> measurements;
+  if (!field.present()) return measurements;
+  for (const JsonField& item : KW_TRY(field.array())) {
+    KW_TRY(item.object());
+    Measurement measurement;
+    measurement.metric = KW_TRY(item["metric"].string());
+    measurement.statistic = KW_TRY(item["statistic"].string());
+    measurement.unit = KW_TRY(item["unit"].string());
+    measurement.value = KW_TRY(item["value"].number());
+    if (measurement.unit == "ns") KW_TRY(nanoseconds(item["value"]));
+    measurements.push_back(std::move(measurement));
+  }
+  return measurements;
+}
+
+Result<SourceNative> parse_source_native(const JsonField& field) {
+  KW_TRY(field.object());
+  SourceNative source;
+  source.source = KW_TRY(field["source"].string_or(""));
+  source.benchmark = KW_TRY(field["benchmark"].string());
+  source.external_id = KW_TRY(field["externalId"].string());
+  if (const JsonField metrics = field["metrics"]; metrics.present()) {
+    KW_TRY(metrics.object());
+    source.metrics = metrics.value();
+  }
+  return source;
+}
+
+Result<BenchmarkRun> parse_run(const JsonField& doc) {
+  const JsonField spec = KW_TRY(spec_of(doc, "BenchmarkRun"));
   BenchmarkRun run;
-  run.document = doc;
-  auto spec_node = top.object(doc, "spec", true);
-  if (!spec_node) return tl::unexpected(spec_node.error());
-  const json& spec = **spec_node;
-  const Reader reader = top.child("spec");
-
-  auto status = reader.string(spec, "status", true);
-  if (!status) return tl::unexpected(status.error());
-  auto parsed_status = parse_run_status(*status);
-  if (!parsed_status)
-    return tl::unexpected(parsed_status.error().with_context(reader.field("status")));
-  run.status = *parsed_status;
-
-  auto observed = reader.string(spec, "observedAt", true);
-  if (!observed) return tl::unexpected(observed.error());
-  auto observed_at = parse_timestamp(*observed);
-  if (!observed_at)
-    return tl::unexpected(observed_at.error().with_context(reader.field("observedAt")));
-  run.observed_at = *observed_at;
-
-  auto timing = reader.object(spec, "timing", run.status == RunStatus::Passed);
-  if (!timing) return tl::unexpected(timing.error());
-  if (*timing != nullptr) {
-    const Reader timing_reader = reader.child("timing");
-    auto primary = timing_reader.string(**timing, "primaryStatistic", false);
-    if (!primary) return tl::unexpected(primary.error());
-    if (!primary->empty()) run.primary_statistic = *primary;
-    auto latency = timing_reader.object(**timing, "latencyNs", run.status == RunStatus::Passed);
-    if (!latency) return tl::unexpected(latency.error());
-    if (*latency != nullptr) {
-      const Reader latency_reader = timing_reader.child("latencyNs");
-      if ((*latency)->contains("median") || run.status == RunStatus::Passed) {
-        auto median = latency_reader.number(**latency, "median");
-        if (!median) return tl::unexpected(median.error());
-        auto ns = to_ns(latency_reader, "median", *median);
-        if (!ns) return tl::unexpected(ns.error());
-        run.median = std::chrono::nanoseconds{*ns};
-      }
-    }
-  }
-
-  if (const auto it = spec.find("measurements"); it != spec.end() && !it->is_null()) {
-    if (!it->is_array())
-      return fail(ErrorCode::ParseError, reader.field("measurements") + ": expected an array");
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      const json& item = (*it)[i];
-      const Reader m(reader.field("measurements") + "[" + std::to_string(i) + "]");
-      if (!item.is_object()) return fail(ErrorCode::ParseError, m.path() + ": expected an object");
-      Measurement measurement;
-      auto metric = m.string(item, "metric", true);
-      if (!metric) return tl::unexpected(metric.error());
-      auto statistic = m.string(item, "statistic", true);
-      if (!statistic) return tl::unexpected(statistic.error());
-      auto unit = m.string(item, "unit", true);
-      if (!unit) return tl::unexpected(unit.error());
-      auto value = m.number(item, "value");
-      if (!value) return tl::unexpected(value.error());
-      if (*unit == "ns") {
-        if (auto ns = to_ns(m, "value", *value); !ns) return tl::unexpected(ns.error());
-      }
-      measurement.metric = *metric;
-      measurement.statistic = *statistic;
-      measurement.unit = *unit;
-      measurement.value = *value;
-      run.measurements.push_back(std::move(measurement));
-    }
-  }
-
-  auto source_node = reader.object(spec, "sourceNative", true);
-  if (!source_node) return tl::unexpected(source_node.error());
-  const Reader source_reader = reader.child("sourceNative");
-  auto source = source_reader.string(**source_node, "source", false);
-  if (!source) return tl::unexpected(source.error());
-  auto benchmark = source_reader.string(**source_node, "benchmark", true);
-  if (!benchmark) return tl::unexpected(benchmark.error());
-  auto external_id = source_reader.string(**source_node, "externalId", true);
-  if (!external_id) return tl::unexpected(external_id.error());
-  run.source_native.source = *source;
-  run.source_native.benchmark = *benchmark;
-  run.source_native.external_id = *external_id;
-  if (const auto it = (*source_node)->find("metrics");
-      it != (*source_node)->end() && !it->is_null()) {
-    if (!it->is_object())
-      return fail(ErrorCode::ParseError, source_reader.field("metrics") + ": expected an object");
-    run.source_native.metrics = *it;
-  }
-
+  run.document = doc.value();
+  run.status = KW_TRY(spec["status"].parsed(parse_run_status));
+  run.observed_at = KW_TRY(spec["observedAt"].timestamp());
+  KW_TRY(parse_timing(spec, run));
+  run.measurements = KW_TRY(parse_measurements(spec["measurements"]));
+  run.source_native = KW_TRY(parse_source_native(spec["sourceNative"]));
   for (auto [key, target] : {std::pair{"protocolDigest", &run.protocol_digest},
                              std::pair{"workloadDigest", &run.workload_digest},
                              std::pair{"environmentDigest", &run.environment_digest},
                              std::pair{"implementationDigest", &run.implementation_digest}}) {
-    auto value = reader.string(spec, key, false);
-    if (!value) return tl::unexpected(value.error());
-    *target = *value;
+    *target = KW_TRY(spec[key].string_or(""));
   }
-
-  auto metadata = parse_metadata(top, doc);
-  if (!metadata) return tl::unexpected(metadata.error());
-  run.metadata = std::move(*metadata);
+  run.metadata = KW_TRY(parse_metadata(doc));
   return run;
 }
 
-Result<BenchmarkProtocol> parse_protocol(const json& doc) {
-  const Reader top("protocol");
-  if (!doc.is_object()) return fail(ErrorCode::ParseError, "protocol: expected an object");
-  if (auto ok = check_kind(top, doc, "BenchmarkProtocol"); !ok) return tl::unexpected(ok.error());
+Result<BenchmarkProtocol> parse_protocol(const JsonField& doc) {
+  const JsonField spec = KW_TRY(spec_of(doc, "BenchmarkProtocol"));
   BenchmarkProtocol protocol;
-  protocol.document = doc;
-  auto spec = top.object(doc, "spec", true);
-  if (!spec) return tl::unexpected(spec.error());
-  protocol.spec = **spec;
-  auto metadata = parse_metadata(top, doc);
-  if (!metadata) return tl::unexpected(metadata.error());
-  protocol.metadata = std::move(*metadata);
+  protocol.document = doc.value();
+  protocol.spec = spec.value();
+  protocol.metadata = KW_TRY(parse_metadata(doc));
   return protocol;
 }
 
-Result<ExecutionEnvironment> parse_environment(const json& doc) {
-  const Reader top("environment");
-  if (!doc.is_object()) return fail(ErrorCode::ParseError, "environment: expected an object");
-  if (auto ok = check_kind(top, doc, "ExecutionEnvironment"); !ok)
-    return tl::unexpected(ok.error());
+Result<ExecutionEnvironment> parse_environment(const JsonField& doc) {
+  const JsonField spec = KW_TRY(spec_of(doc, "ExecutionEnvironment"));
   ExecutionEnvironment environment;
-  environment.document = doc;
-  auto spec = top.object(doc, "spec", true);
-  if (!spec) return tl::unexpected(spec.error());
-  const Reader reader = top.child("spec");
-  auto hardware = reader.object(**spec, "hardware", true);
-  if (!hardware) return tl::unexpected(hardware.error());
-  const Reader hw = reader.child("hardware");
-  for (auto [key, target] : {std::pair{"vendor", &environment.hardware.vendor},
-                             std::pair{"product", &environment.hardware.product},
-                             std::pair{"formFactor", &environment.hardware.form_factor},
-                             std::pair{"architecture", &environment.hardware.architecture}}) {
-    auto value = hw.string(**hardware, key,
-                           std::string_view(key) == "vendor" || std::string_view(key) == "product");
-    if (!value) return tl::unexpected(value.error());
-    *target = *value;
+  environment.document = doc.value();
+  const JsonField hardware = KW_TRY(spec["hardware"].object());
+  Hardware& hw = environment.hardware;
+  hw.vendor = KW_TRY(hardware["vendor"].string());
+  hw.product = KW_TRY(hardware["product"].string());
+  hw.form_factor = KW_TRY(hardware["formFactor"].string_or(""));
+  hw.architecture = KW_TRY(hardware["architecture"].string_or(""));
+  if (const JsonField software = spec["software"]; software.present()) {
+    KW_TRY(software.object());
+    environment.software = software.value();
   }
-  auto software = reader.object(**spec, "software", false);
-  if (!software) return tl::unexpected(software.error());
-  if (*software != nullptr) environment.software = **software;
-  auto metadata = parse_metadata(top, doc);
-  if (!metadata) return tl::unexpected(metadata.error());
-  environment.metadata = std::move(*metadata);
+  environment.metadata = KW_TRY(parse_metadata(doc));
   return environment;
 }
 
@@ -293,6 +178,83 @@ void set_or_erase(json& object, const char* key, const std::string& value) {
   } else {
     object[key] = value;
   }
+}
+
+// The measurements, each written over the item it was parsed from (unknown fields kept).
+json measurements_json(const std::vector<Measurement>& measurements, const json& old) {
+  json out = json::array();
+  for (std::size_t i = 0; i < measurements.size(); ++i) {
+    const Measurement& m = measurements[i];
+    json item = (old.is_array() && i < old.size() && old[i].is_object()) ? old[i] : json::object();
+    item["metric"] = m.metric;
+    item["statistic"] = m.statistic;
+    item["unit"] = m.unit;
+    item["value"] = number_json(m.value);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+// The kept document of each part with its typed fields written over it.
+json run_json(const BenchmarkRun& run) {
+  json run_doc = run.document.is_object() ? run.document : json::object();
+  run_doc["apiVersion"] = kApiVersion;
+  run_doc["kind"] = "BenchmarkRun";
+  json& spec = run_doc["spec"];
+  if (!spec.is_object()) spec = json::object();
+  spec["status"] = to_string(run.status);
+  spec["observedAt"] = format_timestamp(run.observed_at);
+  if (run.median) {
+    json& timing = spec["timing"];
+    if (!timing.is_object()) timing = json::object();
+    json& latency = timing["latencyNs"];
+    if (!latency.is_object()) latency = json::object();
+    latency["median"] = run.median->count();
+    timing["primaryStatistic"] = run.primary_statistic;
+  }
+  if (!run.measurements.empty() || spec.contains("measurements")) {
+    spec["measurements"] = measurements_json(run.measurements, spec.value("measurements", json()));
+  }
+  json& source = spec["sourceNative"];
+  if (!source.is_object()) source = json::object();
+  set_or_erase(source, "source", run.source_native.source);
+  source["benchmark"] = run.source_native.benchmark;
+  source["externalId"] = run.source_native.external_id;
+  if (!run.source_native.metrics.empty() || source.contains("metrics")) {
+    source["metrics"] = run.source_native.metrics;
+  }
+  set_or_erase(spec, "protocolDigest", run.protocol_digest);
+  set_or_erase(spec, "workloadDigest", run.workload_digest);
+  set_or_erase(spec, "environmentDigest", run.environment_digest);
+  set_or_erase(spec, "implementationDigest", run.implementation_digest);
+  write_metadata(run_doc, run.metadata);
+  return run_doc;
+}
+
+json protocol_json(const BenchmarkProtocol& protocol) {
+  json doc = protocol.document.is_object() ? protocol.document : json::object();
+  doc["apiVersion"] = kApiVersion;
+  doc["kind"] = "BenchmarkProtocol";
+  doc["spec"] = protocol.spec;
+  write_metadata(doc, protocol.metadata);
+  return doc;
+}
+
+json environment_json(const ExecutionEnvironment& env) {
+  json doc = env.document.is_object() ? env.document : json::object();
+  doc["apiVersion"] = kApiVersion;
+  doc["kind"] = "ExecutionEnvironment";
+  json& spec = doc["spec"];
+  if (!spec.is_object()) spec = json::object();
+  json& hardware = spec["hardware"];
+  if (!hardware.is_object()) hardware = json::object();
+  hardware["vendor"] = env.hardware.vendor;
+  hardware["product"] = env.hardware.product;
+  set_or_erase(hardware, "formFactor", env.hardware.form_factor);
+  set_or_erase(hardware, "architecture", env.hardware.architecture);
+  spec["software"] = env.software;
+  write_metadata(doc, env.metadata);
+  return doc;
 }
 
 }  // namespace
@@ -339,100 +301,20 @@ Result<Record> parse_record(const json& value) {
   if (!value.is_object())
     return fail(ErrorCode::ParseError,
                 "record: expected an object with run, protocol and environment");
+  const JsonField doc(value);
   Record record;
   record.document = value;
-  const auto run_it = value.find("run");
-  if (run_it == value.end()) return fail(ErrorCode::ParseError, "run: missing");
-  auto run = parse_run(*run_it);
-  if (!run) return tl::unexpected(run.error());
-  record.run = std::move(*run);
-  const auto protocol_it = value.find("protocol");
-  if (protocol_it == value.end()) return fail(ErrorCode::ParseError, "protocol: missing");
-  auto protocol = parse_protocol(*protocol_it);
-  if (!protocol) return tl::unexpected(protocol.error());
-  record.protocol = std::move(*protocol);
-  const auto environment_it = value.find("environment");
-  if (environment_it == value.end()) return fail(ErrorCode::ParseError, "environment: missing");
-  auto environment = parse_environment(*environment_it);
-  if (!environment) return tl::unexpected(environment.error());
-  record.environment = std::move(*environment);
+  record.run = KW_TRY(parse_run(doc["run"]));
+  record.protocol = KW_TRY(parse_protocol(doc["protocol"]));
+  record.environment = KW_TRY(parse_environment(doc["environment"]));
   return record;
 }
 
 json to_json(const Record& record) {
-  const BenchmarkRun& run = record.run;
-  json run_doc = run.document.is_object() ? run.document : json::object();
-  run_doc["apiVersion"] = kApiVersion;
-  run_doc["kind"] = "BenchmarkRun";
-  json& spec = run_doc["spec"];
-  if (!spec.is_object()) spec = json::object();
-  spec["status"] = to_string(run.status);
-  spec["observedAt"] = format_timestamp(run.observed_at);
-  if (run.median) {
-    json& timing = spec["timing"];
-    if (!timing.is_object()) timing = json::object();
-    json& latency = timing["latencyNs"];
-    if (!latency.is_object()) latency = json::object();
-    latency["median"] = run.median->count();
-    timing["primaryStatistic"] = run.primary_statistic;
-  }
-  if (!run.measurements.empty() || spec.contains("measurements")) {
-    json measurements = json::array();
-    const json* old = spec.contains("measurements") && spec["measurements"].is_array()
-                          ? &spec["measurements"]
-                          : nullptr;
-    for (std::size_t i = 0; i < run.measurements.size(); ++i) {
-      const Measurement& m = run.measurements[i];
-      json item =
-          (old != nullptr && i < old->size() && (*old)[i].is_object()) ? (*old)[i] : json::object();
-      item["metric"] = m.metric;
-      item["statistic"] = m.statistic;
-      item["unit"] = m.unit;
-      item["value"] = number_json(m.value);
-      measurements.push_back(std::move(item));
-    }
-    spec["measurements"] = std::move(measurements);
-  }
-  json& source = spec["sourceNative"];
-  if (!source.is_object()) source = json::object();
-  set_or_erase(source, "source", run.source_native.source);
-  source["benchmark"] = run.source_native.benchmark;
-  source["externalId"] = run.source_native.external_id;
-  if (!run.source_native.metrics.empty() || source.contains("metrics")) {
-    source["metrics"] = run.source_native.metrics;
-  }
-  set_or_erase(spec, "protocolDigest", run.protocol_digest);
-  set_or_erase(spec, "workloadDigest", run.workload_digest);
-  set_or_erase(spec, "environmentDigest", run.environment_digest);
-  set_or_erase(spec, "implementationDigest", run.implementation_digest);
-  write_metadata(run_doc, run.metadata);
-
-  json protocol_doc =
-      record.protocol.document.is_object() ? record.protocol.document : json::object();
-  protocol_doc["apiVersion"] = kApiVersion;
-  protocol_doc["kind"] = "BenchmarkProtocol";
-  protocol_doc["spec"] = record.protocol.spec;
-  write_metadata(protocol_doc, record.protocol.metadata);
-
-  const ExecutionEnvironment& env = record.environment;
-  json env_doc = env.document.is_object() ? env.document : json::object();
-  env_doc["apiVersion"] = kApiVersion;
-  env_doc["kind"] = "ExecutionEnvironment";
-  json& env_spec = env_doc["spec"];
-  if (!env_spec.is_object()) env_spec = json::object();
-  json& hardware = env_spec["hardware"];
-  if (!hardware.is_object()) hardware = json::object();
-  hardware["vendor"] = env.hardware.vendor;
-  hardware["product"] = env.hardware.product;
-  set_or_erase(hardware, "formFactor", env.hardware.form_factor);
-  set_or_erase(hardware, "architecture", env.hardware.architecture);
-  env_spec["software"] = env.software;
-  write_metadata(env_doc, env.metadata);
-
   json out = record.document.is_object() ? record.document : json::object();
-  out["run"] = std::move(run_doc);
-  out["protocol"] = std::move(protocol_doc);
-  out["environment"] = std::move(env_doc);
+  out["run"] = run_json(record.run);
+  out["protocol"] = protocol_json(record.protocol);
+  out["environment"] = environment_json(record.environment);
   return out;
 }
 

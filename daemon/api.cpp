@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_fields.hpp"
 #include "core/key.hpp"
 #include "daemon/clock.hpp"
 #include "daemon/metrics.hpp"
@@ -258,11 +259,13 @@ HttpResponse ack(const ApiContext& c, const HttpRequest& r) {
     const json body = json::parse(r.body, nullptr, false);
     if (body.is_discarded() || !body.is_object())
       return HttpResponse::error(400, "body must be a JSON object like {\"rebaseline\": false}");
-    for (const auto& [name, value] : body.items()) {
+    const core::JsonField fields(body);
+    for (const std::string& name : fields.keys()) {
       if (name != "rebaseline") return HttpResponse::error(400, "unknown field \"" + name + "\"");
-      if (!value.is_boolean()) return HttpResponse::error(400, "rebaseline must be true or false");
-      rebaseline = value.get<bool>();
     }
+    const auto value = fields["rebaseline"].boolean_or(false);
+    if (!value) return HttpResponse::error(400, "rebaseline must be true or false");
+    rebaseline = *value;
   }
   const std::string id = r.params.at("id");
   if (auto ok = c.engine->acknowledge(id, rebaseline, wall_now()); !ok) {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <iterator>
 #include <mutex>
 #include <ostream>
@@ -75,36 +76,163 @@ std::string gbps(double value) {
   return buffer;
 }
 
-// Stores (--db) and prints the runs of either path: the table, or the records as JSON.
-int print_outcomes(const BenchOptions& options, const std::vector<kernels::BenchOutcome>& outcomes,
-                   std::ostream& out, std::ostream& err) {
-  const auto fail = [&](const std::string& message) {
-    err << "kernelwatch bench: " << message << '\n';
-    return 1;
-  };
-  std::optional<storage::Connection> store;
-  if (!options.db.empty()) {
-    auto opened = storage::Connection::open(options.db, storage::OpenMode::Create);
-    if (!opened) return fail(opened.error().message);
-    store.emplace(std::move(*opened));
-  }
+core::Result<std::vector<core::Provider>> providers_of(const std::string& name) {
+  if (name == "all")
+    return std::vector<core::Provider>(std::begin(core::kProviders), std::end(core::kProviders));
+  return std::vector<core::Provider>{KW_TRY(core::parse_provider(name))};
+}
 
-  if (store) {
-    auto tx = store->begin();
-    if (!tx) return fail(tx.error().message);
-    for (const auto& outcome : outcomes) {
-      if (auto ok = storage::RunStore(*store).insert_run(*tx, outcome.record, ""); !ok)
-        return fail(ok.error().message);
+// "auto": CUDA when there is a GPU, else the CPU; a named backend must be available.
+core::Result<kernels::Backend> backend_of(const std::string& name) {
+  if (name == "auto") {
+    return kernels::backend_available(kernels::Backend::Cuda) ? kernels::Backend::Cuda
+                                                              : kernels::Backend::Cpu;
+  }
+  const kernels::Backend backend = KW_TRY(kernels::parse_backend(name));
+  KW_TRY(kernels::backend_available(backend));
+  return backend;
+}
+
+// The shape: the options' own, else the founding workloads on a GPU and, on a CPU, shapes that
+// finish in seconds on 2 cores.
+core::Result<kernels::CaseSpec> spec_of(const BenchOptions& options, core::Kernel kernel,
+                                        kernels::Backend backend) {
+  kernels::CaseSpec spec;
+  spec.dtype = KW_TRY(core::parse_dtype(options.dtype));
+  const bool layer_norm = kernel == core::Kernel::LayerNorm;
+  if (layer_norm && (options.tokens || options.vocab)) {
+    return core::fail(core::ErrorCode::InvalidArgument,
+                      "--tokens and --vocab apply to --kernel tvd");
+  }
+  if (!layer_norm && (options.rows || options.hidden)) {
+    return core::fail(core::ErrorCode::InvalidArgument,
+                      "--rows and --hidden apply to --kernel layer_norm");
+  }
+  const bool gpu = backend == kernels::Backend::Cuda;
+  if (layer_norm) {
+    spec.rows = options.rows.value_or(gpu ? 4096 : 2048);
+    spec.cols = options.hidden.value_or(gpu ? 16384 : 2048);
+  } else {
+    spec.rows = options.tokens.value_or(gpu ? 16384 : 1024);
+    spec.cols = options.vocab.value_or(gpu ? 65536 : 4096);
+  }
+  return spec;
+}
+
+// One request per provider, from the command line's options.
+core::Result<std::vector<kernels::BenchRequest>> plan(const BenchOptions& options) {
+  const core::Kernel kernel = KW_TRY(core::parse_kernel(options.kernel));
+  const core::Pass pass = KW_TRY(core::parse_pass(options.pass));
+  const auto providers = KW_TRY(providers_of(options.provider));
+  const kernels::Backend backend = KW_TRY(backend_of(options.backend));
+  const kernels::CaseSpec spec = KW_TRY(spec_of(options, kernel, backend));
+  if (options.warmup_ms < 0 || options.rep_ms <= 0) {
+    return core::fail(core::ErrorCode::InvalidArgument,
+                      "--warmup-ms must be >= 0 and --rep-ms > 0");
+  }
+  std::vector<kernels::BenchRequest> requests;
+  for (const auto provider : providers) {
+    kernels::BenchRequest request;
+    request.id = {kernel, pass, provider, backend};
+    request.spec = spec;
+    request.policy.warmup = std::chrono::milliseconds(options.warmup_ms);
+    request.policy.repetitions = std::chrono::milliseconds(options.rep_ms);
+    request.seed = options.seed;
+    requests.push_back(std::move(request));
+  }
+  return requests;
+}
+
+core::Result<std::vector<kernels::BenchOutcome>> run_all(
+    const std::vector<kernels::BenchRequest>& requests, std::ostream& err) {
+  kernels::BenchContext context;
+  context.now = wall_now;
+  Progress progress(err);
+  std::vector<kernels::BenchOutcome> outcomes;
+  for (const auto& request : requests) {
+    progress.begin(request.id.name());
+    auto outcome = kernels::run_benchmark(request, context);
+    progress.end();
+    outcomes.push_back(KW_TRY(std::move(outcome)));
+  }
+  return outcomes;
+}
+
+// --runner liger-bench: the cases of one kernel and pass, run through liger_bench.py in one child.
+struct LigerPlan {
+  runners::LigerBenchOptions options;
+  std::vector<runners::LigerCase> cases;
+};
+
+core::Result<LigerPlan> plan_liger(const BenchOptions& options) {
+  if (options.runner != runners::kLigerBenchRunner) {
+    return core::fail(core::ErrorCode::InvalidArgument,
+                      "unknown runner \"" + options.runner +
+                          "\" (known: " + std::string(runners::kLigerBenchRunner) + ")");
+  }
+  const auto kernel = KW_TRY(core::parse_kernel(options.kernel));
+  const auto pass = KW_TRY(core::parse_pass(options.pass));
+  std::vector<runners::LigerProvider> providers;
+  for (const auto provider : runners::kLigerProviders) {
+    if (!runners::supports(kernel, provider)) continue;
+    if (options.provider == "all" || options.provider == runners::to_string(provider))
+      providers.push_back(provider);
+  }
+  if (providers.empty()) {
+    return core::fail(core::ErrorCode::InvalidArgument,
+                      "provider \"" + options.provider + "\" is not one liger-bench runs for " +
+                          options.kernel + " (" + runners::providers_of(kernel) + " or all)");
+  }
+  std::vector<std::string> labels = options.workloads;
+  if (labels.empty()) {
+    labels = {kernel == core::Kernel::Tvd ? "tokens16384-vocab65536-fp32"
+                                          : "hidden16384-rows4096-fp32"};
+  }
+  LigerPlan plan;
+  for (const auto provider : providers) {
+    for (const auto& label : labels) {
+      runners::LigerCase c{kernel, pass, provider, KW_TRY(core::Workload::from_label(label))};
+      KW_TRY(runners::validate(c));
+      plan.cases.push_back(std::move(c));
     }
-    if (auto ok = tx->commit(); !ok) return fail(ok.error().message);
   }
+  plan.options.python = options.python;
+  plan.options.script = options.script;
+  plan.options.timeout = KW_TRY(config::parse_duration(options.timeout));
+  plan.options.sampler = runners::nvml_sampler();
+  return plan;
+}
 
-  if (options.format == OutputFormat::Json) {
-    json array = json::array();
-    for (const auto& outcome : outcomes) array.push_back(core::to_json(outcome.record));
-    out << array.dump(2) << '\n';
-    return 0;
+core::Result<std::vector<kernels::BenchOutcome>> run_liger(const LigerPlan& plan,
+                                                           std::ostream& err) {
+  err << "bench: running " << plan.cases.size() << " case(s) through "
+      << plan.options.python.string() << " liger_bench.py\n"
+      << std::flush;
+  return runners::run_liger_bench(plan.options, plan.cases, wall_now);
+}
+
+// The options' cases, every option checked, ready to run: the harness's, or liger-bench's.
+using Runs = std::function<core::Result<std::vector<kernels::BenchOutcome>>()>;
+
+core::Result<Runs> plan_runs(const BenchOptions& options, std::ostream& err) {
+  if (!options.runner.empty()) {
+    LigerPlan liger = KW_TRY(plan_liger(options));
+    return Runs([liger = std::move(liger), &err] { return run_liger(liger, err); });
   }
+  std::vector<kernels::BenchRequest> requests = KW_TRY(plan(options));
+  return Runs([requests = std::move(requests), &err] { return run_all(requests, err); });
+}
+
+core::Status store_all(storage::Connection& store,
+                       const std::vector<kernels::BenchOutcome>& outcomes) {
+  auto tx = KW_TRY(store.begin());
+  for (const auto& outcome : outcomes) {
+    KW_TRY(storage::RunStore(store).insert_run(tx, outcome.record, ""));
+  }
+  return tx.commit();
+}
+
+void print_outcomes(const std::vector<kernels::BenchOutcome>& outcomes, std::ostream& out) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& o : outcomes) {
     const auto& run = o.record.run;
@@ -129,54 +257,6 @@ int print_outcomes(const BenchOptions& options, const std::vector<kernels::Bench
     const std::string reason = spec.value("statusReason", std::string());
     if (!reason.empty()) out << o.record.run.source_native.external_id << ": " << reason << '\n';
   }
-  if (store) out << "stored " << outcomes.size() << " runs in " << options.db.string() << '\n';
-  return 0;
-}
-
-// --runner liger-bench: the cases of one kernel and pass through liger_bench.py, in one child.
-core::Result<std::vector<kernels::BenchOutcome>> run_liger_cases(const BenchOptions& options,
-                                                                 std::ostream& err) {
-  if (options.runner != runners::kLigerBenchRunner) {
-    return core::fail(core::ErrorCode::InvalidArgument,
-                      "unknown runner \"" + options.runner +
-                          "\" (known: " + std::string(runners::kLigerBenchRunner) + ")");
-  }
-  const auto kernel = KW_TRY(core::parse_kernel(options.kernel));
-  const auto pass = KW_TRY(core::parse_pass(options.pass));
-  std::vector<runners::LigerProvider> providers;
-  for (const auto provider : runners::kLigerProviders) {
-    if (!runners::supports(kernel, provider)) continue;
-    if (options.provider == "all" || options.provider == runners::to_string(provider))
-      providers.push_back(provider);
-  }
-  if (providers.empty()) {
-    return core::fail(core::ErrorCode::InvalidArgument,
-                      "provider \"" + options.provider + "\" is not one liger-bench runs for " +
-                          options.kernel + " (" + runners::providers_of(kernel) + " or all)");
-  }
-  std::vector<std::string> labels = options.workloads;
-  if (labels.empty()) {
-    labels = {kernel == core::Kernel::Tvd ? "tokens16384-vocab65536-fp32"
-                                          : "hidden16384-rows4096-fp32"};
-  }
-  std::vector<runners::LigerCase> cases;
-  for (const auto provider : providers) {
-    for (const auto& label : labels) {
-      const auto workload = KW_TRY(core::Workload::from_label(label));
-      runners::LigerCase c{kernel, pass, provider, workload};
-      KW_TRY(runners::validate(c));
-      cases.push_back(std::move(c));
-    }
-  }
-  runners::LigerBenchOptions liger;
-  liger.python = options.python;
-  liger.script = options.script;
-  liger.timeout = KW_TRY(config::parse_duration(options.timeout));
-  liger.sampler = runners::nvml_sampler();
-  err << "bench: running " << cases.size() << " case(s) through " << liger.python.string()
-      << " liger_bench.py\n"
-      << std::flush;
-  return runners::run_liger_bench(liger, cases, wall_now);
 }
 
 }  // namespace
@@ -186,77 +266,29 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream& err)
     err << "kernelwatch bench: " << message << '\n';
     return 1;
   };
-  std::vector<kernels::BenchOutcome> outcomes;
-  if (!options.runner.empty()) {
-    auto ran = run_liger_cases(options, err);
-    if (!ran) return fail(ran.error().message);
-    outcomes = std::move(*ran);
-    return print_outcomes(options, outcomes, out, err);
+  const auto runs = plan_runs(options, err);
+  if (!runs) return fail(runs.error().message);
+  // Opened before the cases run: a --db that cannot be written fails at once.
+  std::optional<storage::Connection> store;
+  if (!options.db.empty()) {
+    auto opened = storage::Connection::open(options.db, storage::OpenMode::Create);
+    if (!opened) return fail(opened.error().message);
+    store.emplace(std::move(*opened));
   }
-  auto kernel = core::parse_kernel(options.kernel);
-  if (!kernel) return fail(kernel.error().message);
-  auto pass = core::parse_pass(options.pass);
-  if (!pass) return fail(pass.error().message);
-  std::vector<core::Provider> providers;
-  if (options.provider == "all") {
-    providers.assign(std::begin(core::kProviders), std::end(core::kProviders));
-  } else {
-    auto provider = core::parse_provider(options.provider);
-    if (!provider) return fail(provider.error().message);
-    providers = {*provider};
+  const auto outcomes = (*runs)();
+  if (!outcomes) return fail(outcomes.error().message);
+  if (store) {
+    if (auto stored = store_all(*store, *outcomes); !stored) return fail(stored.error().message);
   }
-  kernels::Backend backend = kernels::Backend::Cpu;
-  if (options.backend == "auto") {
-    backend = kernels::backend_available(kernels::Backend::Cuda) ? kernels::Backend::Cuda
-                                                                 : kernels::Backend::Cpu;
-  } else {
-    auto parsed = kernels::parse_backend(options.backend);
-    if (!parsed) return fail(parsed.error().message);
-    backend = *parsed;
-    if (auto ok = kernels::backend_available(backend); !ok) return fail(ok.error().message);
+  if (options.format == OutputFormat::Json) {
+    json array = json::array();
+    for (const auto& outcome : *outcomes) array.push_back(core::to_json(outcome.record));
+    out << array.dump(2) << '\n';
+    return 0;
   }
-  auto dtype = core::parse_dtype(options.dtype);
-  if (!dtype) return fail(dtype.error().message);
-
-  const bool layer_norm = *kernel == core::Kernel::LayerNorm;
-  if (layer_norm && (options.tokens || options.vocab))
-    return fail("--tokens and --vocab apply to --kernel tvd");
-  if (!layer_norm && (options.rows || options.hidden))
-    return fail("--rows and --hidden apply to --kernel layer_norm");
-  // Defaults: the founding workloads on a GPU; on a CPU, shapes that finish in seconds on 2 cores.
-  const bool gpu = backend == kernels::Backend::Cuda;
-  kernels::CaseSpec spec;
-  spec.dtype = *dtype;
-  if (layer_norm) {
-    spec.rows = options.rows.value_or(gpu ? 4096 : 2048);
-    spec.cols = options.hidden.value_or(gpu ? 16384 : 2048);
-  } else {
-    spec.rows = options.tokens.value_or(gpu ? 16384 : 1024);
-    spec.cols = options.vocab.value_or(gpu ? 65536 : 4096);
-  }
-  if (options.warmup_ms < 0 || options.rep_ms <= 0)
-    return fail("--warmup-ms must be >= 0 and --rep-ms > 0");
-
-  kernels::BenchContext context;
-  context.now = wall_now;
-  {
-    Progress progress(err);
-    for (const auto provider : providers) {
-      kernels::BenchRequest request;
-      request.id = {*kernel, *pass, provider, backend};
-      request.spec = spec;
-      request.policy.warmup = std::chrono::milliseconds(options.warmup_ms);
-      request.policy.repetitions = std::chrono::milliseconds(options.rep_ms);
-      request.seed = options.seed;
-      progress.begin(request.id.name());
-      auto outcome = kernels::run_benchmark(request, context);
-      progress.end();
-      if (!outcome) return fail(outcome.error().message);
-      outcomes.push_back(std::move(*outcome));
-    }
-  }
-
-  return print_outcomes(options, outcomes, out, err);
+  print_outcomes(*outcomes, out);
+  if (store) out << "stored " << outcomes->size() << " runs in " << options.db.string() << '\n';
+  return 0;
 }
 
 }  // namespace kernelwatch::daemon

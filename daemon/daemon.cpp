@@ -86,6 +86,21 @@ Plan cycle_plan(const config::Config& c, kernels::Backend backend,
   return out;
 }
 
+// Whether a reloaded config changes the notifiers: their settings or their secrets (which the
+// redacted form does not show).
+bool notifiers_differ(const config::Config& fresh, const config::Config& current) {
+  if (config::redacted_json(fresh)["notifiers"] != config::redacted_json(current)["notifiers"] ||
+      fresh.notifiers.size() != current.notifiers.size()) {
+    return true;
+  }
+  for (std::size_t i = 0; i < fresh.notifiers.size(); ++i) {
+    const auto& next = fresh.notifiers[i].destination;
+    const auto& now = current.notifiers[i].destination;
+    if (next.url != now.url || next.secret != now.secret) return true;
+  }
+  return false;
+}
+
 // The same case keeps its producer across cycles (a liger-bench producer remembers its GPU).
 Plan reuse_producers(Plan fresh, const Plan& previous) {
   for (auto& producer : fresh) {
@@ -125,6 +140,10 @@ class Daemon {
   void schedule_next(std::chrono::milliseconds delay);
   void start_cycle(std::string reason);
   void bench_loop();
+  bool take_cycle(Plan& plan, int& confirm_reruns);
+  void run_case(runners::RunProducer& producer, int confirm_reruns);
+  bool judge(const std::string& name, const core::Result<kernels::BenchOutcome>& outcome);
+  void end_cycle(double seconds);
   void reload();
   void shutdown();
   std::optional<CycleClose> flush_notifications();
@@ -196,19 +215,17 @@ int Daemon::run() {
 core::Status Daemon::start() {
   for (const auto& w : config_.warnings) log_.warning(w);
   log_.info("config " + config_.source + ": " + config::redacted_json(config_).dump());
-  if (auto ok = engine_.rebuild(); !ok) return ok;
+  KW_TRY(engine_.rebuild());
 
   HttpServerOptions http_options;
   http_options.host = config_.http.host;
   http_options.port = config_.http.port;
-  auto http =
+  http_ = KW_TRY(
       HttpServer::create(io_, http_options, routes(), config_.http.token,
-                         [this](std::string_view line) { log_.write(LogLevel::Debug, line); });
-  if (!http) return tl::unexpected(http.error());
-  http_ = std::move(*http);
+                         [this](std::string_view line) { log_.write(LogLevel::Debug, line); }));
   http_->start();
 
-  if (auto ok = start_worker(); !ok) return ok;
+  KW_TRY(start_worker());
   (void)flush_notifications();  // owed by runs stored just before a crash
   remind();                     // reminders due while the daemon was down, then the timer
 
@@ -248,7 +265,7 @@ core::Status Daemon::start_worker() {
   for (const auto& n : config_.notifiers) destinations.push_back(n.destination);
   notifiers::WorkerOptions options;
   options.format.public_url = config_.http.public_url;
-  auto worker = notifiers::DeliveryWorker::create(
+  worker_ = KW_TRY(notifiers::DeliveryWorker::create(
       io_, store_, std::move(destinations), notifiers::system_clock(),
       [this](notifiers::LogLevel level, std::string_view message) {
         log_.write(level == notifiers::LogLevel::Error     ? LogLevel::Error
@@ -256,9 +273,7 @@ core::Status Daemon::start_worker() {
                                                            : LogLevel::Info,
                    message);
       },
-      options);
-  if (!worker) return tl::unexpected(worker.error());
-  worker_ = std::move(*worker);
+      options));
   worker_->start();
   return {};
 }
@@ -320,67 +335,80 @@ void Daemon::start_cycle(std::string reason) {
 }
 
 void Daemon::bench_loop() {
-  while (true) {
-    Plan plan;
-    int confirm_reruns = 0;
-    {
-      std::unique_lock lock(bench_mutex_);
-      bench_wake_.wait(lock, [this] { return cycle_requested_ || stopping_; });
-      if (stopping_) return;
-      plan = std::move(cycle_plan_);
-      confirm_reruns = cycle_confirm_reruns_;
-      cycle_requested_ = false;
-    }
+  Plan plan;
+  int confirm_reruns = 0;
+  while (take_cycle(plan, confirm_reruns)) {
     bench_idle_ = false;
     const auto cycle_start = std::chrono::steady_clock::now();
     for (const auto& producer : plan) {
-      const std::string name = producer->name();
-      for (int attempt = 0; attempt <= confirm_reruns && !stopping_; ++attempt) {
-        auto outcome = producer->run(wall_now);
-        if (stopping_) break;
-        std::promise<bool> rerun;
-        auto answer = rerun.get_future();
-        asio::post(io_, [this, &outcome, &rerun, &name] {
-          if (!outcome) {
-            log_.error(name + ": " + outcome.error().message);
-            ++cycle_.errors;
-            rerun.set_value(false);
-            return;
-          }
-          auto processed = engine_.process(outcome->record, wall_now());
-          if (!processed) {
-            log_.error(name + ": storing the run failed: " + processed.error().message);
-            ++cycle_.errors;
-            rerun.set_value(false);
-            return;
-          }
-          cycle_.count_run(outcome->record.run.status,
-                           outcome->summary ? outcome->summary->median : 0ns);
-          if (!processed->fired.empty() || !processed->resolved.empty()) {
-            log_.info(processed->key_display + ": " + std::to_string(processed->fired.size()) +
-                      " failed-run alert(s) fired, " + std::to_string(processed->resolved.size()) +
-                      " alert(s) resolved");
-          }
-          rerun.set_value(processed->awaits_confirmation);
-        });
-        if (!answer.get()) break;
-        log_.info(name + ": breached its band; rerunning to confirm");
-      }
       if (stopping_) break;
+      run_case(*producer, confirm_reruns);
     }
     const auto seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - cycle_start).count();
-    asio::post(io_, [this, seconds] {
-      (void)flush_notifications();
-      std::lock_guard lock(bench_mutex_);
-      cycle_.running = false;
-      cycle_.last_duration_seconds = seconds;
-      cycle_.last_end = wall_now();
-      systemd::notify_status("idle; last cycle took " + std::to_string(static_cast<int>(seconds)) +
-                             " s");
-    });
+    asio::post(io_, [this, seconds] { end_cycle(seconds); });
     bench_idle_ = true;
   }
+}
+
+// Waits for a cycle request and takes its plan; false when the daemon stops.
+bool Daemon::take_cycle(Plan& plan, int& confirm_reruns) {
+  std::unique_lock lock(bench_mutex_);
+  bench_wake_.wait(lock, [this] { return cycle_requested_ || stopping_; });
+  if (stopping_) return false;
+  plan = std::move(cycle_plan_);
+  confirm_reruns = cycle_confirm_reruns_;
+  cycle_requested_ = false;
+  return true;
+}
+
+// Runs one case and, while its run breached the band and awaits confirmation, reruns it at once
+// (at most confirm_reruns times). The engine lives on the io thread: each run is judged there
+// while this thread waits for the verdict.
+void Daemon::run_case(runners::RunProducer& producer, int confirm_reruns) {
+  const std::string name = producer.name();
+  for (int attempt = 0; attempt <= confirm_reruns && !stopping_; ++attempt) {
+    const auto outcome = producer.run(wall_now);
+    if (stopping_) return;
+    std::promise<bool> rerun;
+    auto answer = rerun.get_future();
+    asio::post(io_, [this, &outcome, &rerun, &name] { rerun.set_value(judge(name, outcome)); });
+    if (!answer.get()) return;
+    log_.info(name + ": breached its band; rerunning to confirm");
+  }
+}
+
+// io thread: stores and judges one run; true when it breached and awaits a rerun.
+bool Daemon::judge(const std::string& name, const core::Result<kernels::BenchOutcome>& outcome) {
+  if (!outcome) {
+    log_.error(name + ": " + outcome.error().message);
+    ++cycle_.errors;
+    return false;
+  }
+  auto processed = engine_.process(outcome->record, wall_now());
+  if (!processed) {
+    log_.error(name + ": storing the run failed: " + processed.error().message);
+    ++cycle_.errors;
+    return false;
+  }
+  cycle_.count_run(outcome->record.run.status, outcome->summary ? outcome->summary->median : 0ns);
+  if (!processed->fired.empty() || !processed->resolved.empty()) {
+    log_.info(processed->key_display + ": " + std::to_string(processed->fired.size()) +
+              " failed-run alert(s) fired, " + std::to_string(processed->resolved.size()) +
+              " alert(s) resolved");
+  }
+  return processed->awaits_confirmation;
+}
+
+// io thread: the cycle's alerts go out, and the cycle's state says it is over.
+void Daemon::end_cycle(double seconds) {
+  (void)flush_notifications();
+  std::lock_guard lock(bench_mutex_);
+  cycle_.running = false;
+  cycle_.last_duration_seconds = seconds;
+  cycle_.last_end = wall_now();
+  systemd::notify_status("idle; last cycle took " + std::to_string(static_cast<int>(seconds)) +
+                         " s");
 }
 
 void Daemon::reload() {
@@ -394,19 +422,7 @@ void Daemon::reload() {
   if (fresh->storage.path != config_.storage.path || fresh->http.listen != config_.http.listen) {
     log_.warning("SIGHUP: storage.path and http.listen take effect at the next start only");
   }
-  const bool notifiers_changed =
-      config::redacted_json(*fresh)["notifiers"] != config::redacted_json(config_)["notifiers"] ||
-      [&] {
-        if (fresh->notifiers.size() != config_.notifiers.size()) return true;
-        for (std::size_t i = 0; i < fresh->notifiers.size(); ++i) {
-          const auto& next = fresh->notifiers[i].destination;
-          const auto& current = config_.notifiers[i].destination;
-          if (next.url != current.url || next.secret != current.secret) {
-            return true;
-          }
-        }
-        return false;
-      }();
+  const bool notifiers_changed = notifiers_differ(*fresh, config_);
   const auto storage_path = config_.storage.path;
   const auto listen = config_.http.listen;
   config_ = std::move(*fresh);

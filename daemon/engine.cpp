@@ -109,10 +109,12 @@ core::Result<CycleClose> Engine::close(Transaction& tx, core::Timestamp now) {
 core::Result<CycleClose> Engine::close_cycle(core::Timestamp now) {
   ++generation_;
   auto tx = KW_TRY(store_->begin());
-  auto closed = close(tx, now);
-  if (closed) {
-    if (auto ok = tx.commit(); !ok) closed = tl::unexpected(ok.error());
-  }
+  const auto close_and_commit = [&]() -> core::Result<CycleClose> {
+    CycleClose closed = KW_TRY(close(tx, now));
+    KW_TRY(tx.commit());
+    return closed;
+  };
+  auto closed = close_and_commit();
   // Rolled back: the Watch already decided the held steps; replay to match the store again.
   if (!closed) (void)rebuild();
   return closed;

@@ -100,6 +100,13 @@ class Engine {
   [[nodiscard]] core::Result<CycleClose> close(Transaction& tx, core::Timestamp now);
   [[nodiscard]] core::Status act(std::string_view alert_id, bool rebaseline, core::Timestamp now);
   [[nodiscard]] std::optional<std::int64_t> key_id_of(const core::KeyLabels& key) const;
+  // rebuild()'s steps (engine_rebuild.cpp): the stored runs, streamed in time order, replayed
+  // through a fresh Watch; then storing what a crash kept from being stored.
+  struct Replay;
+  [[nodiscard]] core::Result<Replay> replay(const storage::RunStore& runs,
+                                            const std::map<std::int64_t, core::KeyLabels>& labels,
+                                            const std::vector<storage::AlertActionRow>& actions);
+  [[nodiscard]] core::Status recover(const storage::AlertStore& alerts, Replay replay);
   [[nodiscard]] bool raised(const std::optional<core::Alert>& alert) const;
 
   storage::Connection* store_;

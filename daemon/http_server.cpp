@@ -261,6 +261,20 @@ struct Answer {
   bool close = false;
 };
 
+using Parser = http::request_parser<http::string_body>;
+
+// What a step of serving a request leaves the connection to: the next step (or request), a
+// graceful close after the answer it sent, or nothing (the client left, a timeout, stop()).
+enum class Next { Proceed, Close, Drop };
+
+// Who asked for what, for the answers' access log lines; "-" where it is not known yet.
+struct RequestLine {
+  const std::string& remote;
+  std::string method;
+  std::string path;
+  Clock::time_point started;
+};
+
 }  // namespace
 
 HttpResponse HttpResponse::json(unsigned status, const nlohmann::json& body) {
@@ -432,144 +446,174 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   // closed gracefully (answer sent), false when it is already gone or timed out.
   asio::awaitable<bool> serve(beast::tcp_stream& stream, const std::string& remote) {
     beast::flat_buffer buffer;
-    bool first = true;
-    while (!stopped_) {
+    for (bool first = true; !stopped_; first = false) {
       if (!first && buffer.size() == 0) {
-        stream.expires_after(options_.idle_timeout);
-        auto [ec, n] = co_await stream.async_read_some(buffer.prepare(4096), kUseTuple);
-        if (ec) co_return false;  // idle timeout, the client left, or stop()
-        buffer.commit(n);
+        const bool more = co_await await_request(stream, buffer);
+        if (!more) co_return false;  // idle timeout, the client left, or stop()
       }
-      first = false;
-      const auto started = Clock::now();
-
-      http::request_parser<http::string_body> parser;
-      parser.header_limit(
-          static_cast<std::uint32_t>(std::min<std::size_t>(options_.max_header_bytes, UINT32_MAX)));
-      parser.body_limit(boost::none);  // judged after routing and the token check
-      stream.expires_after(options_.read_timeout);
-      auto [hec, header_bytes] =
-          co_await http::async_read_header(stream, buffer, parser, kUseTuple);
-      if (hec) {
-        if (hec == http::error::header_limit) {
-          co_await respond(stream, remote, "-", "-", started, false,
-                           HttpResponse::error(431, "request header too large"));
-          co_return true;
-        }
-        if (hec == beast::error::timeout) {
-          log(remote + " - - timed out reading the request; connection closed");
-          co_return false;
-        }
-        if (hec == http::error::end_of_stream || hec == http::error::partial_message ||
-            hec == asio::error::eof || hec == asio::error::connection_reset ||
-            hec == asio::error::operation_aborted || stopped_) {
-          co_return false;
-        }
-        co_await respond(stream, remote, "-", "-", started, false,
-                         HttpResponse::error(400, "malformed request: " + hec.message()));
-        co_return true;
-      }
-
-      auto& header = parser.get();
-      const std::string method(header.method_string());
-      const auto target = parse_target(header.target());
-      if (!target) {
-        co_await respond(stream, remote, method, "-", started, false,
-                         HttpResponse::error(400, "malformed request target"));
-        co_return true;
-      }
-      bool keep_alive = header.keep_alive();
-
-      std::optional<Answer> early;
-      const CompiledRoute* route = nullptr;
-      std::map<std::string, std::string> params;
-      find_route(method, *target, route, params, early);
-      // A Transfer-Encoding other than chunked leaves the body's end unknown: Beast would read
-      // the body as the next request on this connection (request smuggling behind a proxy).
-      if (!early && header.find(http::field::transfer_encoding) != header.end() &&
-          !parser.chunked()) {
-        early =
-            Answer{HttpResponse::error(400, "unsupported Transfer-Encoding (only chunked)"), true};
-      }
-      if (!early && route->route.access == Access::TokenRequired) {
-        early = check_token(header[http::field::authorization]);
-      }
-      if (!early && parser.content_length() && *parser.content_length() > options_.max_body_bytes) {
-        early =
-            Answer{HttpResponse::error(413, "request body larger than " +
-                                                std::to_string(options_.max_body_bytes) + " bytes"),
-                   true};
-      }
-      if (early) {
-        const bool body_pending = !parser.is_done();
-        const bool close = early->close || body_pending || !keep_alive;
-        if (!co_await respond(stream, remote, method, target->path, started, !close,
-                              std::move(early->response), method == "HEAD")) {
-          co_return false;
-        }
-        if (close) co_return true;
-        continue;
-      }
-
-      if (!parser.is_done()) {
-        if (iequals(trim(header[http::field::expect]), "100-continue")) {
-          http::response<http::empty_body> proceed{http::status::continue_, 11};
-          stream.expires_after(options_.write_timeout);
-          auto [wec, written] = co_await http::async_write(stream, proceed, kUseTuple);
-          if (wec) co_return false;
-          stream.expires_after(options_.read_timeout);
-        }
-        parser.body_limit(options_.max_body_bytes);
-        auto [bec, body_bytes] = co_await http::async_read(stream, buffer, parser, kUseTuple);
-        if (bec == http::error::body_limit) {
-          co_await respond(
-              stream, remote, method, target->path, started, false,
-              HttpResponse::error(413, "request body larger than " +
-                                           std::to_string(options_.max_body_bytes) + " bytes"));
-          co_return true;
-        }
-        if (bec == beast::error::timeout) {
-          log(remote + " " + method + " " + printable(target->path) +
-              " timed out reading the request body; connection closed");
-          co_return false;
-        }
-        if (bec) {
-          if (bec == http::error::partial_message || bec == asio::error::eof ||
-              bec == asio::error::connection_reset || stopped_) {
-            co_return false;
-          }
-          co_await respond(stream, remote, method, target->path, started, false,
-                           HttpResponse::error(400, "malformed request body: " + bec.message()));
-          co_return true;
-        }
-      }
-      stream.expires_never();
-
-      HttpRequest request;
-      request.method = method;
-      request.path = target->path;
-      request.query = target->query;
-      request.params = std::move(params);
-      request.body = std::move(parser.get().body());
-      request.content_type = std::string(parser.get()[http::field::content_type]);
-      request.remote = remote;
-      HttpResponse response;
-      try {
-        response = route->route.handler(request);
-      } catch (...) {
-        // The exception's text could quote a request or a secret: log only where it happened.
-        log(remote + " " + method + " " + printable(target->path) +
-            ": the handler threw; answered 500");
-        response = HttpResponse::error(500, "internal error");
-      }
-      keep_alive = keep_alive && !stopped_;
-      if (!co_await respond(stream, remote, method, target->path, started, keep_alive,
-                            std::move(response), method == "HEAD")) {
-        co_return false;
-      }
-      if (!keep_alive) co_return true;
+      const Next next = co_await serve_one(stream, buffer, remote);
+      if (next != Next::Proceed) co_return next == Next::Close;
     }
     co_return false;
+  }
+
+  // Waits up to the idle timeout for the first bytes of the next request of a kept-alive
+  // connection.
+  asio::awaitable<bool> await_request(beast::tcp_stream& stream, beast::flat_buffer& buffer) {
+    stream.expires_after(options_.idle_timeout);
+    auto [ec, n] = co_await stream.async_read_some(buffer.prepare(4096), kUseTuple);
+    if (ec) co_return false;
+    buffer.commit(n);
+    co_return true;
+  }
+
+  // One request: its header, the checks that may answer it before its body is read, its body,
+  // its handler.
+  asio::awaitable<Next> serve_one(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                  const std::string& remote) {
+    RequestLine line{remote, "-", "-", Clock::now()};
+    Parser parser;
+    parser.header_limit(
+        static_cast<std::uint32_t>(std::min<std::size_t>(options_.max_header_bytes, UINT32_MAX)));
+    parser.body_limit(boost::none);  // judged after routing and the token check
+    const Next header_read = co_await read_header(stream, buffer, parser, line);
+    if (header_read != Next::Proceed) co_return header_read;
+
+    const auto& header = parser.get();
+    line.method = std::string(header.method_string());
+    const auto target = parse_target(header.target());
+    if (!target) {
+      co_await respond(stream, line, false, HttpResponse::error(400, "malformed request target"));
+      co_return Next::Close;
+    }
+    line.path = target->path;
+    const bool head = line.method == "HEAD";
+    const bool keep_alive = header.keep_alive();
+    const CompiledRoute* route = nullptr;
+    std::map<std::string, std::string> params;
+    if (auto early = screen(line.method, *target, parser, route, params)) {
+      const bool close = early->close || !parser.is_done() || !keep_alive;
+      const bool sent = co_await respond(stream, line, !close, std::move(early->response), head);
+      if (!sent) co_return Next::Drop;
+      co_return close ? Next::Close : Next::Proceed;
+    }
+    if (!parser.is_done()) {
+      const Next body_read = co_await read_body(stream, buffer, parser, line);
+      if (body_read != Next::Proceed) co_return body_read;
+    }
+    stream.expires_never();
+
+    HttpRequest request;
+    request.method = line.method;
+    request.path = target->path;
+    request.query = target->query;
+    request.params = std::move(params);
+    request.body = std::move(parser.get().body());
+    request.content_type = std::string(parser.get()[http::field::content_type]);
+    request.remote = remote;
+    HttpResponse response = handle(*route, request, line);
+    const bool keep = keep_alive && !stopped_;
+    const bool sent = co_await respond(stream, line, keep, std::move(response), head);
+    if (!sent) co_return Next::Drop;
+    co_return keep ? Next::Proceed : Next::Close;
+  }
+
+  // Reads the request header; a header too large or malformed is answered and ends the
+  // connection.
+  asio::awaitable<Next> read_header(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                    Parser& parser, const RequestLine& line) {
+    stream.expires_after(options_.read_timeout);
+    auto [ec, header_bytes] = co_await http::async_read_header(stream, buffer, parser, kUseTuple);
+    if (!ec) co_return Next::Proceed;
+    if (ec == http::error::header_limit) {
+      co_await respond(stream, line, false, HttpResponse::error(431, "request header too large"));
+      co_return Next::Close;
+    }
+    if (ec == beast::error::timeout) {
+      log(line.remote + " - - timed out reading the request; connection closed");
+      co_return Next::Drop;
+    }
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+        ec == asio::error::eof || ec == asio::error::connection_reset ||
+        ec == asio::error::operation_aborted || stopped_) {
+      co_return Next::Drop;
+    }
+    co_await respond(stream, line, false,
+                     HttpResponse::error(400, "malformed request: " + ec.message()));
+    co_return Next::Close;
+  }
+
+  // Routing and what is answered before the body is read: no such endpoint or method, a
+  // Transfer-Encoding other than chunked, a missing or wrong token, a body declared too large.
+  std::optional<Answer> screen(const std::string& method, const Target& target,
+                               const Parser& parser, const CompiledRoute*& route,
+                               std::map<std::string, std::string>& params) const {
+    std::optional<Answer> early;
+    find_route(method, target, route, params, early);
+    if (early) return early;
+    const auto& header = parser.get();
+    // A Transfer-Encoding other than chunked leaves the body's end unknown: Beast would read
+    // the body as the next request on this connection (request smuggling behind a proxy).
+    if (header.find(http::field::transfer_encoding) != header.end() && !parser.chunked()) {
+      return Answer{HttpResponse::error(400, "unsupported Transfer-Encoding (only chunked)"), true};
+    }
+    if (route->route.access == Access::TokenRequired) {
+      if (auto refused = check_token(header[http::field::authorization])) return refused;
+    }
+    if (parser.content_length() && *parser.content_length() > options_.max_body_bytes) {
+      return Answer{body_too_large(), true};
+    }
+    return std::nullopt;
+  }
+
+  // Reads the body, after a 100 Continue when the client waits for one; a body too large or
+  // malformed is answered and ends the connection.
+  asio::awaitable<Next> read_body(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                  Parser& parser, const RequestLine& line) {
+    if (iequals(trim(parser.get()[http::field::expect]), "100-continue")) {
+      http::response<http::empty_body> proceed{http::status::continue_, 11};
+      stream.expires_after(options_.write_timeout);
+      auto [wec, written] = co_await http::async_write(stream, proceed, kUseTuple);
+      if (wec) co_return Next::Drop;
+      stream.expires_after(options_.read_timeout);
+    }
+    parser.body_limit(options_.max_body_bytes);
+    auto [ec, body_bytes] = co_await http::async_read(stream, buffer, parser, kUseTuple);
+    if (!ec) co_return Next::Proceed;
+    if (ec == http::error::body_limit) {
+      co_await respond(stream, line, false, body_too_large());
+      co_return Next::Close;
+    }
+    if (ec == beast::error::timeout) {
+      log(line.remote + " " + line.method + " " + printable(line.path) +
+          " timed out reading the request body; connection closed");
+      co_return Next::Drop;
+    }
+    if (ec == http::error::partial_message || ec == asio::error::eof ||
+        ec == asio::error::connection_reset || stopped_) {
+      co_return Next::Drop;
+    }
+    co_await respond(stream, line, false,
+                     HttpResponse::error(400, "malformed request body: " + ec.message()));
+    co_return Next::Close;
+  }
+
+  HttpResponse body_too_large() const {
+    return HttpResponse::error(
+        413, "request body larger than " + std::to_string(options_.max_body_bytes) + " bytes");
+  }
+
+  // The route's handler. What it throws is answered 500 and logged by where it happened only:
+  // the exception's text could quote a request or a secret.
+  HttpResponse handle(const CompiledRoute& route, const HttpRequest& request,
+                      const RequestLine& line) const {
+    try {
+      return route.route.handler(request);
+    } catch (...) {
+      log(line.remote + " " + line.method + " " + printable(line.path) +
+          ": the handler threw; answered 500");
+      return HttpResponse::error(500, "internal error");
+    }
   }
 
   void find_route(const std::string& method, const Target& target, const CompiledRoute*& route,
@@ -628,10 +672,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   // Writes one answer and logs it; false when the connection failed.
-  asio::awaitable<bool> respond(beast::tcp_stream& stream, const std::string& remote,
-                                std::string_view method, std::string_view path,
-                                Clock::time_point started, bool keep_alive, HttpResponse answer,
-                                bool head = false) {
+  asio::awaitable<bool> respond(beast::tcp_stream& stream, const RequestLine& line, bool keep_alive,
+                                HttpResponse answer, bool head = false) {
     http::response<http::string_body> res{static_cast<http::status>(answer.status), 11};
     res.set(http::field::server, "kernelwatch");
     res.set(http::field::content_type, answer.content_type);
@@ -646,10 +688,10 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     if (head) res.body().clear();  // Content-Length still tells the GET size
     stream.expires_after(options_.write_timeout);
     auto [ec, written] = co_await http::async_write(stream, res, kUseTuple);
-    const auto elapsed = std::chrono::duration<double, std::milli>(Clock::now() - started);
+    const auto elapsed = std::chrono::duration<double, std::milli>(Clock::now() - line.started);
     char duration[32];
     std::snprintf(duration, sizeof duration, "%.3fms", elapsed.count());
-    log(remote + " " + printable(method) + " " + printable(path) + " " +
+    log(line.remote + " " + printable(line.method) + " " + printable(line.path) + " " +
         std::to_string(answer.status) + " " + duration + (ec ? " (write failed)" : ""));
     co_return !ec;
   }
@@ -700,17 +742,16 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::create(asio::io_context& i
       return core::fail(ErrorCode::InvalidArgument,
                         "route " + route.method + " " + route.pattern + " has no handler");
     }
-    auto segments = compile_pattern(route.pattern);
-    if (!segments) return tl::unexpected(segments.error());
+    auto segments = KW_TRY(compile_pattern(route.pattern));
     if (!seen.emplace(route.method, route.pattern).second) {
       return core::fail(ErrorCode::InvalidArgument,
                         "route " + route.method + " " + route.pattern + " is defined twice");
     }
-    compiled.push_back(CompiledRoute{std::move(route), std::move(*segments)});
+    compiled.push_back(CompiledRoute{std::move(route), std::move(segments)});
   }
   auto impl =
       std::make_shared<Impl>(io, std::move(options), std::move(compiled), std::move(access_log));
-  if (auto ok = impl->listen(); !ok) return tl::unexpected(ok.error());
+  KW_TRY(impl->listen());
   impl->set_token(std::move(token));
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }

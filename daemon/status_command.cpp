@@ -9,8 +9,8 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/url.hpp"
 #include "daemon/format.hpp"
-#include "notifiers/destination.hpp"
 
 namespace kernelwatch::daemon {
 namespace {
@@ -25,7 +25,7 @@ constexpr std::size_t kMaxAnswer = 64 * 1024 * 1024;  // the status of a very la
 
 // GET over plain HTTP/1.1 with Beast's parser (chunked, lengths and limits as the server reads
 // them), with a timeout before each step. Any malformed answer is an error, never a crash.
-core::Result<std::string> http_get(const notifiers::ParsedUrl& url, std::string_view target,
+core::Result<std::string> http_get(const core::Url& url, std::string_view target,
                                    std::chrono::seconds timeout) {
   asio::io_context io;
   asio::ip::tcp::resolver resolver(io);
@@ -51,10 +51,9 @@ core::Result<std::string> http_get(const notifiers::ParsedUrl& url, std::string_
           http::async_write(stream, request, [&](const beast::error_code& ec, std::size_t) {
             if (ec) return fail("sending the request", ec);
             stream.expires_after(timeout);
-            http::async_read(stream, buffer, parser,
-                             [&](const beast::error_code& ec, std::size_t) {
-                               if (ec) fail("reading the answer", ec);
-                             });
+            http::async_read(stream, buffer, parser, [&](const beast::error_code& ec, std::size_t) {
+              if (ec) fail("reading the answer", ec);
+            });
           });
         });
       });
@@ -86,7 +85,7 @@ std::string field(const json& j, const char* name) {
 }  // namespace
 
 int run_status(const StatusOptions& options, std::ostream& out, std::ostream& err) {
-  auto url = notifiers::parse_url(options.url);
+  auto url = core::parse_url(options.url);
   if (url && url->scheme != "http") {
     url = core::fail(core::ErrorCode::InvalidArgument,
                      "must start with http:// (the status endpoint is plain HTTP on loopback)");

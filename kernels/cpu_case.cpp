@@ -31,9 +31,7 @@ class CpuCase final : public PlannedCase {
 
   core::Status allocate_all() {
     for (const auto& tensor : plan()) {
-      auto buffer = allocate(tensor.bytes(), "tensor " + tensor.name);
-      if (!buffer) return tl::unexpected(buffer.error());
-      buffers_.emplace(tensor.name, std::move(*buffer));
+      buffers_.emplace(tensor.name, KW_TRY(allocate(tensor.bytes(), "tensor " + tensor.name)));
     }
     std::size_t workspace = 0;
     const auto& s = spec();
@@ -43,9 +41,7 @@ class CpuCase final : public PlannedCase {
       workspace = std::max(tvd_forward_cpu_workspace_bytes(id().provider, s.rows, s.cols, s.dtype),
                            tvd_backward_cpu_workspace_bytes(id().provider, s.rows, s.cols));
     }
-    auto buffer = allocate(workspace, "the workspace");
-    if (!buffer) return tl::unexpected(buffer.error());
-    workspace_ = std::move(*buffer);
+    workspace_ = KW_TRY(allocate(workspace, "the workspace"));
     workspace_bytes_ = workspace;
     return {};
   }
@@ -97,7 +93,7 @@ class CpuCase final : public PlannedCase {
 
 core::Result<std::unique_ptr<Case>> create_cpu_case(const CaseId& id, const CaseSpec& spec) {
   auto instance = std::make_unique<CpuCase>(id, spec);
-  if (auto ok = instance->allocate_all(); !ok) return tl::unexpected(ok.error());
+  KW_TRY(instance->allocate_all());
   return std::unique_ptr<Case>(std::move(instance));
 }
 

@@ -58,9 +58,7 @@ class CudaCase final : public PlannedCase {
     KW_CUDA_TRY(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_));
     KW_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     for (const auto& tensor : plan()) {
-      auto buffer = allocate(tensor.bytes(), "tensor " + tensor.name);
-      if (!buffer) return tl::unexpected(buffer.error());
-      buffers_.emplace(tensor.name, std::move(*buffer));
+      buffers_.emplace(tensor.name, KW_TRY(allocate(tensor.bytes(), "tensor " + tensor.name)));
     }
     const auto& s = spec();
     std::size_t bytes = 0;
@@ -70,10 +68,9 @@ class CudaCase final : public PlannedCase {
       bytes = std::max(tvd_forward_cuda_workspace_bytes(id().provider, s.rows, s.cols, s.dtype),
                        tvd_backward_cuda_workspace_bytes(id().provider, s.rows, s.cols));
     }
-    auto buffer = allocate(bytes, "the workspace");
-    if (!buffer) return tl::unexpected(buffer.error());
-    workspace_ = DeviceWorkspace{buffer->get(), bytes};
-    workspace_buffer_ = std::move(*buffer);
+    auto buffer = KW_TRY(allocate(bytes, "the workspace"));
+    workspace_ = DeviceWorkspace{buffer.get(), bytes};
+    workspace_buffer_ = std::move(buffer);
     return {};
   }
 
@@ -143,7 +140,7 @@ class CudaCase final : public PlannedCase {
 
 core::Result<std::unique_ptr<Case>> create_cuda_case(const CaseId& id, const CaseSpec& spec) {
   auto instance = std::make_unique<CudaCase>(id, spec);
-  if (auto ok = instance->allocate_all(); !ok) return tl::unexpected(ok.error());
+  KW_TRY(instance->allocate_all());
   return std::unique_ptr<Case>(std::move(instance));
 }
 

@@ -17,9 +17,8 @@ using detail::store;
 
 core::Status validate_layer_norm_shape(std::int64_t rows, std::int64_t hidden, DType dtype,
                                        double eps) {
-  auto type = element_type(dtype);
-  if (!type) return tl::unexpected(type.error().with_context("layer_norm"));
-  if (auto ok = validate_extent("layer_norm: x", rows, hidden, *type); !ok) return ok;
+  const ElementType type = KW_TRY_WITH(element_type(dtype), "layer_norm");
+  KW_TRY(validate_extent("layer_norm: x", rows, hidden, type));
   if (hidden > kMaxLayerNormHidden) {
     return core::fail(ErrorCode::InvalidArgument, "layer_norm: hidden " + std::to_string(hidden) +
                                                       " exceeds the maximum " +
@@ -35,7 +34,7 @@ core::Status validate_layer_norm_shape(std::int64_t rows, std::int64_t hidden, D
 namespace {
 
 core::Status validate_x(const char* what, const TensorRef& x) {
-  if (auto ok = detail::expect_float_matrix(what, x); !ok) return ok;
+  KW_TRY(detail::expect_float_matrix(what, x));
   if (x.cols > kMaxLayerNormHidden) {
     return core::fail(ErrorCode::InvalidArgument,
                       std::string(what) + ": hidden " + std::to_string(x.cols) +
@@ -47,7 +46,7 @@ core::Status validate_x(const char* what, const TensorRef& x) {
 }  // namespace
 
 core::Status validate(const LayerNormForward& a) {
-  if (auto ok = validate_x("layer_norm forward: x", a.x); !ok) return ok;
+  KW_TRY(validate_x("layer_norm forward: x", a.x));
   const auto t = a.x.type;
   const auto m = a.x.rows;
   const auto n = a.x.cols;
@@ -57,7 +56,7 @@ core::Status validate(const LayerNormForward& a) {
         std::tuple{"layer_norm forward: y", &a.y, t, m, n},
         std::tuple{"layer_norm forward: mean", &a.mean, ElementType::Fp32, m, std::int64_t{1}},
         std::tuple{"layer_norm forward: rstd", &a.rstd, ElementType::Fp32, m, std::int64_t{1}}}) {
-    if (auto ok = detail::expect_tensor(what, *tensor, type, rows, cols); !ok) return ok;
+    KW_TRY(detail::expect_tensor(what, *tensor, type, rows, cols));
   }
   if (!(a.eps > 0.0) || !std::isfinite(a.eps)) {
     return core::fail(
@@ -68,7 +67,7 @@ core::Status validate(const LayerNormForward& a) {
 }
 
 core::Status validate(const LayerNormBackward& a) {
-  if (auto ok = validate_x("layer_norm backward: x", a.x); !ok) return ok;
+  KW_TRY(validate_x("layer_norm backward: x", a.x));
   const auto t = a.x.type;
   const auto m = a.x.rows;
   const auto n = a.x.cols;
@@ -80,7 +79,7 @@ core::Status validate(const LayerNormBackward& a) {
         std::tuple{"layer_norm backward: dx", &a.dx, t, m, n},
         std::tuple{"layer_norm backward: dweight", &a.dweight, t, std::int64_t{1}, n},
         std::tuple{"layer_norm backward: dbias", &a.dbias, t, std::int64_t{1}, n}}) {
-    if (auto ok = detail::expect_tensor(what, *tensor, type, rows, cols); !ok) return ok;
+    KW_TRY(detail::expect_tensor(what, *tensor, type, rows, cols));
   }
   return {};
 }
@@ -379,7 +378,7 @@ std::size_t layer_norm_backward_cpu_workspace_bytes(Provider provider, std::int6
 }
 
 core::Status layer_norm_forward_cpu(Provider provider, const LayerNormForward& args) {
-  if (auto ok = validate(args); !ok) return ok;
+  KW_TRY(validate(args));
   const bool fp32 = args.x.type == ElementType::Fp32;
   if (provider == Provider::Fused) {
     fp32 ? forward_fused<float>(args) : forward_fused<Bf16Bits>(args);
@@ -391,7 +390,7 @@ core::Status layer_norm_forward_cpu(Provider provider, const LayerNormForward& a
 
 core::Status layer_norm_backward_cpu(Provider provider, const LayerNormBackward& args,
                                      std::span<std::byte> workspace) {
-  if (auto ok = validate(args); !ok) return ok;
+  KW_TRY(validate(args));
   const std::size_t needed =
       layer_norm_backward_cpu_workspace_bytes(provider, args.x.rows, args.x.cols);
   if (workspace.size() < needed) {

@@ -182,10 +182,10 @@ core::Status PlannedCase::prepare(std::uint64_t seed) {
                                                           " host bytes for input " + tensor.name);
     }
     fill_input(spec(), tensor, seed, staging.data());
-    if (auto ok = upload(tensor, staging.data()); !ok) return ok;
+    KW_TRY(upload(tensor, staging.data()));
   }
   if (id().pass == Pass::Backward) {
-    if (auto ok = run_forward(); !ok) return ok;
+    KW_TRY(run_forward());
     return synchronize();
   }
   return {};
@@ -216,7 +216,7 @@ core::Status PlannedCase::launch() {
     case Pass::Backward:
       return run_backward();
     case Pass::Full:
-      if (auto ok = run_forward(); !ok) return ok;
+      KW_TRY(run_forward());
       return run_backward();
   }
   return {};
@@ -226,13 +226,13 @@ core::Status PlannedCase::poison_outputs() {
   for (const auto& tensor : plan_) {
     if (tensor.role != Role::Output) continue;
     // 0xff.. is a NaN in fp32 and in bf16.
-    if (auto ok = fill_bytes(tensor, 0xff); !ok) return ok;
+    KW_TRY(fill_bytes(tensor, 0xff));
   }
   return synchronize();
 }
 
 core::Result<std::vector<HostTensor>> PlannedCase::copy_out(bool outputs) {
-  if (auto ok = synchronize(); !ok) return tl::unexpected(ok.error());
+  KW_TRY(synchronize());
   std::vector<HostTensor> result;
   for (const auto& tensor : plan_) {
     const bool wanted = outputs ? tensor.role == Role::Output
@@ -246,7 +246,7 @@ core::Result<std::vector<HostTensor>> PlannedCase::copy_out(bool outputs) {
                                                           " bytes of " + tensor.name +
                                                           " to the host");
     }
-    if (auto ok = download(tensor, host.bytes.data()); !ok) return tl::unexpected(ok.error());
+    KW_TRY(download(tensor, host.bytes.data()));
     result.push_back(std::move(host));
   }
   return result;

@@ -58,15 +58,10 @@ core::Result<CaseId> parse_case_id(std::string_view name) {
                           "\"tvd/forward/kernelwatch-fused/cpu\"");
   }
   const auto context = "case \"" + std::string(name) + "\"";
-  auto kernel = core::parse_kernel(parts[0]);
-  if (!kernel) return tl::unexpected(kernel.error().with_context(context));
-  auto pass = core::parse_pass(parts[1]);
-  if (!pass) return tl::unexpected(pass.error().with_context(context));
-  auto provider = core::parse_provider(parts[2]);
-  if (!provider) return tl::unexpected(provider.error().with_context(context));
-  auto backend = parse_backend(parts[3]);
-  if (!backend) return tl::unexpected(backend.error().with_context(context));
-  return CaseId{*kernel, *pass, *provider, *backend};
+  return CaseId{KW_TRY_WITH(core::parse_kernel(parts[0]), context),
+                KW_TRY_WITH(core::parse_pass(parts[1]), context),
+                KW_TRY_WITH(core::parse_provider(parts[2]), context),
+                KW_TRY_WITH(parse_backend(parts[3]), context)};
 }
 
 core::Result<CaseSpec> CaseSpec::from_workload(const core::Workload& workload) {
@@ -163,7 +158,7 @@ const HostTensor* find_tensor(const std::vector<HostTensor>& tensors, std::strin
 }
 
 core::Status Case::run() {
-  if (auto ok = launch(); !ok) return ok;
+  KW_TRY(launch());
   return synchronize();
 }
 
@@ -173,13 +168,9 @@ core::Status backend_available(Backend backend) {
 }
 
 core::Result<std::unique_ptr<Case>> create_case(const CaseId& id, const CaseSpec& spec) {
-  if (auto ok = validate(id.kernel, spec); !ok) {
-    return tl::unexpected(ok.error().with_context(id.name()));
-  }
+  KW_TRY_WITH(validate(id.kernel, spec), id.name());
   if (id.backend == Backend::Cpu) return detail::create_cpu_case(id, spec);
-  if (auto ok = detail::cuda_available(); !ok) {
-    return tl::unexpected(ok.error().with_context(id.name()));
-  }
+  KW_TRY_WITH(detail::cuda_available(), id.name());
   return detail::create_cuda_case(id, spec);
 }
 

@@ -15,26 +15,20 @@ using detail::load;
 using detail::store;
 
 core::Status validate_tvd_shape(std::int64_t tokens, std::int64_t vocab, DType dtype) {
-  auto type = element_type(dtype);
-  if (!type) return tl::unexpected(type.error().with_context("tvd"));
-  if (auto ok = validate_extent("tvd: p", tokens, vocab, *type); !ok) return ok;
+  const ElementType type = KW_TRY_WITH(element_type(dtype), "tvd");
+  KW_TRY(validate_extent("tvd: p", tokens, vocab, type));
   // The fp32 tensors (loss and grad_output for reduction none, the reference's expansion).
   return validate_extent("tvd: fp32 loss", tokens, vocab, ElementType::Fp32);
 }
 
 core::Status validate(const TvdForward& a) {
-  if (auto ok = detail::expect_float_matrix("tvd forward: p", a.p); !ok) return ok;
+  KW_TRY(detail::expect_float_matrix("tvd forward: p", a.p));
   const auto t = a.p.rows;
   const auto v = a.p.cols;
-  if (auto ok = detail::expect_tensor("tvd forward: q", a.q, a.p.type, t, v); !ok) return ok;
-  if (auto ok = detail::expect_tensor("tvd forward: grad", a.grad, a.p.type, t, v); !ok) {
-    return ok;
-  }
+  KW_TRY(detail::expect_tensor("tvd forward: q", a.q, a.p.type, t, v));
+  KW_TRY(detail::expect_tensor("tvd forward: grad", a.grad, a.p.type, t, v));
   if (a.labels.present()) {
-    if (auto ok = detail::expect_tensor("tvd forward: labels", a.labels, ElementType::Int64, t, 1);
-        !ok) {
-      return ok;
-    }
+    KW_TRY(detail::expect_tensor("tvd forward: labels", a.labels, ElementType::Int64, t, 1));
   }
   const bool none = a.reduction == Reduction::None;
   return detail::expect_tensor(none ? "tvd forward: loss (reduction none)" : "tvd forward: loss",
@@ -42,12 +36,10 @@ core::Status validate(const TvdForward& a) {
 }
 
 core::Status validate(const TvdBackward& a) {
-  if (auto ok = detail::expect_float_matrix("tvd backward: grad", a.grad); !ok) return ok;
+  KW_TRY(detail::expect_float_matrix("tvd backward: grad", a.grad));
   const auto t = a.grad.rows;
   const auto v = a.grad.cols;
-  if (auto ok = detail::expect_tensor("tvd backward: dp", a.dp, a.grad.type, t, v); !ok) {
-    return ok;
-  }
+  KW_TRY(detail::expect_tensor("tvd backward: dp", a.dp, a.grad.type, t, v));
   if (!a.grad_output.present()) {
     return core::fail(ErrorCode::InvalidArgument,
                       "tvd backward: grad_output is missing (null data)");
@@ -278,7 +270,7 @@ std::size_t tvd_backward_cpu_workspace_bytes(Provider provider, std::int64_t tok
 
 core::Status tvd_forward_cpu(Provider provider, const TvdForward& args,
                              std::span<std::byte> workspace) {
-  if (auto ok = validate(args); !ok) return ok;
+  KW_TRY(validate(args));
   const DType dtype = args.p.type == ElementType::Fp32 ? DType::Fp32 : DType::Bf16;
   const std::size_t needed =
       tvd_forward_cpu_workspace_bytes(provider, args.p.rows, args.p.cols, dtype);
@@ -300,7 +292,7 @@ core::Status tvd_forward_cpu(Provider provider, const TvdForward& args,
 
 core::Status tvd_backward_cpu(Provider provider, const TvdBackward& args,
                               std::span<std::byte> workspace) {
-  if (auto ok = validate(args); !ok) return ok;
+  KW_TRY(validate(args));
   const std::size_t needed =
       tvd_backward_cpu_workspace_bytes(provider, args.grad.rows, args.grad.cols);
   if (workspace.size() < needed) {

@@ -2,22 +2,9 @@
 
 #include <boost/asio/ip/address.hpp>
 
-#include <algorithm>
-#include <cctype>
-#include <charconv>
-
 namespace kernelwatch::notifiers {
 namespace {
-
 using core::ErrorCode;
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 }  // namespace
 
 std::string_view to_string(DestinationType type) noexcept {
@@ -46,78 +33,17 @@ std::chrono::milliseconds effective_min_interval(const Destination& destination)
                                                     : std::chrono::milliseconds(0);
 }
 
-Result<ParsedUrl> parse_url(std::string_view url) {
-  ParsedUrl out;
-  const auto scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) {
-    return core::fail(ErrorCode::InvalidArgument, "URL has no scheme (expected https://...)");
-  }
-  out.scheme = lower(url.substr(0, scheme_end));
-  if (out.scheme != "http" && out.scheme != "https") {
-    return core::fail(ErrorCode::InvalidArgument,
-                      "URL scheme `" + out.scheme + "` is not http or https");
-  }
-  std::string_view rest = url.substr(scheme_end + 3);
-  const auto authority_end = rest.find_first_of("/?#");
-  std::string_view authority = rest.substr(0, authority_end);
-  std::string_view target =
-      authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
-  if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
-    authority = authority.substr(at + 1);  // user info is never used nor kept
-  }
-  std::string_view port_text;
-  if (!authority.empty() && authority.front() == '[') {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) {
-      return core::fail(ErrorCode::InvalidArgument, "URL has an unterminated IPv6 literal");
-    }
-    out.host = std::string(authority.substr(1, close - 1));
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') {
-        return core::fail(ErrorCode::InvalidArgument, "URL has junk after the IPv6 literal");
-      }
-      port_text = after.substr(1);
-    }
-  } else {
-    const auto colon = authority.rfind(':');
-    if (colon != std::string_view::npos) {
-      port_text = authority.substr(colon + 1);
-      authority = authority.substr(0, colon);
-    }
-    out.host = lower(authority);
-  }
-  if (out.host.empty()) return core::fail(ErrorCode::InvalidArgument, "URL has no host");
-  if (port_text.empty()) {
-    out.port = out.scheme == "https" ? 443 : 80;
-  } else {
-    unsigned value = 0;
-    auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
-    if (ec != std::errc() || end != port_text.data() + port_text.size() || value == 0 ||
-        value > 65535) {
-      return core::fail(ErrorCode::InvalidArgument, "URL port is not a number in 1..65535");
-    }
-    out.port = static_cast<std::uint16_t>(value);
-  }
-  if (const auto hash = target.find('#'); hash != std::string_view::npos) {
-    target = target.substr(0, hash);
-  }
-  out.target = target.empty() ? "/" : std::string(target);
-  if (out.target.front() == '?') out.target.insert(out.target.begin(), '/');
-  for (char c : out.target) {
-    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
-      return core::fail(ErrorCode::InvalidArgument, "URL path contains a space or control byte");
-    }
-  }
-  return out;
-}
-
 std::string redact(std::string_view url) {
-  auto parsed = parse_url(url);
+  auto parsed = core::parse_url(url);
   if (!parsed) return "<invalid url>";
   const bool ipv6 = parsed->host.find(':') != std::string::npos;
   return parsed->scheme + "://" + (ipv6 ? "[" + parsed->host + "]" : parsed->host) + ":" +
          std::to_string(parsed->port);
+}
+
+bool refuses_plain_http(const core::Url& url, InsecureHttp insecure_http) {
+  return url.scheme == "http" && insecure_http != InsecureHttp::Allow &&
+         !is_loopback_host(url.host);
 }
 
 bool is_loopback_host(std::string_view host) {
@@ -133,10 +59,8 @@ Status validate(const Destination& destination) {
   if (destination.name.empty()) {
     return core::fail(ErrorCode::InvalidArgument, "a destination needs a name");
   }
-  auto url = parse_url(destination.url);
-  if (!url) return tl::unexpected(url.error().with_context(where));
-  if (url->scheme == "http" && destination.insecure_http != InsecureHttp::Allow &&
-      !is_loopback_host(url->host)) {
+  const core::Url url = KW_TRY_WITH(core::parse_url(destination.url), where);
+  if (refuses_plain_http(url, destination.insecure_http)) {
     return core::fail(ErrorCode::InvalidArgument,
                       where + ": plain http to " + redact(destination.url) +
                           " is refused; use https or set allow_insecure_http");

@@ -1,6 +1,6 @@
 // Where notifications go: a destination's plain config (the config module parses JSON into it,
-// url_file/url_env secrets already resolved), URL parsing and the redaction every log and error
-// uses. Plain C++, no Asio, no OpenSSL.
+// url_file/url_env secrets already resolved), its checks and the redaction every log and error
+// uses (URLs are parsed by core::parse_url). Plain C++, no Asio, no OpenSSL.
 #pragma once
 
 #include <chrono>
@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/url.hpp"
 
 namespace kernelwatch::notifiers {
 
@@ -57,21 +58,15 @@ struct Destination {
 
 [[nodiscard]] std::chrono::milliseconds effective_min_interval(const Destination& destination);
 
-struct ParsedUrl {
-  std::string scheme;  // "http" | "https"
-  std::string host;    // without brackets for IPv6
-  std::uint16_t port = 0;
-  std::string target;  // path and query, at least "/"
-};
-
-// Errors never contain the path or query.
-[[nodiscard]] Result<ParsedUrl> parse_url(std::string_view url);
-
 // scheme://host:port and nothing else (no user info, path, query or fragment); "<invalid url>"
 // when it cannot be parsed.
 [[nodiscard]] std::string redact(std::string_view url);
 
+// An address in 127.0.0.0/8 or ::1, or "localhost"; not a name that merely starts like one.
 [[nodiscard]] bool is_loopback_host(std::string_view host);
+
+// The http:// rule: plain http only to a loopback host, unless the destination allows it.
+[[nodiscard]] bool refuses_plain_http(const core::Url& url, InsecureHttp insecure_http);
 
 // Checks the name, the URL and the http:// rule; errors name the destination and redact the URL.
 [[nodiscard]] Status validate(const Destination& destination);

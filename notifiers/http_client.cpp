@@ -52,7 +52,7 @@ bool is_ip_literal(const std::string& host) {
 }  // namespace
 
 struct HttpClient::Impl {
-  Impl(asio::any_io_executor ex, Destination d, ParsedUrl u)
+  Impl(asio::any_io_executor ex, Destination d, core::Url u)
       : executor(std::move(ex)),
         destination(std::move(d)),
         url(std::move(u)),
@@ -62,7 +62,7 @@ struct HttpClient::Impl {
 
   asio::any_io_executor executor;
   Destination destination;
-  ParsedUrl url;
+  core::Url url;
   std::string origin;  // scheme://host:port, the only form of the URL that reaches an error
   std::unique_ptr<ssl::context> tls_context;
   tcp::resolver resolver;
@@ -197,11 +197,10 @@ HttpClient::~HttpClient() = default;
 
 core::Result<std::unique_ptr<HttpClient>> HttpClient::create(asio::any_io_executor executor,
                                                              const Destination& destination) {
-  if (auto ok = validate(destination); !ok) return tl::unexpected(ok.error());
-  auto url = parse_url(destination.url);
-  if (!url) return tl::unexpected(url.error());
-  auto impl = std::make_unique<Impl>(std::move(executor), destination, *url);
-  if (url->scheme == "https") {
+  KW_TRY(validate(destination));
+  const core::Url url = KW_TRY(core::parse_url(destination.url));
+  auto impl = std::make_unique<Impl>(std::move(executor), destination, url);
+  if (url.scheme == "https") {
     auto context = std::make_unique<ssl::context>(ssl::context::tls_client);
     SSL_CTX_set_min_proto_version(context->native_handle(), TLS1_2_VERSION);
     boost::system::error_code ec;

@@ -4,58 +4,47 @@ namespace kernelwatch::notifiers {
 namespace {
 
 using core::ErrorCode;
+using core::JsonField;
 using nlohmann::json;
 
 // An alert item as kernelwatch 0.1 queued it: flat fields, "state" firing|resolved being the
 // notice. Only read, never written.
-core::Result<NotifiedAlert> legacy_item(const json& item) {
-  try {
-    NotifiedAlert n;
-    core::Alert& a = n.alert;
-    a.id = item.at("id").get<std::string>();
-    a.key = {item.at("benchmark").get<std::string>(),
-             item.at("provider").get<std::string>(),
-             item.at("workload").get<std::string>(),
-             item.at("environment").get<std::string>(),
-             "",
-             ""};
-    n.notice = KW_TRY(core::parse_notice(item.at("state").get<std::string>()));
-    a.kind = KW_TRY(core::parse_alert_kind(item.at("kind").get<std::string>()));
-    a.direction = KW_TRY(core::parse_direction(item.at("direction").get<std::string>()));
-    a.state = n.notice == Notice::Resolved ? core::AlertState::Resolved : core::AlertState::Firing;
-    core::AlertRun run;
-    run.external_id = item.value("externalId", "");
-    run.observed_at = KW_TRY(core::parse_timestamp(item.at("observedAt").get<std::string>()));
-    run.median = std::chrono::nanoseconds(item.at("medianNs").get<std::int64_t>());
-    a.fired = run;
-    a.onset = run;
-    if (n.notice == Notice::Resolved) a.closed_by = run;
-    a.band.lower = std::chrono::nanoseconds(item.at("bandLowerNs").get<std::int64_t>());
-    a.band.upper = std::chrono::nanoseconds(item.at("bandUpperNs").get<std::int64_t>());
-    a.relative_change = item.at("relativeChange").get<double>();
-    a.baseline_runs = item.at("baselineRuns").get<std::size_t>();
-    // 0.1 sent attribution (or a failed run's reason) as text: keep it as the explanation.
-    a.explanation = item.value("attribution", "");
-    if (const auto record = item.find("run"); record != item.end()) n.run_record = *record;
-    return n;
-  } catch (const json::exception& e) {
-    return core::fail(ErrorCode::ParseError, std::string("notification alert: ") + e.what());
-  }
+core::Result<NotifiedAlert> legacy_item(const JsonField& item) {
+  NotifiedAlert n;
+  core::Alert& a = n.alert;
+  a.id = KW_TRY(item["id"].string());
+  a.key.benchmark = KW_TRY(item["benchmark"].string());
+  a.key.provider = KW_TRY(item["provider"].string());
+  a.key.workload = KW_TRY(item["workload"].string());
+  a.key.environment = KW_TRY(item["environment"].string());
+  n.notice = KW_TRY(item["state"].parsed(core::parse_notice));
+  a.kind = KW_TRY(item["kind"].parsed(core::parse_alert_kind));
+  a.direction = KW_TRY(item["direction"].parsed(core::parse_direction));
+  a.state = n.notice == Notice::Resolved ? core::AlertState::Resolved : core::AlertState::Firing;
+  core::AlertRun run;
+  run.external_id = KW_TRY(item["externalId"].string_or(""));
+  run.observed_at = KW_TRY(item["observedAt"].timestamp());
+  run.median = std::chrono::nanoseconds(KW_TRY(item["medianNs"].integer()));
+  a.fired = run;
+  a.onset = run;
+  if (n.notice == Notice::Resolved) a.closed_by = run;
+  a.band.lower = std::chrono::nanoseconds(KW_TRY(item["bandLowerNs"].integer()));
+  a.band.upper = std::chrono::nanoseconds(KW_TRY(item["bandUpperNs"].integer()));
+  a.relative_change = KW_TRY(item["relativeChange"].number());
+  a.baseline_runs = static_cast<std::size_t>(KW_TRY(item["baselineRuns"].integer()));
+  // 0.1 sent attribution (or a failed run's reason) as text: keep it as the explanation.
+  a.explanation = KW_TRY(item["attribution"].string_or(""));
+  if (const JsonField record = item["run"]; record.present()) n.run_record = record.value();
+  return n;
 }
 
-core::Result<NotifiedAlert> item_from_json(const json& item) {
-  if (!item.is_object()) return core::fail(ErrorCode::ParseError, "an alert item is not an object");
-  if (!item.contains("alert")) return legacy_item(item);
+core::Result<NotifiedAlert> item_from_json(const JsonField& field) {
+  const JsonField item = KW_TRY(field.object());
+  if (!item["alert"].present()) return legacy_item(item);
   NotifiedAlert n;
-  const auto notice = item.find("notice");
-  if (notice == item.end() || !notice->is_string()) {
-    return core::fail(ErrorCode::ParseError, "an alert item needs a notice");
-  }
-  n.notice = KW_TRY(core::parse_notice(notice->get<std::string>()));
-  auto alert = core::alert_from_json(item.at("alert"));
-  if (!alert) return tl::unexpected(alert.error().with_context("alert"));
-  n.alert = std::move(*alert);
-  if (const auto record = item.find("run"); record != item.end()) n.run_record = *record;
+  n.notice = KW_TRY(item["notice"].parsed(core::parse_notice));
+  n.alert = KW_TRY(core::alert_from_json(item["alert"]));
+  if (const JsonField record = item["run"]; record.present()) n.run_record = record.value();
   return n;
 }
 
@@ -74,25 +63,15 @@ json to_json(const Notification& notification) {
               {"alerts", std::move(alerts)}};
 }
 
-core::Result<Notification> notification_from_json(const json& doc) {
-  if (!doc.is_object()) return core::fail(ErrorCode::ParseError, "notification is not an object");
-  const auto key = doc.find("idempotencyKey");
-  const auto created = doc.find("createdAt");
-  const auto alerts = doc.find("alerts");
-  if (key == doc.end() || !key->is_string() || created == doc.end() || !created->is_string() ||
-      alerts == doc.end() || !alerts->is_array()) {
-    return core::fail(ErrorCode::ParseError,
-                      "notification needs idempotencyKey, createdAt and an alerts array");
-  }
+core::Result<Notification> notification_from_json(const json& value) {
+  const JsonField doc = KW_TRY(JsonField(value, "notification").object());
   Notification n;
-  n.idempotency_key = key->get<std::string>();
-  auto created_at = core::parse_timestamp(created->get<std::string>());
-  if (!created_at) return tl::unexpected(created_at.error().with_context("createdAt"));
-  n.created_at = *created_at;
-  if (const auto host = doc.find("host"); host != doc.end() && host->is_string()) {
-    n.host = host->get<std::string>();
+  n.idempotency_key = KW_TRY(doc["idempotencyKey"].string());
+  n.created_at = KW_TRY(doc["createdAt"].timestamp());
+  n.host = KW_TRY(doc["host"].string_or(""));
+  for (const JsonField& item : KW_TRY(doc["alerts"].array())) {
+    n.alerts.push_back(KW_TRY(item_from_json(item)));
   }
-  for (const auto& item : *alerts) n.alerts.push_back(KW_TRY(item_from_json(item)));
   return n;
 }
 

@@ -221,12 +221,11 @@ core::Result<std::unique_ptr<DeliveryWorker>> DeliveryWorker::create(
       return core::fail(core::ErrorCode::InvalidArgument,
                         "destination name `" + destination.name + "` is used twice");
     }
-    auto client = HttpClient::create(io.get_executor(), destination);
-    if (!client) return tl::unexpected(client.error());
+    auto client = KW_TRY(HttpClient::create(io.get_executor(), destination));
     std::string origin = redact(destination.url);
     state->lanes.push_back(std::unique_ptr<State::Lane>(new State::Lane{std::move(destination),
                                                                         std::move(origin),
-                                                                        std::move(*client),
+                                                                        std::move(client),
                                                                         asio::steady_timer(io),
                                                                         asio::steady_timer(io),
                                                                         false,

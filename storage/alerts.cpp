@@ -12,23 +12,16 @@ constexpr const char* kColumns =
 // hold (the state changes without the document being rewritten by an older version).
 Result<AlertRow> read_row(const Statement& s, const std::filesystem::path& path) {
   const std::string id = s.column_text(0);
-  const auto where = [&](const core::Error& e) {
-    return e.with_context(path.string() + ": alert " + id);
-  };
-  auto alert = core::alert_from_json(nlohmann::json::parse(s.column_text(4), nullptr, false));
-  if (!alert) return tl::unexpected(where(alert.error()));
+  const auto where = [&] { return path.string() + ": alert " + id; };
   AlertRow row;
-  row.alert = std::move(*alert);
+  row.alert = KW_TRY_WITH(
+      core::alert_from_json(nlohmann::json::parse(s.column_text(4), nullptr, false)), where());
   row.alert.id = id;
   if (!s.column_is_null(1)) row.key_id = s.column_int(1);
-  auto state = core::parse_alert_state(s.column_text(2));
-  if (!state) return tl::unexpected(where(state.error()));
-  row.alert.state = *state;
+  row.alert.state = KW_TRY_WITH(core::parse_alert_state(s.column_text(2)), where());
   row.updated_at = s.column_timestamp(3);
   if (!s.column_is_null(5)) {
-    auto notice = core::parse_notice(s.column_text(5));
-    if (!notice) return tl::unexpected(where(notice.error()));
-    row.notified = *notice;
+    row.notified = KW_TRY_WITH(core::parse_notice(s.column_text(5)), where());
   }
   row.notified_at = s.column_optional_timestamp(6);
   return row;

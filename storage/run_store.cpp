@@ -198,12 +198,8 @@ Result<StoredRun> read_run(const Statement& stmt, const std::filesystem::path& p
     return core::fail(ErrorCode::NotADatabase, path.string() + ": run " + std::to_string(run.id) +
                                                    ": stored record is not JSON");
   }
-  auto record = core::parse_record(doc);
-  if (!record) {
-    return tl::unexpected(
-        record.error().with_context(path.string() + ": run " + std::to_string(run.id)));
-  }
-  run.record = std::move(*record);
+  run.record =
+      KW_TRY_WITH(core::parse_record(doc), path.string() + ": run " + std::to_string(run.id));
   run.key = read_key(stmt, 3);
   run.implementation_version = stmt.column_text(13);
   if (!stmt.column_is_null(14)) {

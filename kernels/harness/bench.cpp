@@ -34,9 +34,53 @@ std::string gib(std::uint64_t bytes) {
 core::Result<std::string> correctness_gate(const BenchRequest& request,
                                            const BenchContext& context) {
   const CaseSpec small = gate_spec(request.spec);
-  auto gate = context.factory(request.id, small);
-  if (!gate) return tl::unexpected(gate.error());
-  return check_case(**gate, request.seed ^ 0x9e3779b97f4a7c15ULL);
+  const auto gate = KW_TRY(context.factory(request.id, small));
+  return check_case(*gate, request.seed ^ 0x9e3779b97f4a7c15ULL);
+}
+
+// The GPU (and its peak bandwidth) or the host, and whether the case fits in its free memory:
+// checked before anything is allocated.
+core::Status check_memory(const BenchRequest& request, RunContext& run, BenchOutcome& outcome) {
+  const CaseId& id = request.id;
+  const std::uint64_t needed = bytes_needed(id, request.spec, request.policy);
+  std::uint64_t free_bytes = 0;
+  if (id.backend == Backend::Cuda) {
+    run.gpu = KW_TRY(detail::query_gpu(request.device));
+    outcome.peak_gbps = run.gpu->peak_bandwidth_gbps;
+    free_bytes = KW_TRY(detail::free_gpu_memory(request.device));
+  } else {
+    free_bytes = available_host_memory();
+  }
+  if (free_bytes != 0 && needed > free_bytes) {
+    return core::fail(core::ErrorCode::OutOfMemory,
+                      id.name() + " " + workload_of(id, request.spec).label() + " needs at least " +
+                          std::to_string(needed) + " bytes (" + gib(needed) + ") but " +
+                          std::to_string(free_bytes) + " bytes (" + gib(free_bytes) + ") are free");
+  }
+  return {};
+}
+
+// Times the prepared case between two samples of the GPU's state. The case ran before (the
+// gate), so a failure now is a failed run, not bad input; a GPU that throttled or was shared
+// makes the run inconclusive.
+void time_run(Case& c, const Nvml& nvml, RunContext& run, BenchOutcome& outcome) {
+  if (run.gpu) run.before = nvml.sample(run.gpu->uuid, static_cast<unsigned>(run.gpu->index));
+  auto timings = time_case(c, run.policy);
+  if (run.gpu) run.after = nvml.sample(run.gpu->uuid, static_cast<unsigned>(run.gpu->index));
+  if (!timings) {
+    run.status = core::RunStatus::Failed;
+    run.reason = timings.error().message;
+    return;
+  }
+  run.timings = std::move(*timings);
+  const std::string reason = inconclusive_reason(run.before, run.after);
+  if (!reason.empty()) {
+    run.status = core::RunStatus::Inconclusive;
+    run.reason = reason;
+  }
+  outcome.summary = summarize(run.timings->samples_ns);
+  outcome.achieved_gbps =
+      achieved_gbps(outcome.bytes_moved, static_cast<double>(outcome.summary->median.count()));
 }
 
 }  // namespace
@@ -55,8 +99,8 @@ std::uint64_t bytes_needed(const CaseId& id, const CaseSpec& spec, const TimingP
 core::Result<BenchOutcome> run_benchmark(const BenchRequest& request, const BenchContext& context) {
   KW_ASSERT(static_cast<bool>(context.now), "a benchmark needs the caller's clock");
   const CaseId& id = request.id;
-  if (auto ok = backend_available(id.backend); !ok) return tl::unexpected(ok.error());
-  if (auto ok = validate(id.kernel, request.spec); !ok) return tl::unexpected(ok.error());
+  KW_TRY(backend_available(id.backend));
+  KW_TRY(validate(id.kernel, request.spec));
 
   RunContext run;
   run.id = id;
@@ -68,27 +112,7 @@ core::Result<BenchOutcome> run_benchmark(const BenchRequest& request, const Benc
   run.flush_bytes = flush_bytes_for(id.backend, request.policy);
   BenchOutcome outcome;
   outcome.bytes_moved = bytes_moved(id, request.spec);
-
-  // Checked before anything is allocated.
-  const std::uint64_t needed = bytes_needed(id, request.spec, request.policy);
-  std::uint64_t free_bytes = 0;
-  if (id.backend == Backend::Cuda) {
-    auto gpu = detail::query_gpu(request.device);
-    if (!gpu) return tl::unexpected(gpu.error());
-    run.gpu = *gpu;
-    outcome.peak_gbps = gpu->peak_bandwidth_gbps;
-    auto free_gpu = detail::free_gpu_memory(request.device);
-    if (!free_gpu) return tl::unexpected(free_gpu.error());
-    free_bytes = *free_gpu;
-  } else {
-    free_bytes = available_host_memory();
-  }
-  if (free_bytes != 0 && needed > free_bytes) {
-    return core::fail(core::ErrorCode::OutOfMemory,
-                      id.name() + " " + workload_of(id, request.spec).label() + " needs at least " +
-                          std::to_string(needed) + " bytes (" + gib(needed) + ") but " +
-                          std::to_string(free_bytes) + " bytes (" + gib(free_bytes) + ") are free");
-  }
+  KW_TRY(check_memory(request, run, outcome));
 
   Nvml nvml;
   if (run.gpu && nvml.available()) {
@@ -96,39 +120,19 @@ core::Result<BenchOutcome> run_benchmark(const BenchRequest& request, const Benc
     if (!driver.empty()) run.gpu->driver_version = driver;
   }
 
-  auto gate = correctness_gate(request, context);
-  if (!gate) return tl::unexpected(gate.error());
-  if (!gate->empty()) {
+  const std::string mismatch = KW_TRY(correctness_gate(request, context));
+  if (!mismatch.empty()) {
     run.status = core::RunStatus::Failed;
-    run.reason = "correctness gate: " + *gate;
+    run.reason = "correctness gate: " + mismatch;
     run.observed_at = context.now();
     outcome.record = make_record(run);
     return outcome;
   }
 
-  auto c = context.factory(id, request.spec);
-  if (!c) return tl::unexpected(c.error());
-  if (auto ok = (*c)->prepare(request.seed); !ok) return tl::unexpected(ok.error());
+  const auto c = KW_TRY(context.factory(id, request.spec));
+  KW_TRY(c->prepare(request.seed));
   run.observed_at = context.now();
-  if (run.gpu) run.before = nvml.sample(run.gpu->uuid, static_cast<unsigned>(run.gpu->index));
-  auto timings = time_case(**c, request.policy);
-  if (run.gpu) run.after = nvml.sample(run.gpu->uuid, static_cast<unsigned>(run.gpu->index));
-  if (!timings) {
-    // The case ran before (the gate), so a failure now is a run failure, not bad input.
-    run.status = core::RunStatus::Failed;
-    run.reason = timings.error().message;
-    outcome.record = make_record(run);
-    return outcome;
-  }
-  run.timings = std::move(*timings);
-  const std::string reason = inconclusive_reason(run.before, run.after);
-  if (!reason.empty()) {
-    run.status = core::RunStatus::Inconclusive;
-    run.reason = reason;
-  }
-  outcome.summary = summarize(run.timings->samples_ns);
-  outcome.achieved_gbps =
-      achieved_gbps(outcome.bytes_moved, static_cast<double>(outcome.summary->median.count()));
+  time_run(*c, nvml, run, outcome);
   outcome.record = make_record(run);
   return outcome;
 }

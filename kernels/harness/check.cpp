@@ -92,16 +92,14 @@ double error_scale(const std::map<std::string, double>& scales, const std::strin
 }
 
 core::Result<std::string> check_case(Case& c, std::uint64_t seed) {
-  if (auto ok = c.prepare(seed); !ok) return tl::unexpected(ok.error());
-  auto inputs = c.inputs();
-  if (!inputs) return tl::unexpected(inputs.error());
-  const auto expected = expected_outputs(c.id(), c.spec(), *inputs);
-  const auto scales = error_scales(c.id(), c.spec(), *inputs);
-  if (auto ok = c.poison_outputs(); !ok) return tl::unexpected(ok.error());
-  if (auto ok = c.run(); !ok) return tl::unexpected(ok.error());
-  auto outputs = c.outputs();
-  if (!outputs) return tl::unexpected(outputs.error());
-  for (const HostTensor& got : *outputs) {
+  KW_TRY(c.prepare(seed));
+  const auto inputs = KW_TRY(c.inputs());
+  const auto expected = expected_outputs(c.id(), c.spec(), inputs);
+  const auto scales = error_scales(c.id(), c.spec(), inputs);
+  KW_TRY(c.poison_outputs());
+  KW_TRY(c.run());
+  const auto outputs = KW_TRY(c.outputs());
+  for (const HostTensor& got : outputs) {
     const auto want = expected.find(got.name);
     if (want == expected.end()) continue;
     const double error = relative_error(got, want->second, error_scale(scales, got.name));
@@ -115,7 +113,7 @@ core::Result<std::string> check_case(Case& c, std::uint64_t seed) {
     }
   }
   for (const auto& [name, values] : expected) {
-    if (find_tensor(*outputs, name) == nullptr) return name + ": not produced";
+    if (find_tensor(outputs, name) == nullptr) return name + ": not produced";
   }
   return std::string();
 }

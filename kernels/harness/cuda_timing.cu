@@ -66,23 +66,21 @@ core::Result<Timings> time_cuda_case(Case& c, const TimingPolicy& policy) {
     return {};
   };
 
-  auto start = make_event();
-  if (!start) return tl::unexpected(start.error());
-  auto stop = make_event();
-  if (!stop) return tl::unexpected(stop.error());
+  const Event start = KW_TRY(make_event());
+  const Event stop = KW_TRY(make_event());
 
   // Warm-up by budget on the host clock; each warm-up run is timed with events too, and their
   // median estimates a repetition.
   const auto warmup_end = std::chrono::steady_clock::now() + policy.warmup;
   std::vector<float> warmup_ms;
   do {
-    if (auto ok = flush_once(timings.warmup_runs); !ok) return tl::unexpected(ok.error());
-    KW_CUDA_TRY(cudaEventRecord(start->get(), stream));
-    if (auto ok = c.launch(); !ok) return tl::unexpected(ok.error());
-    KW_CUDA_TRY(cudaEventRecord(stop->get(), stream));
-    if (auto ok = c.synchronize(); !ok) return tl::unexpected(ok.error());
+    KW_TRY(flush_once(timings.warmup_runs));
+    KW_CUDA_TRY(cudaEventRecord(start.get(), stream));
+    KW_TRY(c.launch());
+    KW_CUDA_TRY(cudaEventRecord(stop.get(), stream));
+    KW_TRY(c.synchronize());
     float ms = 0;
-    KW_CUDA_TRY(cudaEventElapsedTime(&ms, start->get(), stop->get()));
+    KW_CUDA_TRY(cudaEventElapsedTime(&ms, start.get(), stop.get()));
     warmup_ms.push_back(ms);
     ++timings.warmup_runs;
   } while (std::chrono::steady_clock::now() < warmup_end);
@@ -96,20 +94,16 @@ core::Result<Timings> time_cuda_case(Case& c, const TimingPolicy& policy) {
   starts.reserve(static_cast<std::size_t>(count));
   stops.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) {
-    auto a = make_event();
-    if (!a) return tl::unexpected(a.error());
-    auto b = make_event();
-    if (!b) return tl::unexpected(b.error());
-    starts.push_back(std::move(*a));
-    stops.push_back(std::move(*b));
+    starts.push_back(KW_TRY(make_event()));
+    stops.push_back(KW_TRY(make_event()));
   }
   for (int i = 0; i < count; ++i) {
-    if (auto ok = flush_once(i); !ok) return tl::unexpected(ok.error());
+    KW_TRY(flush_once(i));
     KW_CUDA_TRY(cudaEventRecord(starts[static_cast<std::size_t>(i)].get(), stream));
-    if (auto ok = c.launch(); !ok) return tl::unexpected(ok.error());
+    KW_TRY(c.launch());
     KW_CUDA_TRY(cudaEventRecord(stops[static_cast<std::size_t>(i)].get(), stream));
   }
-  if (auto ok = c.synchronize(); !ok) return tl::unexpected(ok.error());
+  KW_TRY(c.synchronize());
   timings.samples_ns.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) {
     float ms = 0;

@@ -64,7 +64,7 @@ core::Result<Timings> time_cpu(Case& c, const TimingPolicy& policy) {
   do {
     flush.read();
     const auto start = Clock::now();
-    if (auto ok = c.run(); !ok) return tl::unexpected(ok.error());
+    KW_TRY(c.run());
     warmup_ns.push_back(elapsed_ns(start, Clock::now()));
     ++timings.warmup_runs;
   } while (Clock::now() < warmup_end);
@@ -76,7 +76,7 @@ core::Result<Timings> time_cpu(Case& c, const TimingPolicy& policy) {
   for (int i = 0; i < count; ++i) {
     flush.read();
     const auto start = Clock::now();
-    if (auto ok = c.run(); !ok) return tl::unexpected(ok.error());
+    KW_TRY(c.run());
     timings.samples_ns.push_back(elapsed_ns(start, Clock::now()));
   }
   return timings;

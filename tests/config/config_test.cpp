@@ -452,6 +452,8 @@ TEST(ParseConfig, RejectsWrongTypes) {
             "kernelwatch.json: detector.window: expected an integer, got string");
   EXPECT_EQ(error_of(R"({"detector": {"window": 20.5}})"),
             "kernelwatch.json: detector.window: expected an integer, got number");
+  EXPECT_EQ(error_of(R"({"detector": {"window": 20.0}})"),
+            "kernelwatch.json: detector.window: expected an integer, got number");
   EXPECT_EQ(error_of(R"({"detector": {"spread_factor": "3"}})"),
             "kernelwatch.json: detector.spread_factor: expected a number, got string");
   EXPECT_EQ(error_of(R"({"benchmarks": {}})"),
@@ -481,6 +483,9 @@ TEST(ParseConfig, RejectsBadDurationsAndRanges) {
             "kernelwatch.json: detector.confirm_reruns: 6 is not between 0 and 5");
   EXPECT_EQ(error_of(R"({"detector": {"confirm_reruns": -1}})"),
             "kernelwatch.json: detector.confirm_reruns: -1 is not between 0 and 5");
+  EXPECT_EQ(error_of(R"({"detector": {"confirm_reruns": 18446744073709551615}})"),
+            "kernelwatch.json: detector.confirm_reruns: 18446744073709551615 is not between 0 and "
+            "5");
   EXPECT_EQ(error_of(R"({"detector": {"window": 4}})"),
             "kernelwatch.json: detector.min_history: 5 is larger than detector.window (4)");
   EXPECT_EQ(error_of(R"({"detector": {"min_relative_margin": 1.5}})"),

@@ -39,5 +39,30 @@ TEST(KwTry, YieldsTheValueOrReturnsTheFirstErrorUnchanged) {
   EXPECT_EQ(evaluated, 1);  // nothing after a failed step ran
 }
 
+int contexts_built = 0;
+
+std::string context(std::string text) {
+  ++contexts_built;
+  return text;
+}
+
+Result<int> twice_in(int x) {
+  const int doubled = KW_TRY_WITH(twice(x), context("doubling"));
+  KW_TRY_WITH(at_most_ten(doubled), context("bounding"));
+  return doubled;
+}
+
+TEST(KwTryWith, PutsTheContextInFrontOfTheErrorAndBuildsItOnlyThen) {
+  contexts_built = 0;
+  EXPECT_EQ(twice_in(2).value(), 4);
+  EXPECT_EQ(contexts_built, 0);
+  const auto negative = twice_in(-1);
+  ASSERT_FALSE(negative);
+  EXPECT_EQ(negative.error().code, ErrorCode::InvalidArgument);
+  EXPECT_EQ(negative.error().message, "doubling: negative: -1");
+  EXPECT_EQ(twice_in(6).error().message, "bounding: over ten");
+  EXPECT_EQ(contexts_built, 2);
+}
+
 }  // namespace
 }  // namespace kernelwatch::core

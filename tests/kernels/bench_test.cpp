@@ -120,9 +120,7 @@ TEST(Bench, KeyIsStableAndChangesWithShapeDtypeProviderAndBudgets) {
 TEST(Bench, AWrongKernelFailsTheGateAndIsNeverTimed) {
   BenchContext c = context();
   c.factory = [](const CaseId& id, const CaseSpec& spec) -> core::Result<std::unique_ptr<Case>> {
-    auto inner = create_case(id, spec);
-    if (!inner) return tl::unexpected(inner.error());
-    return std::unique_ptr<Case>(std::make_unique<WrongCase>(std::move(*inner)));
+    return std::unique_ptr<Case>(std::make_unique<WrongCase>(KW_TRY(create_case(id, spec))));
   };
   const BenchRequest request = small_request(Kernel::LayerNorm, Pass::Forward, Provider::Fused);
   auto outcome = run_benchmark(request, c);

@@ -14,28 +14,6 @@ TEST(Redact, KeepsSchemeHostAndPortOnly) {
   EXPECT_EQ(redact("not a url with /secret/path"), "<invalid url>");
 }
 
-TEST(ParseUrl, SplitsTheParts) {
-  auto url = parse_url("https://am.example.org:9093/api/v2/alerts?x=1#f");
-  ASSERT_TRUE(url);
-  EXPECT_EQ(url->scheme, "https");
-  EXPECT_EQ(url->host, "am.example.org");
-  EXPECT_EQ(url->port, 9093);
-  EXPECT_EQ(url->target, "/api/v2/alerts?x=1");
-  auto bare = parse_url("http://localhost");
-  ASSERT_TRUE(bare);
-  EXPECT_EQ(bare->port, 80);
-  EXPECT_EQ(bare->target, "/");
-}
-
-TEST(ParseUrl, ErrorsNeverRepeatThePathOrQuery) {
-  for (const char* text : {"ftp://host/secret-path", "https://host:99999/secret-path",
-                           "https:///secret-path", "https://host/secret path"}) {
-    auto url = parse_url(text);
-    ASSERT_FALSE(url) << text;
-    EXPECT_EQ(url.error().message.find("secret"), std::string::npos) << url.error().message;
-  }
-}
-
 Destination destination(std::string url) {
   Destination d;
   d.name = "hook";
