@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -17,6 +18,9 @@ namespace kernelwatch::notifiers {
 
 // Why a request produced no HTTP response. Every kind is retried by the worker.
 enum class TransportStep { Resolve, Connect, Handshake, Write, Read };
+
+// Where an Alertmanager destination given by its base URL posts.
+inline constexpr std::string_view kAlertmanagerAlertsPath = "/api/v2/alerts";
 
 class HttpClient {
  public:

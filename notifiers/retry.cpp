@@ -140,6 +140,8 @@ Classification classify(DestinationType type, const HttpResponse& response, core
     out.verdict = Verdict::Permanent;
     if (response.status >= 300 && response.status < 400)
       out.reason += " (redirects are not followed)";
+    if (type == DestinationType::Alertmanager && (response.status == 404 || response.status == 405))
+      out.reason += " (an Alertmanager url is its base, http://HOST:9093, or .../api/v2/alerts)";
   }
   return out;
 }

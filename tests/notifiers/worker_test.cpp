@@ -339,6 +339,34 @@ TEST_F(WorkerTest, AlertmanagerGetsTheV2AlertArray) {
   EXPECT_TRUE(body[1].contains("endsAt"));
 }
 
+// The documented form of an Alertmanager url is its base: alerts go to its /api/v2/alerts.
+TEST_F(WorkerTest, AnAlertmanagerBaseUrlPostsToItsAlertsEndpoint) {
+  TestReceiver receiver;
+  enqueue("am", testing::sample_notification("am-base", 1));
+  std::string base = receiver.url("/");
+  start({destination(DestinationType::Alertmanager, "am", base)});
+  ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));
+  EXPECT_EQ(receiver.snapshot().requests.at(0).target, "/api/v2/alerts");
+}
+
+// A misconfigured url (a 404 or 405 from whatever answers there) is a dead letter whose reason
+// says which url Alertmanager takes, without repeating the configured one.
+TEST_F(WorkerTest, AnAlertmanagerAtTheWrongPathIsADeadLetterThatSaysWhichUrlToUse) {
+  TestReceiver receiver;
+  receiver.set_script([](std::size_t, const auto&) { return Action::respond(405, ""); });
+  enqueue("am", testing::sample_notification("am-wrong", 1));
+  start({destination(DestinationType::Alertmanager, "am", receiver.url("/wrong/path"))});
+  ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Dead) == 1; }));
+  const auto dead = outbox_->dead_letters(0);
+  ASSERT_TRUE(dead);
+  ASSERT_EQ(dead->size(), 1u);
+  EXPECT_NE(dead->front().last_error.find("HTTP 405"), std::string::npos)
+      << dead->front().last_error;
+  EXPECT_NE(dead->front().last_error.find("/api/v2/alerts"), std::string::npos)
+      << dead->front().last_error;
+  EXPECT_EQ(dead->front().last_error.find("/wrong/path"), std::string::npos);
+}
+
 TEST_F(WorkerTest, WakePicksUpRowsEnqueuedAfterStart) {
   TestReceiver receiver;
   WorkerOptions options;
