@@ -6,7 +6,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
+#include <cstdio>
 #include <future>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -174,6 +176,16 @@ class Daemon {
   core::Timestamp started_wall_;
   std::mt19937_64 rng_{std::random_device{}()};
   CycleState cycle_;
+  // What the running cycle did, for its one log line at the end (io thread only).
+  struct CycleTally {
+    std::string reason;
+    std::uint64_t number = 0;
+    std::size_t runs = 0;
+    std::size_t errors = 0;
+    std::size_t resolved = 0;
+    std::map<std::string, std::size_t> verdicts;  // by verdict kind, in name order
+  };
+  CycleTally tally_;
   StatusCache status_cache_;
   std::chrono::steady_clock::time_point next_prune_{};
 
@@ -324,6 +336,7 @@ void Daemon::start_cycle(std::string reason) {
     return;
   }
   last_plan_ = plan;
+  tally_ = CycleTally{reason, cycle_.count + 1, 0, 0, 0, {}};
   cycle_plan_ = std::move(plan);
   cycle_confirm_reruns_ = std::max(0, config_.detector.confirm_reruns);
   cycle_requested_ = true;
@@ -383,14 +396,19 @@ bool Daemon::judge(const std::string& name, const core::Result<kernels::BenchOut
   if (!outcome) {
     log_.error(name + ": " + outcome.error().message);
     ++cycle_.errors;
+    ++tally_.errors;
     return false;
   }
   auto processed = engine_.process(outcome->record, wall_now());
   if (!processed) {
     log_.error(name + ": storing the run failed: " + processed.error().message);
     ++cycle_.errors;
+    ++tally_.errors;
     return false;
   }
+  ++tally_.runs;
+  ++tally_.verdicts[std::string(detectors::to_string(processed->verdict.kind))];
+  tally_.resolved += processed->resolved.size();
   cycle_.count_run(outcome->record.run.status, outcome->summary ? outcome->summary->median : 0ns);
   if (!processed->fired.empty() || !processed->resolved.empty()) {
     log_.info(processed->key_display + ": " + std::to_string(processed->fired.size()) +
@@ -402,7 +420,20 @@ bool Daemon::judge(const std::string& name, const core::Result<kernels::BenchOut
 
 // io thread: the cycle's alerts go out, and the cycle's state says it is over.
 void Daemon::end_cycle(double seconds) {
-  (void)flush_notifications();
+  const auto decided = flush_notifications();
+  // One line per cycle: what ran, what the detector said, what it raised.
+  std::string verdicts;
+  for (const auto& [kind, count] : tally_.verdicts) {
+    verdicts += (verdicts.empty() ? "" : ", ") + std::to_string(count) + " " + kind;
+  }
+  char took[32];
+  std::snprintf(took, sizeof took, "%.1f", seconds);
+  log_.info("cycle " + std::to_string(tally_.number) + " (" + tally_.reason + ") done in " + took +
+            " s: " + std::to_string(tally_.runs) + " run(s) stored" +
+            (verdicts.empty() ? "" : " (" + verdicts + ")") + ", " + std::to_string(tally_.errors) +
+            " error(s); " + std::to_string(decided ? decided->fired.size() : 0) +
+            " alert(s) fired, " + std::to_string(decided ? decided->incidents.size() : 0) +
+            " incident(s), " + std::to_string(tally_.resolved) + " resolved");
   std::lock_guard lock(bench_mutex_);
   cycle_.running = false;
   cycle_.last_duration_seconds = seconds;

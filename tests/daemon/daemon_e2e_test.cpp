@@ -275,6 +275,14 @@ TEST(DaemonE2E, ScheduledRunsPostedStepOneFiringOneResolveAndSigterm) {
     const auto r = http(port, "GET", "/api/v1/runs?benchmark=layer_norm/forward");
     return r.status == 200 && !json::parse(r.body).empty();
   })) << daemon.log();
+  // The cycle ends with one line at info: what ran, what the detector said, what it raised.
+  ASSERT_TRUE(eventually([&] {
+    return daemon.log().find("cycle 1 (schedule) done in ") != std::string::npos;
+  })) << daemon.log();
+  EXPECT_NE(daemon.log().find("1 run(s) stored (1 insufficient_data), 0 error(s); 0 alert(s) "
+                              "fired, 0 incident(s), 0 resolved"),
+            std::string::npos)
+      << daemon.log();
 
   // Ten runs of a synthetic key with 1% noise, then one 30% slower.
   json batch = json::array();
