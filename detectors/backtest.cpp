@@ -91,10 +91,30 @@ nlohmann::json to_json(const std::vector<Alert>& alerts) {
   return array;
 }
 
+namespace {
+
+// "sha256:" and 64 hex digits, as "sha256:" and the first 12: enough to tell two digests apart
+// in a terminal line (`--json` keeps them whole).
+std::string short_digest(const std::string& value) {
+  constexpr std::string_view kPrefix = "sha256:";
+  constexpr std::size_t kShown = 12;
+  if (value.size() != kPrefix.size() + 64 || value.compare(0, kPrefix.size(), kPrefix) != 0) {
+    return value;
+  }
+  return value.substr(0, kPrefix.size() + kShown);
+}
+
+}  // namespace
+
 std::string format_alert_line(const Alert& alert) {
   char change[32];
   std::snprintf(change, sizeof change, "%+.1f%%", alert.relative_change * 100);
-  std::string attribution = alert.attribution.empty() ? "-" : describe(alert.attribution);
+  auto changes = alert.attribution;
+  for (auto& c : changes) {
+    c.from = short_digest(c.from);
+    c.to = short_digest(c.to);
+  }
+  std::string attribution = changes.empty() ? "-" : describe(changes);
   return core::format_timestamp(alert.fired.observed_at).substr(0, 19) + "  " +
          std::string(to_string(alert.direction)) + "  " + std::string(to_string(alert.kind)) +
          "  " + change + "  " + alert.key.display() + "  median " +

@@ -126,6 +126,23 @@ TEST(Backtest, TableIsReadable) {
   EXPECT_NE(table.find("1 alert(s), 0 environment incident(s)"), std::string::npos);
 }
 
+// A terminal line shows a digest by its first 12 hex digits; the JSON keeps it whole.
+TEST(Backtest, TableLinesShortenDigestsTheJsonKeepsWhole) {
+  const std::string from = "sha256:" + std::string(64, 'a');
+  const std::string to = "sha256:0123456789ab" + std::string(52, 'c');
+  auto alerts = backtest({stepped_history("liger", "w")}, BacktestOptions{});
+  ASSERT_EQ(alerts.size(), 1u);
+  alerts[0].attribution.push_back({"implementation.digest", from, to});
+  const std::string line = format_alert_line(alerts[0]);
+  EXPECT_NE(line.find("sha256:aaaaaaaaaaaa -> sha256:0123456789ab"), std::string::npos) << line;
+  EXPECT_EQ(line.find(from), std::string::npos) << line;
+  EXPECT_EQ(line.find(to), std::string::npos) << line;
+  EXPECT_NE(line.find("0.6.5 -> 0.7.0"), std::string::npos) << line;  // other values stay
+  const auto json = to_json(alerts);
+  EXPECT_EQ(json[0]["attribution"][1]["from"], from);
+  EXPECT_EQ(json[0]["attribution"][1]["to"], to);
+}
+
 TEST(Backtest, ParsesConfirmPolicy) {
   EXPECT_EQ(parse_confirm_policy("none").value(), ConfirmPolicy::None);
   EXPECT_EQ(parse_confirm_policy("next").value(), ConfirmPolicy::Next);
