@@ -46,9 +46,15 @@ Result<Metadata> parse_metadata(const JsonField& doc) {
   return metadata;
 }
 
+// parent[key] as an object: kept when it is one (unknown fields survive), replaced otherwise.
+json& object_member(json& parent, const char* key) {
+  json& member = parent[key];
+  if (!member.is_object()) member = json::object();
+  return member;
+}
+
 void write_metadata(json& doc, const Metadata& metadata) {
-  json& out = doc["metadata"];
-  if (!out.is_object()) out = json::object();
+  json& out = object_member(doc, "metadata");
   if (!metadata.name.empty())
     out["name"] = metadata.name;
   else
@@ -200,23 +206,19 @@ json run_json(const BenchmarkRun& run) {
   json run_doc = run.document.is_object() ? run.document : json::object();
   run_doc["apiVersion"] = kApiVersion;
   run_doc["kind"] = "BenchmarkRun";
-  json& spec = run_doc["spec"];
-  if (!spec.is_object()) spec = json::object();
+  json& spec = object_member(run_doc, "spec");
   spec["status"] = to_string(run.status);
   spec["observedAt"] = format_timestamp(run.observed_at);
   if (run.median) {
-    json& timing = spec["timing"];
-    if (!timing.is_object()) timing = json::object();
-    json& latency = timing["latencyNs"];
-    if (!latency.is_object()) latency = json::object();
+    json& timing = object_member(spec, "timing");
+    json& latency = object_member(timing, "latencyNs");
     latency["median"] = run.median->count();
     timing["primaryStatistic"] = run.primary_statistic;
   }
   if (!run.measurements.empty() || spec.contains("measurements")) {
     spec["measurements"] = measurements_json(run.measurements, spec.value("measurements", json()));
   }
-  json& source = spec["sourceNative"];
-  if (!source.is_object()) source = json::object();
+  json& source = object_member(spec, "sourceNative");
   set_or_erase(source, "source", run.source_native.source);
   source["benchmark"] = run.source_native.benchmark;
   source["externalId"] = run.source_native.external_id;
@@ -244,10 +246,8 @@ json environment_json(const ExecutionEnvironment& env) {
   json doc = env.document.is_object() ? env.document : json::object();
   doc["apiVersion"] = kApiVersion;
   doc["kind"] = "ExecutionEnvironment";
-  json& spec = doc["spec"];
-  if (!spec.is_object()) spec = json::object();
-  json& hardware = spec["hardware"];
-  if (!hardware.is_object()) hardware = json::object();
+  json& spec = object_member(doc, "spec");
+  json& hardware = object_member(spec, "hardware");
   hardware["vendor"] = env.hardware.vendor;
   hardware["product"] = env.hardware.product;
   set_or_erase(hardware, "formFactor", env.hardware.form_factor);

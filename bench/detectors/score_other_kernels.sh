@@ -30,6 +30,7 @@ trap 'rm -rf "$work"' EXIT
 imported=$("$kw" import --db "$work/kw.db" "$data/weekly_ci.dev_kernels.csv.gz")
 echo "$imported" >&2
 runs=$(sed -n 's/.* new \([0-9]*\),.*/\1/p' <<< "$imported")
+[[ -n $runs ]] || { echo "score_other_kernels: no run count in the import's answer" >&2; exit 1; }
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || { echo "score_other_kernels: --repeat needs a positive count" >&2; exit 2; }
 for ((i = 1; i <= repeat; i++)); do
   /usr/bin/time -f "%e %M" -o "$work/time.$i" \
@@ -39,6 +40,6 @@ for ((i = 1; i <= repeat; i++)); do
 done
 cat "$work"/time.* | sort -n | awk '{ w[NR] = $1; if ($2 > m) m = $2 }
   END { printf "backtest of %d runs: median %.2f s wall over %d, largest peak RSS %.1f MiB\n",
-        '"${runs:-0}"', w[int((NR + 1) / 2)], NR, m / 1024 }' >&2
+        '"$runs"', w[int((NR + 1) / 2)], NR, m / 1024 }' >&2
 python3 "$data/score.py" "$work/alerts.json" "$data/weekly_ci.dev_kernels.csv.gz" \
   "$data/labels.dev.json" "${details[@]}"
