@@ -86,14 +86,6 @@ std::string headline(const NotifiedAlert& n) {
                                               : "Improvement (kernel step)";
 }
 
-std::string severity(const NotifiedAlert& n) {
-  const core::Alert& a = n.alert;
-  if (resolved(n)) return "info";
-  if (a.kind == AlertKind::Environment) return "warning";
-  if (a.kind == AlertKind::Failed) return "critical";
-  return a.direction == Direction::Regression ? "critical" : "info";
-}
-
 // The severity of the alert itself, whatever this notice says of it: Alertmanager identifies an
 // alert by its label set, so a label that changed at the resolve would resolve a different alert
 // (and leave the firing one active until it expired).
@@ -101,6 +93,11 @@ std::string alert_severity(const core::Alert& a) {
   if (a.kind == AlertKind::Environment) return "warning";
   if (a.kind == AlertKind::Failed) return "critical";
   return a.direction == Direction::Regression ? "critical" : "info";
+}
+
+// The severity of this notice (Slack, webhook): a resolve is news of the good kind.
+std::string severity(const NotifiedAlert& n) {
+  return resolved(n) ? "info" : alert_severity(n.alert);
 }
 
 std::string colour(const NotifiedAlert& n) {
