@@ -1,4 +1,5 @@
 #include "tests/support/test_support.hpp"
+#include "tests/support/neighbours.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -6,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -120,6 +122,36 @@ ProcessResult run_process(const std::filesystem::path& program,
 
 ProcessResult run_kernelwatch(const std::vector<std::string>& args) {
   return run_process(kernelwatch_binary(), args);
+}
+
+std::optional<std::filesystem::path> find_program(const std::string& name) {
+  const auto executable = [](const std::filesystem::path& candidate) {
+    std::error_code error;
+    return std::filesystem::is_regular_file(candidate, error) &&
+           ::access(candidate.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) {
+    return executable(name) ? std::optional<std::filesystem::path>(name) : std::nullopt;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  // Debian puts some daemons (nginx) in sbin, which a user's PATH may lack.
+  dirs += ":/usr/local/sbin:/usr/sbin:/sbin";
+  std::size_t begin = 0;
+  while (begin <= dirs.size()) {
+    const std::size_t end = std::min(dirs.find(':', begin), dirs.size());
+    const std::string dir = dirs.substr(begin, end - begin);
+    if (!dir.empty() && executable(std::filesystem::path(dir) / name)) {
+      return std::filesystem::path(dir) / name;
+    }
+    begin = end + 1;
+  }
+  return std::nullopt;
+}
+
+bool neighbours_required() {
+  const char* value = std::getenv("KERNELWATCH_REQUIRE_NEIGHBOURS");
+  return value != nullptr && std::string(value) == "1";
 }
 
 }  // namespace kernelwatch::testing
