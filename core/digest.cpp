@@ -48,4 +48,10 @@ bool is_digest(std::string_view text) noexcept {
   return true;
 }
 
+std::string short_digest(std::string_view value) {
+  constexpr std::size_t kShown = 12;
+  if (!is_digest(value)) return std::string(value);
+  return std::string(value.substr(0, std::string_view("sha256:").size() + kShown));
+}
+
 }  // namespace kernelwatch::core

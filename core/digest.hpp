@@ -24,4 +24,8 @@ namespace kernelwatch::core {
 
 [[nodiscard]] bool is_digest(std::string_view text) noexcept;
 
+// A digest as "sha256:" and its first 12 hex digits, enough to tell two apart in a terminal line
+// or a log (JSON answers keep them whole); any other text as it is.
+[[nodiscard]] std::string short_digest(std::string_view value);
+
 }  // namespace kernelwatch::core

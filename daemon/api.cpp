@@ -37,7 +37,8 @@ json key_json(const core::KeyLabels& k) {
               {"environment", k.environment}, {"protocol", k.protocol}, {"digest", k.digest}};
 }
 
-// The per-key part of the status: at 218 keys, building and dumping it is most of a request.
+// The per-key part of the status (`[keys...],"protocolChanges":[...]`): at 218 keys, building
+// and dumping it is most of a request.
 std::string status_keys(const ApiContext& c) {
   if (c.status_cache != nullptr && c.status_cache->generation == c.engine->generation()) {
     return c.status_cache->keys;
@@ -53,20 +54,36 @@ std::string status_keys(const ApiContext& c) {
     k["verdict"] = detectors::to_string(s.last_verdict.kind);
     k["explanation"] = s.last_verdict.explanation;
     k["band"] = s.last_verdict.has_band ? json{{"lower", s.last_verdict.band.lower.count()},
-                                               {"upper", s.last_verdict.band.upper.count()}}
+                                               {"upper", s.last_verdict.band.upper.count()},
+                                               {"center", s.last_verdict.band.center.count()}}
                                         : json(nullptr);
     const auto& open = s.open_alert ? s.open_alert : s.open_failed_alert;
     if (open) {
-      k["openAlert"] = {{"id", open->id},
-                        {"kind", core::to_string(open->kind)},
-                        {"direction", core::to_string(open->direction)},
-                        {"state", core::to_string(open->state)}};
+      k["openAlert"] = {
+          {"id", open->id},
+          {"kind", core::to_string(open->kind)},
+          {"direction", core::to_string(open->direction)},
+          {"state", core::to_string(open->state)},
+          {"relativeChange", open->relative_change},
+          {"origin", s.open_alert && s.open_alert_from_history ? "history" : "daemon"}};
     } else {
       k["openAlert"] = nullptr;
     }
     keys.push_back(std::move(k));
   }
-  std::string text = keys.dump();
+  // Keys whose protocol's settings changed: detection started over in a new key.
+  json changes = json::array();
+  for (const auto& change : c.engine->protocol_changes()) {
+    json previous = json::array();
+    for (std::size_t i = 0; i < change.previous.size(); ++i) {
+      previous.push_back({{"digest", change.previous[i].digest},
+                          {"lastObservedAt", core::format_timestamp(change.previous_last_run[i])}});
+    }
+    json item = key_json(change.current);
+    item["previousKeys"] = std::move(previous);
+    changes.push_back(std::move(item));
+  }
+  std::string text = keys.dump() + ",\"protocolChanges\":" + changes.dump();
   if (c.status_cache != nullptr) *c.status_cache = StatusCache{c.engine->generation(), text};
   return text;
 }
@@ -112,7 +129,7 @@ HttpResponse status(const ApiContext& c) {
         {"next", c.config->benchmarks.empty() ? json(nullptr) : timestamp_or_null(c.cycle->next)}}},
       {"outbox", std::move(outbox)},
       {"deadLetters", std::move(dead)}};
-  // The cached keys array goes in as text: {"...":...,"keys":[...]}.
+  // The cached keys part goes in as text: {"...":...,"keys":[...],"protocolChanges":[...]}.
   std::string body = head.dump();
   body.pop_back();
   body += ",\"keys\":" + status_keys(c) + "}";
@@ -178,6 +195,7 @@ HttpResponse alerts(const ApiContext& c, const HttpRequest& r) {
     doc["notified"] = a.notified ? json(core::to_string(*a.notified)) : json(nullptr);
     doc["notifiedAt"] =
         a.notified_at ? json(core::format_timestamp(*a.notified_at)) : json(nullptr);
+    doc["origin"] = storage::to_string(a.origin);
     out.push_back(std::move(doc));
   }
   return HttpResponse::json(200, out);

@@ -43,7 +43,7 @@ struct CycleState {
 // The serialized per-key part of /api/v1/status, rebuilt only when the engine changed.
 struct StatusCache {
   std::uint64_t generation = ~std::uint64_t{0};
-  std::string keys;  // a JSON array
+  std::string keys;  // the keys array, then ',"protocolChanges":' and its array
 };
 
 struct ApiContext {

@@ -1,6 +1,8 @@
 #include "daemon/bench_command.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <functional>
@@ -20,10 +22,14 @@ namespace {
 
 using nlohmann::json;
 
-// Prints "still running" on stderr every 2 s while a case runs, so a long case is never silent.
+// Progress on stderr, so a long run is never silent: a line when a case starts each phase, and
+// every 2 s how long the phase has run and, once one case finished, about how long the cases
+// left will take ("bench: [2/3] tvd_forward_kernelwatch_fused_cpu: timing for 4 s; about 9 s
+// left").
 class Progress {
  public:
-  explicit Progress(std::ostream& err) : err_(err), thread_([this] { loop(); }) {}
+  Progress(std::ostream& err, std::size_t cases)
+      : err_(err), cases_(cases), thread_([this] { loop(); }) {}
   ~Progress() {
     {
       std::lock_guard lock(mutex_);
@@ -32,35 +38,69 @@ class Progress {
     wake_.notify_all();
     thread_.join();
   }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
   void begin(std::string name) {
     std::lock_guard lock(mutex_);
     name_ = std::move(name);
-    started_ = std::chrono::steady_clock::now();
-    wake_.notify_all();
+    case_started_ = std::chrono::steady_clock::now();
+    ++index_;
+  }
+  // A new phase of the current case (kernels::BenchContext::on_phase).
+  void phase(std::string_view phase) {
+    std::lock_guard lock(mutex_);
+    phase_ = phase;
+    phase_started_ = std::chrono::steady_clock::now();
+    err_ << "bench: " << prefix() << ": " << phase_ << '\n' << std::flush;
   }
   void end() {
     std::lock_guard lock(mutex_);
+    finished_ += std::chrono::steady_clock::now() - case_started_;
     name_.clear();
   }
 
  private:
+  std::string prefix() const {
+    return "[" + std::to_string(index_) + "/" + std::to_string(cases_) + "] " + name_;
+  }
+  // The cases left (this one included) at the mean duration of those finished.
+  std::string time_left(std::chrono::steady_clock::time_point now) const {
+    const std::size_t done = index_ - 1;
+    if (done == 0) return "";
+    const double mean =
+        std::chrono::duration<double>(finished_).count() / static_cast<double>(done);
+    const double spent = std::chrono::duration<double>(now - case_started_).count();
+    const double left = std::max(0.0, mean * static_cast<double>(cases_ - done) - spent);
+    return "; about " + std::to_string(static_cast<long long>(std::ceil(left))) + " s left";
+  }
   void loop() {
     std::unique_lock lock(mutex_);
     while (!done_) {
       wake_.wait_for(lock, std::chrono::seconds(2));
-      if (done_ || name_.empty()) continue;
-      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
-          std::chrono::steady_clock::now() - started_);
-      if (seconds.count() >= 2)
-        err_ << "bench: " << name_ << " running for " << seconds.count() << " s\n" << std::flush;
+      if (done_ || name_.empty() || phase_.empty()) continue;
+      const auto now = std::chrono::steady_clock::now();
+      const auto seconds =
+          std::chrono::duration_cast<std::chrono::seconds>(now - phase_started_).count();
+      if (seconds >= 2) {
+        err_ << "bench: " << prefix() << ": " << phase_ << " for " << seconds << " s"
+             << time_left(now) << '\n'
+             << std::flush;
+      }
     }
   }
+
   std::ostream& err_;
+  const std::size_t cases_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool done_ = false;
+  std::size_t index_ = 0;
   std::string name_;
-  std::chrono::steady_clock::time_point started_;
+  std::string phase_;
+  std::chrono::steady_clock::time_point case_started_;
+  std::chrono::steady_clock::time_point phase_started_;
+  std::chrono::steady_clock::duration finished_{0};
   std::thread thread_;
 };
 
@@ -145,9 +185,10 @@ core::Result<std::vector<kernels::BenchRequest>> plan(const BenchOptions& option
 
 core::Result<std::vector<kernels::BenchOutcome>> run_all(
     const std::vector<kernels::BenchRequest>& requests, std::ostream& err) {
+  Progress progress(err, requests.size());
   kernels::BenchContext context;
   context.now = wall_now;
-  Progress progress(err);
+  context.on_phase = [&progress](std::string_view phase) { progress.phase(phase); };
   std::vector<kernels::BenchOutcome> outcomes;
   for (const auto& request : requests) {
     progress.begin(request.id.name());

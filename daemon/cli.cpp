@@ -170,6 +170,9 @@ void add_status(CLI::App& app, Commands& c) {
   auto* sub = app.add_subcommand("status", "Print a running daemon's /api/v1/status as a table");
   sub->add_option("--url", c.status.url, "The daemon's HTTP address")->capture_default_str();
   sub->add_flag("--json", c.status_json, "Print the status JSON as it is");
+  sub->add_flag("--all", c.status.all,
+                "List every key, not only those with a problem (firing, failing, a regression "
+                "waiting for its confirmation, acknowledged, inconclusive)");
   sub->callback([&c] {
     c.status.format = c.status_json ? OutputFormat::Json : OutputFormat::Table;
     c.action = [&c] { return run_status(c.status, std::cout, std::cerr); };

@@ -20,6 +20,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "config/config.hpp"
+#include "core/digest.hpp"
 #include "core/time.hpp"
 #include "daemon/api.hpp"
 #include "daemon/clock.hpp"
@@ -103,12 +104,14 @@ bool notifiers_differ(const config::Config& fresh, const config::Config& current
   return false;
 }
 
-// The same case keeps its producer across cycles (a liger-bench producer remembers its GPU).
-Plan reuse_producers(Plan fresh, const Plan& previous) {
+// A case's producer comes from the current config (a SIGHUP's bench settings, runner path or
+// timeout apply at the next cycle) and takes over what the previous cycle's producer of the same
+// case learned (a liger-bench producer remembers its GPU).
+Plan carry_over(Plan fresh, const Plan& previous) {
   for (auto& producer : fresh) {
     for (const auto& old : previous) {
       if (old->name() == producer->name()) {
-        producer = old;
+        producer->learn_from(*old);
         break;
       }
     }
@@ -196,7 +199,7 @@ class Daemon {
   std::condition_variable bench_wake_;
   bool cycle_requested_ = false;
   Plan cycle_plan_;
-  Plan last_plan_;  // the previous cycle's producers, reused for the same cases
+  Plan last_plan_;  // the previous cycle's producers (carry_over)
   runners::GpuSampler sampler_ = runners::nvml_sampler();
   int cycle_confirm_reruns_ = 0;  // copied with the plan: reload() replaces config_
   std::atomic<bool> stopping_{false};
@@ -330,7 +333,7 @@ void Daemon::schedule_next(std::chrono::milliseconds delay) {
 
 void Daemon::start_cycle(std::string reason) {
   std::lock_guard lock(bench_mutex_);
-  auto plan = reuse_producers(cycle_plan(config_, backend_, sampler_), last_plan_);
+  auto plan = carry_over(cycle_plan(config_, backend_, sampler_), last_plan_);
   if (cycle_.running || cycle_requested_) {
     log_.info("cycle (" + reason + ") skipped: one is already running");
     return;
@@ -406,6 +409,14 @@ bool Daemon::judge(const std::string& name, const core::Result<kernels::BenchOut
     ++tally_.errors;
     return false;
   }
+  if (processed->replaced_key) {
+    const auto& old_key = *processed->replaced_key;
+    log_.warning(processed->key_display + ": key " + core::short_digest(processed->key_digest) +
+                 " replaces key " + core::short_digest(old_key.digest) +
+                 ": the protocol's settings changed (bench.warmup, bench.repetitions, the cache "
+                 "flush or the harness), so detection starts over with insufficient data; the "
+                 "old key's history is kept but no longer compared");
+  }
   ++tally_.runs;
   ++tally_.verdicts[std::string(detectors::to_string(processed->verdict.kind))];
   tally_.resolved += processed->resolved.size();
@@ -454,6 +465,13 @@ void Daemon::reload() {
     log_.warning("SIGHUP: storage.path and http.listen take effect at the next start only");
   }
   const bool notifiers_changed = notifiers_differ(*fresh, config_);
+  if (!config_.benchmarks.empty() && (fresh->bench.warmup != config_.bench.warmup ||
+                                      fresh->bench.repetitions != config_.bench.repetitions)) {
+    log_.warning(
+        "SIGHUP: bench.warmup or bench.repetitions changed: they are part of the protocol, so "
+        "every case of this daemon starts over in a new key with insufficient data (the old "
+        "keys' history is kept, no longer compared); restore the old values to continue them");
+  }
   const auto storage_path = config_.storage.path;
   const auto listen = config_.http.listen;
   config_ = std::move(*fresh);

@@ -1,5 +1,7 @@
 #include "daemon/engine.hpp"
 
+#include <algorithm>
+
 #include "core/key.hpp"
 #include "runners/liger_bench.hpp"
 
@@ -21,10 +23,6 @@ std::optional<std::int64_t> Engine::key_id_of(const core::KeyLabels& key) const 
   return it->second;
 }
 
-bool Engine::raised(const std::optional<core::Alert>& alert) const {
-  return alert && !unraised_.contains(alert->id);
-}
-
 // Each event is the alert as it now is: its row is written whole, keeping what was notified.
 core::Status Engine::store_events(Transaction& tx, const std::vector<detectors::AlertEvent>& events,
                                   core::Timestamp now) {
@@ -38,7 +36,6 @@ core::Status Engine::store_events(Transaction& tx, const std::vector<detectors::
     row.key_id = event.alert.members.empty() ? key_id_of(event.alert.key) : std::nullopt;
     row.updated_at = now;
     KW_TRY(alerts.upsert(tx, row));
-    unraised_.erase(event.alert.id);
   }
   return {};
 }
@@ -56,6 +53,7 @@ core::Result<Processed> Engine::process_run(const core::Record& record, core::Ti
   const auto key = KW_TRY(core::key_of(record));
   Processed processed;
   processed.key_display = key.display();
+  processed.key_digest = key.digest();
   auto tx = KW_TRY(store_->begin());
   storage::RunStore runs(*store_);
   const auto inserted = KW_TRY(runs.insert_run(tx, record, ""));
@@ -66,6 +64,7 @@ core::Result<Processed> Engine::process_run(const core::Record& record, core::Ti
   }
   KW_TRY(runs.mark_judged(tx, inserted.key_id, record.run.observed_at));
   const core::KeyLabels labels = detectors::key_labels(key);
+  if (!key_ids_.contains(labels.identity())) processed.replaced_key = replaced_by(labels);
   key_ids_[labels.identity()] = inserted.key_id;
   identities_[inserted.key_id] = labels.identity();
 
@@ -160,6 +159,55 @@ core::Status Engine::act(std::string_view alert_id, bool rebaseline, core::Times
   return tx.commit();
 }
 
+namespace {
+
+// What names a key apart from its protocol's settings.
+std::string labels_but_digest(const core::KeyLabels& key) {
+  return key.display() + " " + key.protocol;
+}
+
+}  // namespace
+
+std::optional<core::KeyLabels> Engine::replaced_by(const core::KeyLabels& fresh) const {
+  const std::string name = labels_but_digest(fresh);
+  std::optional<core::KeyLabels> newest;
+  core::Timestamp newest_at = core::Timestamp::min();
+  for (const auto* view : watch_.keys()) {
+    const auto& key = view->monitor->key();
+    if (key.identity() == fresh.identity() || labels_but_digest(key) != name) continue;
+    const auto at = view->last_run ? view->last_run->observed_at : core::Timestamp::min();
+    if (!newest || at > newest_at) {
+      newest = key;
+      newest_at = at;
+    }
+  }
+  return newest;
+}
+
+std::vector<ProtocolChange> Engine::protocol_changes() const {
+  std::map<std::string, std::vector<const detectors::Watch::KeyView*>> by_name;
+  for (const auto* view : watch_.keys()) {
+    by_name[labels_but_digest(view->monitor->key())].push_back(view);
+  }
+  std::vector<ProtocolChange> out;
+  for (auto& [name, views] : by_name) {
+    if (views.size() < 2) continue;
+    const auto last = [](const detectors::Watch::KeyView* v) {
+      return v->last_run ? v->last_run->observed_at : core::Timestamp::min();
+    };
+    std::sort(views.begin(), views.end(),
+              [&](const auto* a, const auto* b) { return last(a) > last(b); });
+    ProtocolChange change;
+    change.current = views.front()->monitor->key();
+    for (std::size_t i = 1; i < views.size(); ++i) {
+      change.previous.push_back(views[i]->monitor->key());
+      change.previous_last_run.push_back(last(views[i]));
+    }
+    out.push_back(std::move(change));
+  }
+  return out;
+}
+
 std::vector<KeyStatus> Engine::status() const {
   std::vector<KeyStatus> out;
   for (const auto& [identity, key_id] : key_ids_) {
@@ -170,10 +218,9 @@ std::vector<KeyStatus> Engine::status() const {
     s.key = view->monitor->key();
     s.last_run = view->last_run;
     s.last_verdict = view->last_verdict;
-    if (raised(view->monitor->open_alert())) s.open_alert = view->monitor->open_alert();
-    if (raised(view->monitor->open_failed_alert())) {
-      s.open_failed_alert = view->monitor->open_failed_alert();
-    }
+    s.open_alert = view->monitor->open_alert();
+    s.open_failed_alert = view->monitor->open_failed_alert();
+    s.open_alert_from_history = s.open_alert && history_alerts_.contains(s.open_alert->id);
     out.push_back(std::move(s));
   }
   return out;

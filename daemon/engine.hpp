@@ -39,11 +39,25 @@ struct EngineOptions {
 struct Processed {
   bool duplicate = false;  // already stored: nothing else happened
   std::string key_display;
+  std::string key_digest;
   detectors::Verdict verdict;
   detectors::RunRole role = detectors::RunRole::Ignored;
   bool awaits_confirmation = false;   // breached: rerun the case before the next one
   std::vector<std::string> fired;     // alert ids fired now (failed runs; steps wait for the close)
   std::vector<std::string> resolved;  // alert ids
+  // The run began a new key although an older key has its benchmark, provider, workload,
+  // environment and protocol name: the protocol's settings changed (bench.warmup or
+  // bench.repetitions, the cache flush size, the harness), so detection starts over here.
+  std::optional<core::KeyLabels> replaced_key;
+};
+
+// Keys whose protocol changed: the same benchmark, provider, workload, environment and protocol
+// name under more than one protocol digest. `current` has the newest run; `previous`, newest
+// first, are no longer compared with it.
+struct ProtocolChange {
+  core::KeyLabels current;
+  std::vector<core::KeyLabels> previous;
+  std::vector<core::Timestamp> previous_last_run;  // one per previous key
 };
 
 // What closing a cycle decided.
@@ -58,16 +72,20 @@ struct KeyStatus {
   core::KeyLabels key;
   std::optional<detectors::Watch::LastRun> last_run;
   detectors::Verdict last_verdict;
-  std::optional<core::Alert> open_alert;         // raised by this daemon (history's are not)
-  std::optional<core::Alert> open_failed_alert;  // likewise
+  std::optional<core::Alert> open_alert;  // this daemon's or imported history's
+  std::optional<core::Alert> open_failed_alert;
+  bool open_alert_from_history = false;  // found by the replay of imported history: never paged
 };
 
 class Engine {
  public:
   Engine(storage::Connection& store, EngineOptions options);
 
-  // Replays every key's runs and the operator's actions; stores only what a crash kept from
-  // being stored (the alerts of judged runs whose cycle never closed); notifies nothing.
+  // Replays every key's runs and the operator's actions; stores what a crash kept from being
+  // stored (the alerts of judged runs whose cycle never closed) and the alerts imported history
+  // implies (origin history: listed, never notified); notifies nothing. Runs the daemon never
+  // judged (imported) are judged as `kernelwatch backtest` judges them by default: a breach needs
+  // the next stored run to agree (kHistoryConfirm).
   [[nodiscard]] core::Status rebuild();
   // Stores and judges one run. A run older than its key's newest is stored, not judged.
   [[nodiscard]] core::Result<Processed> process(const core::Record& record, core::Timestamp now);
@@ -84,6 +102,7 @@ class Engine {
                                          core::Timestamp now);
 
   [[nodiscard]] std::vector<KeyStatus> status() const;
+  [[nodiscard]] std::vector<ProtocolChange> protocol_changes() const;
   // Changes whenever status() may have changed (a run, an action, a rebuild): callers cache.
   [[nodiscard]] std::uint64_t generation() const { return generation_; }
   void set_options(EngineOptions options) { options_ = std::move(options); }
@@ -100,23 +119,22 @@ class Engine {
   [[nodiscard]] core::Result<CycleClose> close(Transaction& tx, core::Timestamp now);
   [[nodiscard]] core::Status act(std::string_view alert_id, bool rebaseline, core::Timestamp now);
   [[nodiscard]] std::optional<std::int64_t> key_id_of(const core::KeyLabels& key) const;
+  // The newest other key a fresh key replaces (ProtocolChange), if any.
+  [[nodiscard]] std::optional<core::KeyLabels> replaced_by(const core::KeyLabels& fresh) const;
   // rebuild()'s steps (engine_rebuild.cpp): the stored runs, streamed in time order, replayed
   // through a fresh Watch; then storing what a crash kept from being stored.
   struct Replay;
   [[nodiscard]] core::Result<Replay> replay(const storage::RunStore& runs,
                                             const std::map<std::int64_t, core::KeyLabels>& labels,
                                             const std::vector<storage::AlertActionRow>& actions);
-  [[nodiscard]] core::Status recover(const storage::AlertStore& alerts, Replay replay);
-  [[nodiscard]] bool raised(const std::optional<core::Alert>& alert) const;
+  [[nodiscard]] core::Status recover(storage::AlertStore& alerts, Replay replay);
 
   storage::Connection* store_;
   EngineOptions options_;
   detectors::Watch watch_;
   std::map<std::string, std::int64_t> key_ids_;  // key identity -> key row
   std::map<std::int64_t, std::string> identities_;
-  // Open alerts the replay of imported history implies but this daemon never raised (no row):
-  // not reported as a key's open alert.
-  std::set<std::string> unraised_;
+  std::set<std::string> history_alerts_;  // ids of the stored alerts of origin history
   std::uint64_t generation_ = 0;
 };
 
@@ -126,5 +144,8 @@ class Engine {
 // (`source`: the run's sourceNative.source.)
 [[nodiscard]] detectors::ConfirmPolicy confirm_for(const EngineOptions& options,
                                                    std::string_view source);
+// How the replay judges runs the daemon never judged (imported history): as `kernelwatch
+// backtest` does by default, so status, /api/v1/alerts and backtest show the same alerts.
+inline constexpr detectors::ConfirmPolicy kHistoryConfirm = detectors::ConfirmPolicy::Next;
 
 }  // namespace kernelwatch::daemon

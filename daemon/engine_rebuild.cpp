@@ -21,8 +21,7 @@ core::Status Engine::rebuild() {
   watch_ = detectors::Watch(options_.parameters);
   key_ids_.clear();
   identities_.clear();
-  unraised_.clear();
-  const storage::AlertStore alerts(*store_);
+  storage::AlertStore alerts(*store_);
   const auto actions = KW_TRY(alerts.actions());
   // Every key's labels; the runs stream in observedAt order, so a restart holds what the
   // detectors keep per key, not the history.
@@ -48,6 +47,7 @@ core::Result<Engine::Replay> Engine::replay(const storage::RunStore& runs,
         out.fired[event.alert.id] = std::move(event);
       } else if (const auto it = out.fired.find(event.alert.id); it != out.fired.end()) {
         it->second.alert = std::move(event.alert);
+        it->second.at = event.at;
       }
     }
   };
@@ -56,11 +56,11 @@ core::Result<Engine::Replay> Engine::replay(const storage::RunStore& runs,
     collect(watch_.close_cycle());
     const auto identity = identities_.find(action.key_id);
     if (identity == identities_.end()) return;
-    (void)watch_.act(identity->second, action.alert_id,
-                     action.action == storage::AlertAction::Rebaseline
-                         ? detectors::OperatorAction::Rebaseline
-                         : detectors::OperatorAction::Acknowledge,
-                     action.at);
+    collect(watch_.act(identity->second, action.alert_id,
+                       action.action == storage::AlertAction::Rebaseline
+                           ? detectors::OperatorAction::Rebaseline
+                           : detectors::OperatorAction::Acknowledge,
+                       action.at));
   };
 
   std::size_t next_action = 0;
@@ -80,7 +80,9 @@ core::Result<Engine::Replay> Engine::replay(const storage::RunStore& runs,
     if (run.judged == storage::Judged::CycleOpen) {
       out.unsettled.insert(key.identity() + "/" + observation.external_id);
     }
-    collect(watch_.observe(key, observation, confirm_for(options_, run.source)).events);
+    const auto confirm =
+        run.judged == storage::Judged::Never ? kHistoryConfirm : confirm_for(options_, run.source);
+    collect(watch_.observe(key, observation, confirm).events);
     return {};
   }));
   collect(watch_.close_cycle());
@@ -89,8 +91,10 @@ core::Result<Engine::Replay> Engine::replay(const storage::RunStore& runs,
 }
 
 // Alerts whose firing run the daemon judged but whose cycle never closed are decided now and
-// stored now; the other alerts the replay fired without a row are history's, not this daemon's.
-core::Status Engine::recover(const storage::AlertStore& alerts, Replay replay) {
+// stored now, to be notified. The other alerts the replay fired without a row are imported
+// history's: stored with origin history (never notified), and brought up to date when history
+// imported since the last start moved them on. The daemon's own rows stay as they are.
+core::Status Engine::recover(storage::AlertStore& alerts, Replay replay) {
   const auto lost_by_a_crash = [&](const core::Alert& alert) {
     const auto judged_open = [&](const core::Alert& a) {
       return replay.unsettled.contains(a.key.identity() + "/" + a.fired.external_id);
@@ -99,16 +103,39 @@ core::Status Engine::recover(const storage::AlertStore& alerts, Replay replay) {
            std::any_of(alert.members.begin(), alert.members.end(), judged_open);
   };
   std::vector<detectors::AlertEvent> recovered;
+  std::vector<storage::AlertRow> history;
   for (auto& [id, event] : replay.fired) {
-    if (KW_TRY(alerts.find(id))) continue;
-    if (lost_by_a_crash(event.alert)) {
+    const auto row = KW_TRY(alerts.find(id));
+    if (row && row->origin == storage::AlertOrigin::Daemon) continue;
+    if (!row && lost_by_a_crash(event.alert)) {
       recovered.push_back(std::move(event));
+      continue;
+    }
+    if (row && core::to_json(row->alert) == core::to_json(event.alert)) continue;
+    storage::AlertRow updated;
+    updated.alert = std::move(event.alert);
+    updated.key_id = updated.alert.members.empty() ? key_id_of(updated.alert.key) : std::nullopt;
+    updated.updated_at = row ? row->updated_at : event.at;
+    updated.origin = storage::AlertOrigin::History;
+    history.push_back(std::move(updated));
+  }
+  std::vector<std::string> stale;
+  history_alerts_.clear();
+  for (const auto& row : history) history_alerts_.insert(row.alert.id);
+  for (const auto& row : KW_TRY(alerts.list(std::nullopt, 0))) {
+    if (row.origin != storage::AlertOrigin::History) continue;
+    if (replay.fired.contains(row.alert.id)) {
+      history_alerts_.insert(row.alert.id);
     } else {
-      unraised_.insert(id);  // history's, not this daemon's
+      stale.push_back(row.alert.id);
     }
   }
-  if (recovered.empty() && replay.unsettled.empty()) return {};
+  if (recovered.empty() && history.empty() && stale.empty() && replay.unsettled.empty()) {
+    return {};
+  }
   auto tx = KW_TRY(store_->begin());
+  for (const auto& row : history) KW_TRY(alerts.upsert(tx, row));
+  for (const auto& id : stale) KW_TRY(alerts.remove_history(tx, id));
   KW_TRY(store_events(tx, recovered, core::Timestamp::clock::now()));
   KW_TRY(storage::RunStore(*store_).close_judged_cycles(tx));
   return tx.commit();

@@ -13,8 +13,15 @@ namespace kernelwatch::daemon {
 // the verdicts, the alerts and the notifications do.
 [[nodiscard]] std::string format_duration(std::chrono::nanoseconds value);
 
+struct TableLayout {
+  std::size_t indent = 0;           // spaces before each line
+  std::size_t max_width = 0;        // 0: no limit; else lines are cut to fit it...
+  std::vector<std::size_t> shrink;  // ...by cutting these columns' cells first, in this order,
+                                    // each to no less than its header (a cut cell ends in "~")
+};
+
 // Columns padded to their widest cell, two spaces apart, header first.
 void print_table(std::ostream& out, const std::vector<std::string>& header,
-                 const std::vector<std::vector<std::string>>& rows);
+                 const std::vector<std::vector<std::string>>& rows, const TableLayout& layout = {});
 
 }  // namespace kernelwatch::daemon

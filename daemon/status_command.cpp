@@ -1,7 +1,12 @@
 #include "daemon/status_command.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <map>
 #include <ostream>
+#include <sstream>
+#include <tuple>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -9,6 +14,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/digest.hpp"
 #include "core/url.hpp"
 #include "daemon/format.hpp"
 
@@ -82,7 +88,208 @@ std::string field(const json& j, const char* name) {
   return it->dump();
 }
 
+std::int64_t integer(const json& j, const char* name) {
+  const auto it = j.find(name);
+  return it != j.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+}
+
+// A key's state, worst first: what an operator must look at before what they need not.
+enum class KeyState {
+  Firing,
+  Failing,
+  Regression,
+  Acknowledged,
+  Inconclusive,
+  InBand,
+  Improvement,
+  InsufficientData
+};
+
+constexpr std::string_view kStateNames[] = {"firing",       "failing",          "regression",
+                                            "acknowledged", "inconclusive",     "in band",
+                                            "improvement",  "insufficient data"};
+
+std::string_view name_of(KeyState state) {
+  return kStateNames[static_cast<std::size_t>(state)];
+}
+
+bool is_problem(KeyState state) {
+  return state <= KeyState::Inconclusive;
+}
+
+KeyState state_of(const json& key) {
+  const json& alert = key.contains("openAlert") ? key["openAlert"] : json();
+  const std::string verdict = field(key, "verdict");
+  if (alert.is_object()) {
+    if (field(alert, "kind") == "failed") return KeyState::Failing;
+    return field(alert, "state") == "acknowledged" ? KeyState::Acknowledged : KeyState::Firing;
+  }
+  if (field(key, "lastStatus") == "failed") return KeyState::Failing;
+  if (verdict == "regression") return KeyState::Regression;
+  if (verdict == "inconclusive") return KeyState::Inconclusive;
+  if (verdict == "improvement") return KeyState::Improvement;
+  if (verdict == "in_band") return KeyState::InBand;
+  return KeyState::InsufficientData;
+}
+
+struct KeyLine {
+  KeyState state;
+  bool from_history = false;  // its alert was found in imported history: never paged
+  std::string environment;
+  std::vector<std::string> cells;  // STATE CHANGE LAST ALERT BENCHMARK PROVIDER WORKLOAD
+};
+
+KeyLine line_of(const json& key) {
+  KeyLine line{state_of(key), false, field(key, "environment"), {}};
+  const auto median = integer(key, "lastMedianNs");
+  std::string change = "-";
+  if (const auto band = key.find("band"); band != key.end() && band->is_object() && median > 0) {
+    const auto center = integer(*band, "center");
+    if (center > 0) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%+.1f%%",
+                    100.0 * static_cast<double>(median - center) / static_cast<double>(center));
+      change = text;
+    }
+  }
+  std::string alert = "-";
+  if (const auto open = key.find("openAlert"); open != key.end() && open->is_object()) {
+    line.from_history = field(*open, "origin") == "history";
+    alert = field(*open, "kind") + " " + field(*open, "direction");
+    // An open alert's change is the one it fired with, against the band its onset breached.
+    if (const auto it = open->find("relativeChange"); it != open->end() && it->is_number()) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%+.1f%%", 100.0 * it->get<double>());
+      change = text;
+    }
+  }
+  line.cells = {std::string(name_of(line.state)) + (line.from_history ? "*" : ""),
+                change,
+                median > 0 ? format_duration(std::chrono::nanoseconds{median}) : "-",
+                alert,
+                field(key, "benchmark"),
+                field(key, "provider"),
+                field(key, "workload")};
+  return line;
+}
+
+void print_daemon(std::ostream& out, const json& status) {
+  const json& cycle = status.value("cycle", json::object());
+  out << "kernelwatch " << field(status, "version") << "  backend " << field(status, "backend");
+  if (const auto note = field(status, "backendNote"); note != "-" && !note.empty())
+    out << " (" << note << ")";
+  out << "\nstarted " << field(status, "startedAt") << "  database " << field(status, "database")
+      << '\n';
+  out << "cycles " << field(cycle, "count") << " (" << integer(cycle, "errors") << " error(s))"
+      << (cycle.value("running", false) ? ", one running" : "") << "  last "
+      << field(cycle, "lastEnd") << "  next " << field(cycle, "next") << '\n';
+  for (const auto& d : status.value("outbox", json::array())) {
+    out << "outbox " << field(d, "destination") << ": pending " << field(d, "pending")
+        << ", delivered " << field(d, "delivered") << ", dead " << field(d, "dead") << '\n';
+  }
+}
+
+// "218 key(s)", the count of each problem state, of each other, and of the open alerts found in
+// imported history.
+std::string summary_of(const std::vector<KeyLine>& lines) {
+  std::size_t counts[std::size(kStateNames)] = {};
+  std::size_t from_history = 0;
+  for (const auto& line : lines) {
+    ++counts[static_cast<std::size_t>(line.state)];
+    from_history += line.from_history ? 1 : 0;
+  }
+  std::string problems;
+  std::string others;
+  for (std::size_t i = 0; i < std::size(kStateNames); ++i) {
+    std::string& text = is_problem(static_cast<KeyState>(i)) ? problems : others;
+    text +=
+        (text.empty() ? "" : ", ") + std::to_string(counts[i]) + " " + std::string(kStateNames[i]);
+  }
+  std::string text = std::to_string(lines.size()) + " key(s)\n  with a problem: " + problems +
+                     "\n  without: " + others + "\n";
+  if (from_history > 0) {
+    text += "  " + std::to_string(from_history) +
+            " of the open alerts (*) were found in imported history\n";
+  }
+  return text;
+}
+
+void print_keys(std::ostream& out, std::vector<KeyLine> lines, std::size_t width) {
+  // Environments with the worst key first, then by name; inside one, worst first, then labels.
+  std::map<std::string, KeyState> worst;
+  for (const auto& line : lines) {
+    auto [it, fresh] = worst.emplace(line.environment, line.state);
+    if (!fresh) it->second = std::min(it->second, line.state);
+  }
+  const auto order = [&](const KeyLine& l) {
+    return std::tie(worst[l.environment], l.environment, l.state, l.cells[4], l.cells[5],
+                    l.cells[6]);
+  };
+  std::sort(lines.begin(), lines.end(),
+            [&](const KeyLine& a, const KeyLine& b) { return order(a) < order(b); });
+  const std::vector<std::string> header = {"STATE",     "CHANGE",   "LAST MEDIAN", "ALERT",
+                                           "BENCHMARK", "PROVIDER", "WORKLOAD"};
+  const TableLayout layout{2, width, {6, 5, 4}};
+  for (std::size_t begin = 0; begin < lines.size();) {
+    std::size_t end = begin;
+    std::vector<std::vector<std::string>> rows;
+    while (end < lines.size() && lines[end].environment == lines[begin].environment) {
+      rows.push_back(lines[end++].cells);
+    }
+    out << '\n' << lines[begin].environment << '\n';
+    print_table(out, header, rows, layout);
+    begin = end;
+  }
+}
+
+void print_protocol_changes(std::ostream& out, const json& status) {
+  for (const auto& change : status.value("protocolChanges", json::array())) {
+    std::string previous;
+    for (const auto& key : change.value("previousKeys", json::array())) {
+      previous += (previous.empty() ? "" : ", ") + core::short_digest(field(key, "digest")) +
+                  " (last run " + field(key, "lastObservedAt") + ")";
+    }
+    out << "protocol changed: " << field(change, "benchmark") << ' ' << field(change, "provider")
+        << ' ' << field(change, "workload") << ' ' << field(change, "environment")
+        << ": detection started over in key " << core::short_digest(field(change, "digest"))
+        << "; not compared with " << previous << '\n';
+  }
+}
+
 }  // namespace
+
+std::string format_status(const json& status, bool all, std::size_t width) {
+  std::ostringstream out;
+  print_daemon(out, status);
+  std::vector<KeyLine> lines;
+  for (const auto& key : status.value("keys", json::array())) {
+    if (key.is_object()) lines.push_back(line_of(key));
+  }
+  out << '\n' << summary_of(lines);
+  print_protocol_changes(out, status);
+  std::vector<KeyLine> shown;
+  std::size_t hidden = 0;
+  bool from_history = false;
+  for (auto& line : lines) {
+    if (!all && !is_problem(line.state)) {
+      ++hidden;
+      continue;
+    }
+    from_history = from_history || line.from_history;
+    shown.push_back(std::move(line));
+  }
+  print_keys(out, std::move(shown), width);
+  if (from_history) {
+    out << "\n* an alert found in imported history: listed, never paged (acknowledge or "
+           "rebaseline it)\n";
+  }
+  if (hidden > 0) {
+    out << '\n'
+        << hidden
+        << " key(s) in band, improving or with too few runs not listed: kernelwatch status --all\n";
+  }
+  return out.str();
+}
 
 int run_status(const StatusOptions& options, std::ostream& out, std::ostream& err) {
   auto url = core::parse_url(options.url);
@@ -108,42 +315,7 @@ int run_status(const StatusOptions& options, std::ostream& out, std::ostream& er
     out << status.dump(2) << '\n';
     return 0;
   }
-  const json& cycle = status.value("cycle", json::object());
-  out << "kernelwatch " << field(status, "version") << "  backend " << field(status, "backend");
-  if (const auto note = field(status, "backendNote"); note != "-" && !note.empty())
-    out << " (" << note << ")";
-  out << "\nstarted " << field(status, "startedAt") << "  database " << field(status, "database")
-      << '\n';
-  out << "cycles " << field(cycle, "count")
-      << (cycle.value("running", false) ? " (one running)" : "") << "  last "
-      << field(cycle, "lastEnd") << "  next " << field(cycle, "next") << '\n';
-  for (const auto& d : status.value("outbox", json::array())) {
-    out << "outbox " << field(d, "destination") << ": pending " << field(d, "pending")
-        << ", delivered " << field(d, "delivered") << ", dead " << field(d, "dead") << '\n';
-  }
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& k : status.value("keys", json::array())) {
-    const auto median = k.value("lastMedianNs", std::int64_t{0});
-    std::string band = "-";
-    if (k.contains("band") && k["band"].is_object()) {
-      band = format_duration(std::chrono::nanoseconds{k["band"].value("lower", std::int64_t{0})}) +
-             " .. " +
-             format_duration(std::chrono::nanoseconds{k["band"].value("upper", std::int64_t{0})});
-    }
-    std::string alert = "-";
-    if (k.contains("openAlert") && k["openAlert"].is_object()) {
-      alert = field(k["openAlert"], "kind") + " " + field(k["openAlert"], "state");
-    }
-    rows.push_back({field(k, "benchmark"), field(k, "provider"), field(k, "workload"),
-                    field(k, "environment"),
-                    median > 0 ? format_duration(std::chrono::nanoseconds{median}) : "-", band,
-                    field(k, "verdict"), alert});
-  }
-  out << '\n';
-  print_table(out,
-              {"BENCHMARK", "PROVIDER", "WORKLOAD", "ENVIRONMENT", "LAST MEDIAN", "BAND", "VERDICT",
-               "ALERT"},
-              rows);
+  out << format_status(status, options.all);
   return 0;
 }
 

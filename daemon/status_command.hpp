@@ -6,6 +6,8 @@
 #include <iosfwd>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "daemon/store_commands.hpp"
 
 namespace kernelwatch::daemon {
@@ -14,7 +16,15 @@ struct StatusOptions {
   std::string url = "http://127.0.0.1:9477";
   OutputFormat format = OutputFormat::Table;
   int timeout_seconds = 10;
+  bool all = false;  // list every key, not only those with a problem
 };
+
+// The table `kernelwatch status` prints from a /api/v1/status answer: the daemon's lines, a
+// summary of the keys' states, then the keys with a problem (firing, failing, a regression
+// verdict waiting for its confirmation, acknowledged, inconclusive), worst first, grouped by
+// environment; `all` lists the others after them. Lines fit `width` columns (labels are cut).
+[[nodiscard]] std::string format_status(const nlohmann::json& status, bool all,
+                                        std::size_t width = 120);
 
 int run_status(const StatusOptions& options, std::ostream& out, std::ostream& err);
 

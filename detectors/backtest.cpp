@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "core/digest.hpp"
 #include "detectors/watch.hpp"
 
 namespace kernelwatch::detectors {
@@ -91,28 +92,13 @@ nlohmann::json to_json(const std::vector<Alert>& alerts) {
   return array;
 }
 
-namespace {
-
-// "sha256:" and 64 hex digits, as "sha256:" and the first 12: enough to tell two digests apart
-// in a terminal line (`--json` keeps them whole).
-std::string short_digest(const std::string& value) {
-  constexpr std::string_view kPrefix = "sha256:";
-  constexpr std::size_t kShown = 12;
-  if (value.size() != kPrefix.size() + 64 || value.compare(0, kPrefix.size(), kPrefix) != 0) {
-    return value;
-  }
-  return value.substr(0, kPrefix.size() + kShown);
-}
-
-}  // namespace
-
 std::string format_alert_line(const Alert& alert) {
   char change[32];
   std::snprintf(change, sizeof change, "%+.1f%%", alert.relative_change * 100);
   auto changes = alert.attribution;
   for (auto& c : changes) {
-    c.from = short_digest(c.from);
-    c.to = short_digest(c.to);
+    c.from = core::short_digest(c.from);
+    c.to = core::short_digest(c.to);
   }
   std::string attribution = changes.empty() ? "-" : describe(changes);
   return core::format_timestamp(alert.fired.observed_at).substr(0, 19) + "  " +

@@ -22,4 +22,10 @@ core::Result<kernels::BenchOutcome> LigerBenchProducer::run(
   return std::move(outcomes.front());
 }
 
+void LigerBenchProducer::learn_from(const RunProducer& earlier) {
+  if (const auto* same = dynamic_cast<const LigerBenchProducer*>(&earlier); same != nullptr) {
+    options_.fallback_gpu_name = same->options_.fallback_gpu_name;
+  }
+}
+
 }  // namespace kernelwatch::runners

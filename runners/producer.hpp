@@ -26,6 +26,9 @@ class RunProducer {
   // (the harness's bad shape or missing backend); a run that failed is a `failed` record.
   [[nodiscard]] virtual core::Result<kernels::BenchOutcome> run(
       const std::function<core::Timestamp()>& now) = 0;
+  // Takes over what an earlier producer of the same case learned from its runs (not its
+  // settings: those come from the current config). Default: nothing to learn.
+  virtual void learn_from(const RunProducer& earlier) { (void)earlier; }
 };
 
 // kernels::run_benchmark in this process.
@@ -49,6 +52,8 @@ class LigerBenchProducer final : public RunProducer {
   [[nodiscard]] std::string name() const override { return case_.name(); }
   [[nodiscard]] core::Result<kernels::BenchOutcome> run(
       const std::function<core::Timestamp()>& now) override;
+  // The GPU the earlier producer's last result named.
+  void learn_from(const RunProducer& earlier) override;
 
  private:
   LigerBenchOptions options_;

@@ -6,7 +6,7 @@ namespace kernelwatch::storage {
 namespace {
 
 constexpr const char* kColumns =
-    "id, key_id, state, updated_at_ns, document, notified, notified_at_ns";
+    "id, key_id, state, updated_at_ns, document, notified, notified_at_ns, origin";
 
 // The document is the alert's one JSON form; the typed columns are authoritative for what they
 // hold (the state changes without the document being rewritten by an older version).
@@ -24,6 +24,7 @@ Result<AlertRow> read_row(const Statement& s, const std::filesystem::path& path)
     row.notified = KW_TRY_WITH(core::parse_notice(s.column_text(5)), where());
   }
   row.notified_at = s.column_optional_timestamp(6);
+  row.origin = s.column_text(7) == "history" ? AlertOrigin::History : AlertOrigin::Daemon;
   return row;
 }
 
@@ -37,6 +38,10 @@ std::string_view action_name(AlertAction action) {
 
 }  // namespace
 
+std::string_view to_string(AlertOrigin origin) {
+  return origin == AlertOrigin::History ? "history" : "daemon";
+}
+
 AlertStore::AlertStore(Connection& connection) : db_(&connection.database()) {}
 
 Status AlertStore::upsert(Transaction& tx, const AlertRow& row) {
@@ -44,7 +49,8 @@ Status AlertStore::upsert(Transaction& tx, const AlertRow& row) {
   const core::Alert& a = row.alert;
   auto stmt = KW_TRY(db_->statement(
       "INSERT INTO alerts (id, key_id, kind, direction, state, fired_at_ns, updated_at_ns, "
-      "document, notified, notified_at_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+      "document, notified, notified_at_ns, origin) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
       "ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, direction = excluded.direction, "
       "state = excluded.state, updated_at_ns = excluded.updated_at_ns, "
       "document = excluded.document, notified = excluded.notified, "
@@ -57,7 +63,8 @@ Status AlertStore::upsert(Transaction& tx, const AlertRow& row) {
       .bind(6, a.fired.observed_at)
       .bind(7, row.updated_at)
       .bind(8, core::to_json(a).dump())
-      .bind(10, row.notified_at);
+      .bind(10, row.notified_at)
+      .bind(11, to_string(row.origin));
   if (row.notified) {
     stmt->bind(9, core::to_string(*row.notified));
   } else {
@@ -71,6 +78,13 @@ Status AlertStore::record_action(Transaction& tx, const AlertActionRow& row) {
   auto stmt = KW_TRY(db_->statement(
       "INSERT INTO alert_actions (alert_id, key_id, action, at_ns) VALUES (?1, ?2, ?3, ?4)"));
   stmt->bind(1, row.alert_id).bind(2, row.key_id).bind(3, action_name(row.action)).bind(4, row.at);
+  return stmt->run();
+}
+
+Status AlertStore::remove_history(Transaction& tx, std::string_view id) {
+  KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
+  auto stmt = KW_TRY(db_->statement("DELETE FROM alerts WHERE id = ?1 AND origin = 'history'"));
+  stmt->bind(1, id);
   return stmt->run();
 }
 
@@ -97,8 +111,9 @@ Result<std::vector<AlertRow>> AlertStore::notification_candidates(
     core::Timestamp reminder_cutoff) const {
   static const std::string sql =
       std::string("SELECT ") + kColumns +
-      " FROM alerts WHERE notified IS NULL OR (state = 'resolved' AND notified = 'firing') "
-      "OR (state = 'firing' AND notified_at_ns <= ?1) ORDER BY fired_at_ns, id";
+      " FROM alerts WHERE origin = 'daemon' AND (notified IS NULL "
+      "OR (state = 'resolved' AND notified = 'firing') "
+      "OR (state = 'firing' AND notified_at_ns <= ?1)) ORDER BY fired_at_ns, id";
   auto stmt = KW_TRY(db_->statement(sql));
   stmt->bind(1, reminder_cutoff);
   return collect_alerts(*db_, *stmt);

@@ -15,12 +15,18 @@
 
 namespace kernelwatch::storage {
 
+// Where an alert came from: this daemon judged its run live (notified, reminded, resolved), or
+// the replay of imported history implies it (listed and acknowledgeable, never notified).
+enum class AlertOrigin { Daemon, History };
+[[nodiscard]] std::string_view to_string(AlertOrigin origin);
+
 struct AlertRow {
   core::Alert alert;                     // id, key labels, kind, direction, state, runs, band...
   std::optional<std::int64_t> key_id;    // the key's row; nullopt for an environment incident
   core::Timestamp updated_at{};          // wall clock of the last change
   std::optional<core::Notice> notified;  // what the last notification said; nullopt: none
   std::optional<core::Timestamp> notified_at;  // when it was queued (wall clock)
+  AlertOrigin origin = AlertOrigin::Daemon;    // kept as first stored: an update never changes it
 };
 
 enum class AlertAction { Acknowledge, Rebaseline };
@@ -42,6 +48,9 @@ class AlertStore {
   // kept as written: pass the row as read to keep them).
   [[nodiscard]] Status upsert(Transaction& tx, const AlertRow& row);
   [[nodiscard]] Status record_action(Transaction& tx, const AlertActionRow& row);
+  // Removes an alert of imported history (origin history) that a replay no longer implies
+  // (history or the detector settings changed); the daemon's own rows are never removed.
+  [[nodiscard]] Status remove_history(Transaction& tx, std::string_view id);
   // The alert was announced: `notice` queued at `at`.
   [[nodiscard]] Status mark_notified(Transaction& tx, std::string_view id, core::Notice notice,
                                      core::Timestamp at);
@@ -53,7 +62,8 @@ class AlertStore {
   // Every action, oldest first (the daemon replays them with the runs at start).
   [[nodiscard]] Result<std::vector<AlertActionRow>> actions() const;
   [[nodiscard]] Result<std::int64_t> count_by_state(core::AlertState state) const;
-  // The rows a notification may be due for, oldest first: never announced, resolved but
+  // The rows a notification may be due for, oldest first (the daemon's own, never history's):
+  // never announced, resolved but
   // announced only as firing, or firing and last announced at or before `reminder_cutoff`
   // (now - repeat_interval). detectors::notice_due() decides.
   [[nodiscard]] Result<std::vector<AlertRow>> notification_candidates(

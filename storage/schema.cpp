@@ -177,7 +177,15 @@ UPDATE runs SET
 CREATE INDEX IF NOT EXISTS runs_by_time ON runs (observed_at_ns, key_id);
 )sql";
 
-constexpr const char* kMigrations[] = {kV1, kV2, kV3, kV4, kV5};
+// Version 6: where an alert came from. 'history': the replay of imported history found it (no one
+// was paged for runs imported after the fact, so it is never notified, not even its resolve);
+// 'daemon': this daemon judged the run live and notifies it.
+constexpr const char* kV6 = R"sql(
+ALTER TABLE alerts ADD COLUMN origin TEXT NOT NULL DEFAULT 'daemon'
+  CHECK (origin IN ('daemon', 'history'));
+)sql";
+
+constexpr const char* kMigrations[] = {kV1, kV2, kV3, kV4, kV5, kV6};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
 }  // namespace

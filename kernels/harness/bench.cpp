@@ -120,6 +120,10 @@ core::Result<BenchOutcome> run_benchmark(const BenchRequest& request, const Benc
     if (!driver.empty()) run.gpu->driver_version = driver;
   }
 
+  const auto phase = [&](std::string_view name) {
+    if (context.on_phase) context.on_phase(name);
+  };
+  phase("checking correctness");
   const std::string mismatch = KW_TRY(correctness_gate(request, context));
   if (!mismatch.empty()) {
     run.status = core::RunStatus::Failed;
@@ -129,9 +133,11 @@ core::Result<BenchOutcome> run_benchmark(const BenchRequest& request, const Benc
     return outcome;
   }
 
+  phase("preparing inputs");
   const auto c = KW_TRY(context.factory(id, request.spec));
   KW_TRY(c->prepare(request.seed));
   run.observed_at = context.now();
+  phase("timing");
   time_run(*c, nvml, run, outcome);
   outcome.record = make_record(run);
   return outcome;

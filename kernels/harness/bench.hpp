@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string_view>
 
 #include "core/error.hpp"
 #include "kernels/harness/record.hpp"
@@ -39,6 +40,9 @@ struct BenchOutcome {
 struct BenchContext {
   CaseFactory factory = create_case;
   std::function<core::Timestamp()> now;  // required: the wall clock of the caller
+  // Told each phase as it begins ("checking correctness", "preparing inputs", "timing");
+  // optional (the CLI prints progress with it).
+  std::function<void(std::string_view phase)> on_phase;
 };
 
 // Errors (exit code 1 material): unknown backend on this machine, invalid shape, buffers larger

@@ -301,6 +301,14 @@ TEST(CliBenchTest, CpuRecordsImportBackAndRoundTrip) {
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("tvd/full kernelwatch-fused"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("tokens32-vocab1000-fp32"), std::string::npos);
+  // stderr says each case's phases as they begin, numbered, in order.
+  std::size_t from = 0;
+  for (const char* phase : {"checking correctness", "preparing inputs", "timing"}) {
+    const auto at = table.err.find(
+        std::string("bench: [1/1] tvd/full/kernelwatch-fused/cpu: ") + phase + "\n", from);
+    ASSERT_NE(at, std::string::npos) << phase << "\n" << table.err;
+    from = at;
+  }
 }
 
 TEST(CliBenchTest, BadRequestsExitOneWithAClearMessage) {

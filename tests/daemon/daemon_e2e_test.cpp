@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -21,6 +23,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/digest.hpp"
 #include "core/time.hpp"
 #include "tests/notifiers/support/spawn.hpp"
 #include "tests/notifiers/support/test_receiver.hpp"
@@ -204,7 +207,7 @@ class DaemonProcess {
         {"backend", "cpu"},
         {"schedule", {{"interval", "1h"}, {"jitter", "0s"}, {"run_at_start", true}}},
         {"benchmarks", benchmarks.empty() ? json::array() : json::parse(benchmarks)},
-        {"bench", {{"warmup", "1ms"}, {"repetitions", "5ms"}}},
+        {"bench", {{"warmup", warmup_}, {"repetitions", "5ms"}}},
         {"notifiers",
          json::array({{{"type", "webhook"},
                        {"name", "hook"},
@@ -216,6 +219,8 @@ class DaemonProcess {
     if (!detector_.is_null()) full["detector"] = detector_;
     testing::write_file(dir_ / "kernelwatch.json", full.dump(2));
   }
+  // bench.warmup for the next write_config() (part of the protocol: a new key for each case).
+  void set_warmup(std::string warmup) { warmup_ = std::move(warmup); }
   // Detector settings for the next write_config() (the constructor wrote the defaults).
   void set_detector(const std::string& hook_url, json detector) {
     detector_ = std::move(detector);
@@ -252,6 +257,7 @@ class DaemonProcess {
  private:
   const testing::TempDir& dir_;
   json detector_;
+  std::string warmup_ = "1ms";
   std::filesystem::path log_;
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
@@ -606,6 +612,178 @@ TEST(DaemonE2E, ARestartNeverRemindsEarlyAndEachAlertIsRemindedOnceWhenDue) {
     }
   }
   for (const auto& id : fired) EXPECT_EQ(reminders[id], 1) << id;
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+}
+
+// An alert id as one path segment: every byte outside the unreserved set percent-encoded.
+std::string path_segment(const std::string& id) {
+  std::string out;
+  for (const unsigned char c : id) {
+    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+// id -> state of a JSON array of alerts (those of one origin, when it is given).
+std::map<std::string, std::string> states_of(const json& alerts, const std::string& origin = "") {
+  std::map<std::string, std::string> out;
+  for (const auto& a : alerts) {
+    if (!origin.empty() && a.value("origin", "") != origin) continue;
+    out[a["id"].get<std::string>()] = a["state"].get<std::string>();
+  }
+  return out;
+}
+
+// Imported history: the alerts its replay implies are the ones `backtest` prints, stored as the
+// daemon's alerts of origin "history"; status shows them; nobody is paged for them, not at start,
+// not when a live alert is sent, not on acknowledging; a restart keeps them as they are.
+TEST(DaemonE2E, ImportedHistorysAlertsAreBacktestsListedInStatusAndNeverPaged) {
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;
+  DaemonProcess daemon(dir, receiver.url());
+  const auto imported = testing::run_kernelwatch(
+      {"import", "--db", (dir / "kw.db").string(),
+       testing::liger_csv("weekly_ci.tvd_layer_norm.csv").string(),
+       testing::liger_csv("all_benchmark_data.tvd_layer_norm.csv").string()});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const auto backtest =
+      testing::run_kernelwatch({"backtest", "--db", (dir / "kw.db").string(), "--json"});
+  ASSERT_EQ(backtest.exit_code, 0) << backtest.err;
+  const auto expected = states_of(json::parse(backtest.out));
+  std::size_t open = 0;
+  for (const auto& [id, state] : expected) open += state == "firing" ? 1 : 0;
+  ASSERT_GT(open, 0u) << "the Liger history ends with open alerts";
+
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  const auto listed = http(daemon.port(), "GET", "/api/v1/alerts?limit=10000");
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  const json alerts = json::parse(listed.body);
+  EXPECT_EQ(states_of(alerts), expected);
+  for (const auto& a : alerts) {
+    EXPECT_EQ(a["origin"], "history") << a.dump();
+    EXPECT_TRUE(a["notified"].is_null()) << a.dump();
+  }
+  // The status names each firing one as its key's open alert, of origin history.
+  const json status = json::parse(http(daemon.port(), "GET", "/api/v1/status").body);
+  std::set<std::string> open_in_status;
+  for (const auto& key : status["keys"]) {
+    if (!key["openAlert"].is_object()) continue;
+    EXPECT_EQ(key["openAlert"]["origin"], "history") << key.dump();
+    open_in_status.insert(key["openAlert"]["id"].get<std::string>());
+  }
+  std::set<std::string> firing;
+  for (const auto& [id, state] : expected) {
+    if (state == "firing") firing.insert(id);
+  }
+  EXPECT_EQ(open_in_status, firing);
+  const auto table = testing::run_kernelwatch(
+      {"status", "--url", "http://127.0.0.1:" + std::to_string(daemon.port())});
+  EXPECT_NE(table.out.find(std::to_string(firing.size()) +
+                           " of the open alerts (*) were found in imported history"),
+            std::string::npos)
+      << table.out;
+
+  // Acknowledging one of them works and pages nobody.
+  const std::string acked = *firing.begin();
+  const auto ack =
+      http(daemon.port(), "POST", "/api/v1/alerts/" + path_segment(acked) + "/ack", "{}", kToken);
+  ASSERT_EQ(ack.status, 200) << ack.body;
+  // A live alert goes out; it is the only one the receiver ever gets.
+  ASSERT_EQ(
+      http(daemon.port(), "POST", "/api/v1/runs", stepped_batch({"live-marker"}).dump(), kToken)
+          .status,
+      200);
+  ASSERT_TRUE(receiver.wait_for_requests(1)) << daemon.log();
+  for (const auto& request : receiver.snapshot().requests) {
+    for (const auto& a : json::parse(request.body)["alerts"]) {
+      EXPECT_EQ(a["key"]["workload"], "live-marker") << request.body;
+    }
+  }
+  // A restart replays the same history into the same rows.
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  ASSERT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  const auto after = states_of(
+      json::parse(http(daemon.port(), "GET", "/api/v1/alerts?limit=10000").body), "history");
+  auto want = expected;
+  want[acked] = "acknowledged";
+  EXPECT_EQ(after, want);
+  // Anything the restart owed would go out before a second live alert.
+  ASSERT_EQ(
+      http(daemon.port(), "POST", "/api/v1/runs", stepped_batch({"second-marker"}).dump(), kToken)
+          .status,
+      200);
+  ASSERT_TRUE(receiver.wait_for_requests(2)) << daemon.log();
+  const auto requests = receiver.snapshot().requests;
+  ASSERT_EQ(requests.size(), 2u);
+  for (const auto& a : json::parse(requests[1].body)["alerts"]) {
+    EXPECT_EQ(a["key"]["workload"], "second-marker") << requests[1].body;
+  }
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+}
+
+// bench.warmup is part of the protocol: changing it starts every case over in a new key. The
+// daemon says so on SIGHUP, when the new key's first run is stored, and in its status.
+TEST(DaemonE2E, AChangedProtocolIsLoggedAndShownInTheStatus) {
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;
+  const std::string benchmarks =
+      R"([{"kernel": "layer_norm", "pass": "forward", "providers": ["kernelwatch-fused"],
+           "workloads": ["hidden256-rows16-fp32"]}])";
+  DaemonProcess daemon(dir, receiver.url(), benchmarks);
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  const auto port = daemon.port();
+  ASSERT_TRUE(eventually([&] {
+    return daemon.log().find("cycle 1 (schedule) done in ") != std::string::npos;
+  })) << daemon.log();
+  EXPECT_TRUE(json::parse(http(port, "GET", "/api/v1/status").body)["protocolChanges"].empty());
+
+  daemon.set_warmup("2ms");
+  daemon.write_config(receiver.url(), benchmarks);
+  ASSERT_EQ(::kill(daemon.pid(), SIGHUP), 0);
+  ASSERT_TRUE(eventually([&] {
+    return daemon.log().find("SIGHUP: bench.warmup or bench.repetitions changed") !=
+           std::string::npos;
+  })) << daemon.log();
+  ASSERT_EQ(http(port, "POST", "/api/v1/trigger", "{}", kToken).status, 202);
+  ASSERT_TRUE(eventually([&] {
+    return daemon.log().find("cycle 2 (api) done in ") != std::string::npos;
+  })) << daemon.log();
+
+  const json keys = json::parse(http(port, "GET", "/api/v1/keys").body);
+  ASSERT_EQ(keys.size(), 2u) << keys.dump();
+  const json status = json::parse(http(port, "GET", "/api/v1/status").body);
+  ASSERT_EQ(status["protocolChanges"].size(), 1u) << status.dump();
+  const json& change = status["protocolChanges"][0];
+  EXPECT_EQ(change["workload"], "hidden256-rows16-fp32");
+  ASSERT_EQ(change["previousKeys"].size(), 1u);
+  std::set<std::string> digests{keys[0]["digest"].get<std::string>(),
+                                keys[1]["digest"].get<std::string>()};
+  EXPECT_EQ(digests,
+            (std::set<std::string>{change["digest"].get<std::string>(),
+                                   change["previousKeys"][0]["digest"].get<std::string>()}));
+  const std::string replaced =
+      core::short_digest(change["previousKeys"][0]["digest"].get<std::string>());
+  EXPECT_NE(daemon.log().find("replaces key " + replaced + ": the protocol's settings changed"),
+            std::string::npos)
+      << daemon.log();
+  const auto table =
+      testing::run_kernelwatch({"status", "--url", "http://127.0.0.1:" + std::to_string(port)});
+  EXPECT_NE(table.out.find("protocol changed: layer_norm/forward kernelwatch-fused "
+                           "hidden256-rows16-fp32"),
+            std::string::npos)
+      << table.out;
   ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
   EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
 }

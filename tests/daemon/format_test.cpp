@@ -3,6 +3,9 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "daemon/status_command.hpp"
 
 namespace kernelwatch::daemon {
 namespace {
@@ -20,6 +23,117 @@ TEST(FormatTest, TableColumnsAlign) {
   std::ostringstream out;
   print_table(out, {"A", "LONGER"}, {{"xyz", "1"}, {"w", "22"}});
   EXPECT_EQ(out.str(), "A    LONGER\nxyz  1\nw    22\n");
+}
+
+TEST(FormatTest, ATooWideTableCutsTheColumnsItMayCutInOrder) {
+  std::ostringstream out;
+  print_table(out, {"A", "WORKLOAD"}, {{"x", "hidden16384-rows4096-fp32"}}, {2, 16, {1}});
+  EXPECT_EQ(out.str(), "  A  WORKLOAD\n  x  hidden1638~\n");
+}
+
+using nlohmann::json;
+
+json key(const std::string& workload, const std::string& verdict, json open_alert = nullptr,
+         const std::string& environment = "nvidia-h100-80gb-hbm3") {
+  return {{"benchmark", "tvd/forward"},
+          {"provider", "liger"},
+          {"workload", workload},
+          {"environment", environment},
+          {"lastStatus", "passed"},
+          {"lastMedianNs", 1'100'000},
+          {"verdict", verdict},
+          {"band", {{"lower", 950'000}, {"upper", 1'050'000}, {"center", 1'000'000}}},
+          {"openAlert", std::move(open_alert)}};
+}
+
+json alert(const std::string& state, const std::string& origin, double change) {
+  return {{"id", "a"},      {"kind", "step"},   {"direction", "regression"},
+          {"state", state}, {"origin", origin}, {"relativeChange", change}};
+}
+
+// Where this text is (npos when absent).
+std::size_t at(const std::string& text, const std::string& part) {
+  return text.find(part);
+}
+
+// Where the first line that starts with `state` (after the indent) and holds `change` is.
+std::size_t row(const std::string& text, const std::string& state, const std::string& change) {
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    const std::size_t end = std::min(text.find('\n', begin), text.size());
+    const std::string line = text.substr(begin, end - begin);
+    if (line.rfind("  " + state + " ", 0) == 0 &&
+        line.find(" " + change + " ") != std::string::npos) {
+      return begin;
+    }
+    begin = end + 1;
+  }
+  return std::string::npos;
+}
+
+TEST(StatusFormat, ProblemsComeFirstWorstFirstAndTheRestOnlyWithAll) {
+  const std::string long_workload = "tokens16384-vocab131072-" + std::string(80, 'x');
+  json status = {
+      {"version", "0.1.0"},
+      {"backend", "cpu"},
+      {"cycle", {{"count", 3}, {"errors", 1}}},
+      {"outbox", json::array()},
+      {"keys", json::array({key("w-in-band", "in_band"),
+                            key("w-acked", "regression", alert("acknowledged", "daemon", 0.2)),
+                            key("w-pending", "regression"),
+                            key("w-history", "in_band", alert("firing", "history", -0.8)),
+                            key(long_workload, "insufficient_data"),
+                            key("w-firing", "regression", alert("firing", "daemon", 0.31),
+                                "cpu-x86-64")})}};
+  const std::string text = format_status(status, false);
+  // The summary counts every state, problems and the rest apart.
+  EXPECT_NE(at(text,
+               "6 key(s)\n  with a problem: 2 firing, 0 failing, 1 regression, "
+               "1 acknowledged, 0 inconclusive\n  without: 1 in band, 0 improvement, "
+               "1 insufficient data\n  1 of the open alerts (*) were found in imported history"),
+            std::string::npos)
+      << text;
+  // Problems only, the environment with a firing key first; inside one, worst first.
+  EXPECT_LT(row(text, "firing", "+31.0%"), row(text, "firing*", "-80.0%")) << text;
+  EXPECT_LT(row(text, "firing*", "-80.0%"), row(text, "regression", "+10.0%")) << text;
+  EXPECT_LT(row(text, "regression", "+10.0%"), row(text, "acknowledged", "+20.0%")) << text;
+  EXPECT_EQ(at(text, "w-in-band"), std::string::npos) << text;
+  EXPECT_EQ(at(text, long_workload.substr(0, 20)), std::string::npos) << text;
+  EXPECT_NE(at(text, "2 key(s) in band, improving or with too few runs not listed"),
+            std::string::npos);
+
+  const std::string all = format_status(status, true);
+  EXPECT_NE(at(all, "w-in-band"), std::string::npos) << all;
+  EXPECT_LT(at(all, "acknowledged"), at(all, "w-in-band")) << all;
+  // Every line fits 120 columns: the long workload is cut, never the state or the change.
+  std::istringstream lines(all);
+  std::string line;
+  while (std::getline(lines, line)) EXPECT_LE(line.size(), 120u) << line;
+  EXPECT_NE(at(all, long_workload.substr(0, 20)), std::string::npos) << all;
+  EXPECT_NE(at(all, "~\n"), std::string::npos) << all;
+}
+
+TEST(StatusFormat, AProtocolChangeIsNamedWithTheKeysItSeparates) {
+  const std::string digest_new = "sha256:" + std::string(64, 'a');
+  const std::string digest_old = "sha256:" + std::string(64, 'b');
+  json status = {{"keys", json::array()},
+                 {"protocolChanges",
+                  json::array({{{"benchmark", "layer_norm/backward"},
+                                {"provider", "kernelwatch-fused"},
+                                {"workload", "hidden2048-rows2048-fp32"},
+                                {"environment", "cpu-x86-64"},
+                                {"digest", digest_new},
+                                {"previousKeys",
+                                 json::array({{{"digest", digest_old},
+                                               {"lastObservedAt", "2026-01-02T03:04:05Z"}}})}}})}};
+  const std::string text = format_status(status, false);
+  EXPECT_NE(at(text,
+               "protocol changed: layer_norm/backward kernelwatch-fused "
+               "hidden2048-rows2048-fp32 cpu-x86-64: detection started over in key "
+               "sha256:aaaaaaaaaaaa; not compared with sha256:bbbbbbbbbbbb (last run "
+               "2026-01-02T03:04:05Z)"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

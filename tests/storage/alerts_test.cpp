@@ -185,6 +185,36 @@ TEST_F(AlertStoreTest, NotificationCandidatesFollowWhatWasLastNotified) {
   EXPECT_EQ(alerts_->oldest_firing_notification().value(), std::optional<core::Timestamp>(at(700)));
 }
 
+// An alert of imported history is listed like any other but never owes a notification, and an
+// update (a live run resolving it) keeps its origin; remove_history never removes the daemon's.
+TEST_F(AlertStoreTest, HistorysAlertsOweNoNotificationAndKeepTheirOrigin) {
+  AlertRow old = alert("history-firing", key_id_, Firing, 100);
+  old.origin = AlertOrigin::History;
+  AlertRow ours = alert("daemon-firing", key_id_, Firing, 200);
+  upsert_all({old, ours});
+  auto due = alerts_->notification_candidates(at(600));
+  ASSERT_TRUE(due) << due.error().message;
+  EXPECT_EQ(ids(*due), (std::vector<std::string>{"daemon-firing"}));
+
+  AlertRow resolved = alert("history-firing", key_id_, Resolved, 100);  // origin left default
+  upsert_all({resolved});
+  const auto row = alerts_->find("history-firing").value();
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->origin, AlertOrigin::History);
+  EXPECT_EQ(row->alert.state, Resolved);
+  due = alerts_->notification_candidates(at(600));
+  ASSERT_TRUE(due);
+  EXPECT_EQ(ids(*due), (std::vector<std::string>{"daemon-firing"}));
+
+  auto tx = connection_->begin();
+  ASSERT_TRUE(tx);
+  ASSERT_TRUE(alerts_->remove_history(*tx, "daemon-firing"));
+  ASSERT_TRUE(alerts_->remove_history(*tx, "history-firing"));
+  ASSERT_TRUE(tx->commit());
+  EXPECT_TRUE(alerts_->find("daemon-firing").value());
+  EXPECT_FALSE(alerts_->find("history-firing").value());
+}
+
 TEST_F(AlertStoreTest, FindOfAnUnknownIdIsNullopt) {
   upsert_all({alert("a1", key_id_, Firing, 100)});
   auto found = alerts_->find("no-such-alert");

@@ -170,14 +170,16 @@ TEST_F(RunStoreTest, AReplayReadsEachRunsFieldsInTimeOrderAlsoAfterMigratingFrom
   ASSERT_FALSE(base.run.source_native.source.empty());
   check(replay(*runs_));
 
-  // The same file as schema 4 wrote it: no replay columns, no time index.
+  // The same file as schema 4 wrote it: no replay columns, no time index (and no alert origin,
+  // schema 6's).
   runs_.reset();
   connection_.reset();
   const auto path = dir_ / "kw.db";
   testing::exec_sql(path,
                     "DROP INDEX runs_by_time; ALTER TABLE runs DROP COLUMN implementation_digest; "
                     "ALTER TABLE runs DROP COLUMN software; ALTER TABLE runs DROP COLUMN "
-                    "status_reason; ALTER TABLE runs DROP COLUMN source; PRAGMA user_version = 4;");
+                    "status_reason; ALTER TABLE runs DROP COLUMN source; "
+                    "ALTER TABLE alerts DROP COLUMN origin; PRAGMA user_version = 4;");
   auto reopened = Connection::open(path, OpenMode::Existing);
   ASSERT_TRUE(reopened) << reopened.error().message;
   EXPECT_EQ(testing::user_version(path), kSchemaVersion);
