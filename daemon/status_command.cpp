@@ -132,7 +132,8 @@ int run_status(const StatusOptions& options, std::ostream& out, std::ostream& er
     }
     std::string alert = "-";
     if (k.contains("openAlert") && k["openAlert"].is_object()) {
-      alert = field(k["openAlert"], "kind") + " " + field(k["openAlert"], "state");
+      alert = field(k["openAlert"], "id") + " " + field(k["openAlert"], "kind") + " " +
+              field(k["openAlert"], "state");
     }
     rows.push_back({field(k, "benchmark"), field(k, "provider"), field(k, "workload"),
                     field(k, "environment"),
