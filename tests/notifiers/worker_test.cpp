@@ -406,7 +406,7 @@ TEST_F(WorkerTest, AlertmanagerReSendsOpenAlertsAndNeverAfterTheirResolve) {
   WorkerOptions options;
   options.host = "gpu-host-1";
   start({am_destination, destination(DestinationType::Webhook, "hook", hook.url())}, options);
-  ASSERT_TRUE(run_until([&] { return am.snapshot().requests.size() >= 3; }));
+  ASSERT_TRUE(run_until([&] { return worker_->stats().resent >= 3; }));
   for (const auto& request : am.snapshot().requests) {
     const auto sent = am_alerts(request);
     ASSERT_EQ(sent.size(), 2u) << request.body;  // alert-2 was never announced
@@ -417,7 +417,6 @@ TEST_F(WorkerTest, AlertmanagerReSendsOpenAlertsAndNeverAfterTheirResolve) {
     EXPECT_EQ(sent.at("alert-0")["endsAt"], core::format_timestamp(now_ + std::chrono::seconds(4)));
   }
   EXPECT_TRUE(hook.snapshot().requests.empty());  // webhooks and Slack get reminders only
-  EXPECT_GE(worker_->stats().resent, 3u);
   EXPECT_EQ(worker_->stats().delivered, 0u);  // nothing went through the outbox
   auto counts = outbox_->counts();
   ASSERT_TRUE(counts);
