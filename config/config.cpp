@@ -833,6 +833,15 @@ Status read_delivery(const JsonField& object, notifiers::Destination& destinatio
     KW_TRY(read_duration(object["min_interval"], milliseconds(0), min_interval));
     destination.min_interval = min_interval;
   }
+  if (object["resend_interval"].present()) {
+    if (destination.type != notifiers::DestinationType::Alertmanager) {
+      return object["resend_interval"].error(
+          "only alertmanager notifiers re-send active alerts (Slack and webhooks get reminders, "
+          "detector.repeat_interval)");
+    }
+    KW_TRY(read_duration(object["resend_interval"], std::chrono::seconds(1),
+                         destination.resend_interval));
+  }
   if (object["backoff"].present()) {
     notifiers::Backoff& backoff = destination.backoff;
     const JsonField fields = KW_TRY(object_of(object["backoff"], {"base", "cap", "max_age"}));
@@ -849,9 +858,9 @@ Status read_delivery(const JsonField& object, notifiers::Destination& destinatio
 
 Status read_notifier(const Reader& reader, const JsonField& field, std::size_t index,
                      Notifier& out) {
-  const JsonField object = KW_TRY(
-      object_of(field, {"type", "name", "url", "url_file", "url_env", "secret_file", "secret_env",
-                        "ca_file", "allow_insecure_http", "timeout", "min_interval", "backoff"}));
+  const JsonField object = KW_TRY(object_of(
+      field, {"type", "name", "url", "url_file", "url_env", "secret_file", "secret_env", "ca_file",
+              "allow_insecure_http", "timeout", "min_interval", "backoff", "resend_interval"}));
   KW_TRY(read_notifier_identity(object, index, out.destination));
   const bool allow_insecure = KW_TRY(object["allow_insecure_http"].boolean_or(false));
   out.destination.insecure_http = allow_insecure ? InsecureHttp::Allow : InsecureHttp::Refuse;
@@ -1044,6 +1053,9 @@ json redacted_json(const Config& config) {
     secret_json(entry, "secret", d.secret, n.secret_source);
     if (!d.ca_file.empty()) entry["ca_file"] = d.ca_file;
     if (d.min_interval) entry["min_interval"] = format_duration(*d.min_interval);
+    if (d.type == notifiers::DestinationType::Alertmanager) {
+      entry["resend_interval"] = format_duration(d.resend_interval);
+    }
     notifier_list.push_back(entry);
   }
   out["notifiers"] = notifier_list;

@@ -1,7 +1,10 @@
 #include "core/alert.hpp"
 
+#include <algorithm>
 #include <array>
 #include <utility>
+
+#include "core/digest.hpp"
 
 namespace kernelwatch::core {
 namespace {
@@ -206,6 +209,16 @@ Result<Alert> alert_from_json(const JsonField& field) {
     }
   }
   return a;
+}
+
+std::string short_alert_id(std::string_view long_id) {
+  return sha256_hex(long_id).substr(0, kShortAlertIdLength);
+}
+
+bool is_short_alert_id(std::string_view text) noexcept {
+  return text.size() == kShortAlertIdLength && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
 }
 
 }  // namespace kernelwatch::core

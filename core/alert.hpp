@@ -117,6 +117,14 @@ struct Alert {
   std::vector<Alert> members;
 };
 
+// The short opaque id every interface shows (API `id`, `kernelwatch status`, the dashboard's
+// alert pages, ack paths): the first 12 hex digits of sha256(long id). Derived from the long id
+// alone, so it survives restarts and the replay, and never changes over an alert's life.
+inline constexpr std::size_t kShortAlertIdLength = 12;
+[[nodiscard]] std::string short_alert_id(std::string_view long_id);
+// Whether `text` has the form of a short id (12 lower-case hex digits).
+[[nodiscard]] bool is_short_alert_id(std::string_view text) noexcept;
+
 // The alert's one JSON form:
 // {"id","benchmark","provider","workload","environment","protocol","kind","direction","state",
 //  "externalId","observedAt","median","onsetExternalId","onsetObservedAt","onsetMedian",

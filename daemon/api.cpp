@@ -32,6 +32,26 @@ HttpResponse internal(const core::Error& error) {
   return HttpResponse::error(500, error.message);
 }
 
+// An alert as the API shows it: `id` is the short opaque id (core::short_alert_id, what ack
+// paths, `kernelwatch status` and the dashboard use), `longId` the full one; an incident's id on
+// it and on its members is short too.
+json api_alert_json(const core::Alert& alert) {
+  json doc = core::to_json(alert);
+  doc["id"] = core::short_alert_id(alert.id);
+  doc["longId"] = alert.id;
+  if (!alert.incident.empty()) doc["incident"] = core::short_alert_id(alert.incident);
+  json members = json::array();
+  for (const auto& member : alert.members) members.push_back(api_alert_json(member));
+  doc["members"] = std::move(members);
+  return doc;
+}
+
+json short_ids(const std::vector<std::string>& long_ids) {
+  json out = json::array();
+  for (const auto& id : long_ids) out.push_back(core::short_alert_id(id));
+  return out;
+}
+
 json key_json(const core::KeyLabels& k) {
   return json{{"benchmark", k.benchmark},     {"provider", k.provider}, {"workload", k.workload},
               {"environment", k.environment}, {"protocol", k.protocol}, {"digest", k.digest}};
@@ -60,7 +80,8 @@ std::string status_keys(const ApiContext& c) {
     const auto& open = s.open_alert ? s.open_alert : s.open_failed_alert;
     if (open) {
       k["openAlert"] = {
-          {"id", open->id},
+          {"id", core::short_alert_id(open->id)},
+          {"longId", open->id},
           {"kind", core::to_string(open->kind)},
           {"direction", core::to_string(open->direction)},
           {"state", core::to_string(open->state)},
@@ -190,7 +211,7 @@ HttpResponse alerts(const ApiContext& c, const HttpRequest& r) {
   if (!found) return internal(found.error());
   json out = json::array();
   for (const auto& a : *found) {
-    json doc = core::to_json(a.alert);
+    json doc = api_alert_json(a.alert);
     doc["updatedAt"] = core::format_timestamp(a.updated_at);
     doc["notified"] = a.notified ? json(core::to_string(*a.notified)) : json(nullptr);
     doc["notifiedAt"] =
@@ -237,8 +258,8 @@ HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
                        {"duplicate", processed->duplicate},
                        {"verdict", detectors::to_string(processed->verdict.kind)},
                        {"explanation", processed->verdict.explanation},
-                       {"fired", processed->fired},
-                       {"resolved", processed->resolved},
+                       {"fired", short_ids(processed->fired)},
+                       {"resolved", short_ids(processed->resolved)},
                        {"incident", nullptr}});
   }
   // One posted batch is one cycle: its held steps are decided together (the controls) and its
@@ -256,11 +277,15 @@ HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
         return nullptr;
       };
       for (const auto& alert : closed->fired) {
-        if (json* result = run_of(alert)) (*result)["fired"].push_back(alert.id);
+        if (json* result = run_of(alert)) {
+          (*result)["fired"].push_back(core::short_alert_id(alert.id));
+        }
       }
       for (const auto& incident : closed->incidents) {
         for (const auto& member : incident.members) {
-          if (json* result = run_of(member)) (*result)["incident"] = incident.id;
+          if (json* result = run_of(member)) {
+            (*result)["incident"] = core::short_alert_id(incident.id);
+          }
         }
       }
     }
@@ -285,7 +310,15 @@ HttpResponse ack(const ApiContext& c, const HttpRequest& r) {
     if (!value) return HttpResponse::error(400, "rebaseline must be true or false");
     rebaseline = *value;
   }
-  const std::string id = r.params.at("id");
+  // The short id as the API lists it, or the long one (percent-encoded in the path).
+  const std::string& requested = r.params.at("id");
+  storage::AlertStore alerts(*c.store);
+  std::string id = requested;
+  if (core::is_short_alert_id(requested)) {
+    auto found = alerts.find_by_short_id(requested);
+    if (!found) return internal(found.error());
+    if (*found) id = (*found)->alert.id;
+  }
   if (auto ok = c.engine->acknowledge(id, rebaseline, wall_now()); !ok) {
     const auto code = ok.error().code;
     return HttpResponse::error(code == core::ErrorCode::NotFound   ? 404
@@ -293,10 +326,12 @@ HttpResponse ack(const ApiContext& c, const HttpRequest& r) {
                                                                    : 500,
                                ok.error().message);
   }
-  auto row = storage::AlertStore(*c.store).find(id);
+  auto row = alerts.find(id);
   if (!row || !*row)
     return internal(row ? core::Error{core::ErrorCode::NotFound, id} : row.error());
-  return HttpResponse::json(200, json{{"id", id}, {"state", core::to_string((*row)->alert.state)}});
+  return HttpResponse::json(200, json{{"id", core::short_alert_id(id)},
+                                      {"longId", id},
+                                      {"state", core::to_string((*row)->alert.state)}});
 }
 
 }  // namespace

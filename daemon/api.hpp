@@ -29,6 +29,8 @@ struct CycleState {
   bool running = false;
   std::uint64_t count = 0;
   std::uint64_t errors = 0;
+  std::uint64_t failed = 0;        // finished cycles with at least one error
+  core::Timestamp last_success{};  // end of the last cycle without an error (0: none yet)
   core::Timestamp last_start{};
   core::Timestamp last_end{};
   core::Timestamp next{};

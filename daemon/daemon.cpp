@@ -280,6 +280,7 @@ core::Status Daemon::start_worker() {
   for (const auto& n : config_.notifiers) destinations.push_back(n.destination);
   notifiers::WorkerOptions options;
   options.format.public_url = config_.http.public_url;
+  options.host = engine_.options().host;
   worker_ = KW_TRY(notifiers::DeliveryWorker::create(
       io_, store_, std::move(destinations), notifiers::system_clock(),
       [this](notifiers::LogLevel level, std::string_view message) {
@@ -449,6 +450,12 @@ void Daemon::end_cycle(double seconds) {
   cycle_.running = false;
   cycle_.last_duration_seconds = seconds;
   cycle_.last_end = wall_now();
+  // A cycle fails when a case could not run or be stored, or its alerts could not be decided.
+  if (tally_.errors > 0 || !decided) {
+    ++cycle_.failed;
+  } else {
+    cycle_.last_success = cycle_.last_end;
+  }
   systemd::notify_status("idle; last cycle took " + std::to_string(static_cast<int>(seconds)) +
                          " s");
 }

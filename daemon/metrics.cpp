@@ -1,5 +1,9 @@
 #include "daemon/metrics.hpp"
 
+#include <algorithm>
+#include <map>
+
+#include "daemon/clock.hpp"
 #include "notifiers/worker.hpp"
 #include "storage/alerts.hpp"
 #include "storage/outbox.hpp"
@@ -13,6 +17,10 @@ namespace {
 
 double seconds(std::chrono::nanoseconds ns) {
   return std::chrono::duration<double>(ns).count();
+}
+
+double unix_seconds(core::Timestamp t) {
+  return seconds(t.time_since_epoch());
 }
 
 // The four readable parts, the protocol, and the key's digest (its first 16 hex digits): two keys
@@ -31,6 +39,11 @@ core::Result<std::string> render_metrics(const ApiContext& c) {
       .sample({{"version", KERNELWATCH_VERSION}, {"backend", c.backend}}, 1);
   text.family("kernelwatch_uptime_seconds", MetricType::Gauge, "Seconds since the daemon started")
       .sample(std::chrono::duration<double>(std::chrono::steady_clock::now() - c.started).count());
+  // The standard name (client libraries export it): `time() - process_start_time_seconds`,
+  // and `changes(process_start_time_seconds[1h])` counts restarts.
+  text.family("process_start_time_seconds", MetricType::Gauge,
+              "Start time of the process since the Unix epoch in seconds")
+      .sample(unix_seconds(c.started_wall));
 
   auto& runs = text.family("kernelwatch_runs_total", MetricType::Counter,
                            "Runs stored since start (scheduled and posted), by status");
@@ -49,6 +62,12 @@ core::Result<std::string> render_metrics(const ApiContext& c) {
   text.family("kernelwatch_cycle_errors_total", MetricType::Counter,
               "Cases that could not run or be stored")
       .sample(static_cast<double>(c.cycle->errors));
+  text.family("kernelwatch_cycles_failed_total", MetricType::Counter,
+              "Finished cycles in which at least one case could not run or be stored")
+      .sample(static_cast<double>(c.cycle->failed));
+  text.family("kernelwatch_last_successful_cycle_timestamp_seconds", MetricType::Gauge,
+              "End of the last cycle without an error, Unix seconds; 0 before the first one")
+      .sample(unix_seconds(c.cycle->last_success));
   text.family("kernelwatch_cycle_duration_seconds", MetricType::Gauge,
               "Wall time of the last finished cycle")
       .sample(c.cycle->last_duration_seconds);
@@ -91,12 +110,33 @@ core::Result<std::string> render_metrics(const ApiContext& c) {
                    static_cast<double>(d.dead));
     }
   }
+  // How long the oldest undelivered notification has waited, per configured destination (0
+  // when nothing is pending): a stuck destination shows as a growing age.
+  auto& age = text.family("kernelwatch_outbox_oldest_pending_age_seconds", MetricType::Gauge,
+                          "Age of the oldest pending notification by destination; 0 when none");
+  {
+    std::map<std::string, double> ages;
+    for (const auto& n : c.config->notifiers) ages[n.destination.name] = 0;
+    if (auto counts = storage::Outbox(*c.store).counts()) {
+      const core::Timestamp now = wall_now();
+      for (const auto& d : *counts) {
+        if (!d.oldest_pending) continue;
+        ages[d.destination] = std::max(0.0, seconds(now - *d.oldest_pending));
+      }
+    }
+    for (const auto& [destination, value] : ages) age.sample({{"destination", destination}}, value);
+  }
   auto& deliveries = text.family("kernelwatch_deliveries_total", MetricType::Counter,
                                  "Delivery attempts since start by result");
   const auto stats = c.worker != nullptr ? c.worker->stats() : notifiers::DeliveryWorker::Stats{};
   deliveries.sample({{"result", "delivered"}}, static_cast<double>(stats.delivered));
   deliveries.sample({{"result", "retried"}}, static_cast<double>(stats.retried));
   deliveries.sample({{"result", "dead"}}, static_cast<double>(stats.dead));
+  auto& resends =
+      text.family("kernelwatch_alertmanager_resends_total", MetricType::Counter,
+                  "Re-sends of the active alerts to Alertmanager since start by result");
+  resends.sample({{"result", "delivered"}}, static_cast<double>(stats.resent));
+  resends.sample({{"result", "failed"}}, static_cast<double>(stats.resend_failed));
 
   return text.render();
 }

@@ -155,7 +155,7 @@ KeyLine line_of(const json& key) {
   std::string alert = "-";
   if (const auto open = key.find("openAlert"); open != key.end() && open->is_object()) {
     line.from_history = field(*open, "origin") == "history";
-    alert = field(*open, "kind") + " " + field(*open, "direction");
+    alert = field(*open, "id") + " " + field(*open, "kind");
     // An open alert's change is the one it fired with, against the band its onset breached.
     if (const auto it = open->find("relativeChange"); it != open->end() && it->is_number()) {
       char text[32];

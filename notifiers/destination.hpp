@@ -54,7 +54,15 @@ struct Destination {
   // documented limit per webhook), none otherwise.
   std::optional<std::chrono::milliseconds> min_interval;
   Backoff backoff;
+  // Alertmanager only: every open alert already announced firing is re-sent this often, with
+  // endsAt 4 intervals ahead, so Alertmanager never lets it expire (Prometheus does the same on
+  // every evaluation). Re-sends are read from the alert table, never queued in the outbox.
+  std::chrono::milliseconds resend_interval{std::chrono::minutes(1)};
 };
+
+// How many re-send intervals ahead a firing alert's endsAt lies (Prometheus uses 4 evaluation
+// intervals too): three re-sends may be lost before Alertmanager lets the alert expire.
+inline constexpr int kAlertmanagerTtlIntervals = 4;
 
 [[nodiscard]] std::chrono::milliseconds effective_min_interval(const Destination& destination);
 

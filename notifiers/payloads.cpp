@@ -55,7 +55,7 @@ std::string trim_slash(std::string url) {
 
 std::string alert_link(const FormatOptions& options, const NotifiedAlert& n) {
   if (options.public_url.empty()) return {};
-  return trim_slash(options.public_url) + "/alerts/" + n.alert.id;
+  return trim_slash(options.public_url) + "/alerts/" + core::short_alert_id(n.alert.id);
 }
 
 bool resolved(const NotifiedAlert& n) {
@@ -313,7 +313,8 @@ json webhook_payload(const Notification& n) {
               {"runs", std::move(runs)}};
 }
 
-json alertmanager_payload(const Notification& n, const FormatOptions& options) {
+json alertmanager_payload(const Notification& n, const FormatOptions& options,
+                          std::optional<core::Timestamp> sent_at) {
   json out = json::array();
   for (const auto& item : n.alerts) {
     const core::Alert& a = item.alert;
@@ -348,13 +349,17 @@ json alertmanager_payload(const Notification& n, const FormatOptions& options) {
         {"external_id", item.run().external_id},
         {"idempotency_key", n.idempotency_key}};
     if (const auto text = note(a); !text.empty()) annotations["attribution"] = text;
+    annotations["kernelwatch_id"] = core::short_alert_id(a.id);
+    if (a.state == core::AlertState::Acknowledged && !resolved(item)) {
+      annotations["acknowledged"] = "true";
+    }
     json alert = {{"labels", std::move(labels)}, {"annotations", std::move(annotations)}};
     if (resolved(item)) {
       // startsAt is unknown to a resolve message; Alertmanager matches by labels.
       alert["endsAt"] = core::format_timestamp(item.run().observed_at);
     } else {
       alert["startsAt"] = core::format_timestamp(item.run().observed_at);
-      alert["endsAt"] = core::format_timestamp(n.created_at + options.firing_ttl);
+      alert["endsAt"] = core::format_timestamp(sent_at.value_or(n.created_at) + options.firing_ttl);
     }
     if (const auto link = alert_link(options, item); !link.empty()) alert["generatorURL"] = link;
     out.push_back(std::move(alert));
@@ -408,7 +413,7 @@ OutgoingRequest build_request(const Destination& destination, const Notification
       request.body = webhook_payload(n).dump();
       break;
     case DestinationType::Alertmanager:
-      request.body = alertmanager_payload(n, options).dump();
+      request.body = alertmanager_payload(n, options, now).dump();
       break;
   }
   request.headers.emplace_back("Content-Type", "application/json");

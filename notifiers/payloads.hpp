@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,14 +30,18 @@ inline constexpr std::size_t kSlackMaxAlertsShown = 20;
 
 struct FormatOptions {
   std::string public_url;  // status page base ("https://kw.example.org"); "" for no links
-  // Alertmanager endsAt for a firing alert: it stays active this long unless re-sent.
+  // Alertmanager endsAt for a firing alert, counted from the time of sending: it stays active
+  // this long unless re-sent. The worker sets it per destination to 4 x its resend_interval.
   std::chrono::seconds firing_ttl{std::chrono::hours(24)};
 };
 
 [[nodiscard]] nlohmann::json slack_payload(const Notification& n, const FormatOptions& options);
 [[nodiscard]] nlohmann::json webhook_payload(const Notification& n);
-[[nodiscard]] nlohmann::json alertmanager_payload(const Notification& n,
-                                                  const FormatOptions& options);
+// A firing alert's endsAt is `sent_at` (default: the notification's created_at) + firing_ttl;
+// an acknowledged one stays active (annotation `acknowledged`: "true"; labels never change).
+[[nodiscard]] nlohmann::json alertmanager_payload(
+    const Notification& n, const FormatOptions& options,
+    std::optional<core::Timestamp> sent_at = std::nullopt);
 
 // "sha256=<hex>" of HMAC-SHA256(secret, timestamp + "." + body).
 [[nodiscard]] std::string webhook_signature(std::string_view secret, std::string_view timestamp,

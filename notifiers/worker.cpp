@@ -14,6 +14,7 @@
 
 #include "notifiers/http_client.hpp"
 #include "notifiers/notification.hpp"
+#include "storage/alerts.hpp"
 #include "storage/outbox.hpp"
 
 namespace kernelwatch::notifiers {
@@ -47,6 +48,9 @@ struct DeliveryWorker::State {
     asio::steady_timer pace_timer;  // never cut short except by stop()
     bool woken = false;
     std::chrono::steady_clock::time_point last_send{};
+    FormatOptions format;  // the worker's, with this destination's firing_ttl
+    std::chrono::steady_clock::time_point next_resend{};  // Alertmanager only
+    bool resend_failing = false;                          // log a failing streak once
   };
 
   State(asio::io_context& io_context, storage::Connection& s, Clock c, Logger l, WorkerOptions o)
@@ -68,7 +72,7 @@ struct DeliveryWorker::State {
   std::vector<std::unique_ptr<Lane>> lanes;
   std::atomic<bool> stopping{false};
   bool started = false;
-  std::atomic<std::uint64_t> delivered{0}, retried{0}, dead{0};
+  std::atomic<std::uint64_t> delivered{0}, retried{0}, dead{0}, resent{0}, resend_failed{0};
 
   void log(LogLevel level, const std::string& message) const {
     if (logger) logger(level, message);
@@ -135,7 +139,7 @@ struct DeliveryWorker::State {
       }
     }
     if (stopping) co_return Decision{Decision::Kind::RetryAt, row.next_attempt_at, "stopped"};
-    auto request = build_request(lane.destination, *notification, options.format, clock());
+    auto request = build_request(lane.destination, *notification, lane.format, clock());
     auto response = co_await lane.client->post(std::move(request));
     // Paced from the end of a request, so the receiver sees at least the gap between arrivals.
     lane.last_send = std::chrono::steady_clock::now();
@@ -151,6 +155,65 @@ struct DeliveryWorker::State {
                      now, rng);
   }
 
+  // Alertmanager lets an alert expire at its endsAt unless the client sends it again: every
+  // open alert already announced firing is re-sent each resend_interval. Called only when the
+  // destination has nothing pending, on this lane's coroutine, which sends its outbox rows one
+  // at a time: the snapshot (one SELECT) and the send take one place in the queue. An alert's
+  // state and its resolve row commit in one transaction, so an alert resolved after the
+  // snapshot has its resolve queued behind this request, and one resolved before it is not in
+  // it. Nothing is written to the outbox: a lost re-send is harmless, the next comes an
+  // interval later.
+  asio::awaitable<void> resend(Lane& lane) {
+    lane.next_resend = std::chrono::steady_clock::now() + lane.destination.resend_interval;
+    auto rows = storage::AlertStore(*store).announced_open();
+    if (!rows) {
+      log(LogLevel::Error,
+          "destination `" + lane.destination.name +
+              "`: reading the open alerts to re-send failed: " + rows.error().message);
+      co_return;
+    }
+    Notification notification;
+    notification.created_at = clock();
+    notification.host = options.host;
+    for (auto& row : *rows) {
+      // An environment incident is announced once, not kept active.
+      if (row.alert.kind == core::AlertKind::Environment) continue;
+      notification.alerts.push_back({std::move(row.alert), core::Notice::Firing, nullptr});
+    }
+    if (notification.alerts.empty()) co_return;
+    notification.idempotency_key =
+        options.host + "/resend/" +
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                           notification.created_at.time_since_epoch())
+                           .count());
+    auto request = build_request(lane.destination, notification, lane.format, clock());
+    auto response = co_await lane.client->post(std::move(request));
+    lane.last_send = std::chrono::steady_clock::now();
+    if (stopping) co_return;  // cut short by stop(): not a failure of the destination
+    std::string failure;
+    if (!response) {
+      failure = response.error().message;
+    } else if (const auto c = classify(lane.destination.type, *response, clock());
+               c.verdict != Verdict::Delivered) {
+      failure = c.reason;
+    }
+    const std::string what = "destination `" + lane.destination.name + "` (" + lane.origin +
+                             "): re-send of " + std::to_string(notification.alerts.size()) +
+                             " active alert(s)";
+    if (failure.empty()) {
+      ++resent;
+      if (lane.resend_failing) log(LogLevel::Info, what + " delivered again");
+      lane.resend_failing = false;
+      co_return;
+    }
+    ++resend_failed;
+    if (!lane.resend_failing) {
+      log(LogLevel::Warning, what + " failed: " + failure + "; trying again every " +
+                                 seconds_text(lane.destination.resend_interval));
+    }
+    lane.resend_failing = true;
+  }
+
   asio::awaitable<void> run_lane(Lane& lane) {
     const std::string& name = lane.destination.name;
     while (!stopping) {
@@ -163,8 +226,18 @@ struct DeliveryWorker::State {
       }
       if (rows->empty()) {
         auto next = outbox.next_due(name);
+        const bool resends = lane.destination.type == DestinationType::Alertmanager;
+        if (resends && next && !*next && !stopping &&
+            std::chrono::steady_clock::now() >= lane.next_resend) {
+          co_await resend(lane);
+          continue;  // look at the outbox again: a resolve may have been queued meanwhile
+        }
         milliseconds delay = options.poll_interval;
         if (next && *next) delay = std::min(delay, until(**next));
+        if (resends) {
+          const auto left = lane.next_resend - std::chrono::steady_clock::now();
+          delay = std::min(delay, std::max(milliseconds(1), std::chrono::ceil<milliseconds>(left)));
+        }
         if (next && !*next && options.on_idle) options.on_idle(name);
         co_await sleep(lane, delay, /*wakeable=*/true);
         continue;
@@ -223,13 +296,26 @@ core::Result<std::unique_ptr<DeliveryWorker>> DeliveryWorker::create(
     }
     auto client = KW_TRY(HttpClient::create(io.get_executor(), destination));
     std::string origin = redact(destination.url);
+    FormatOptions format = state->options.format;
+    if (destination.type == DestinationType::Alertmanager) {
+      if (destination.resend_interval < std::chrono::seconds(1)) {
+        return core::fail(
+            core::ErrorCode::InvalidArgument,
+            "destination `" + destination.name + "`: resend_interval must be at least 1s");
+      }
+      format.firing_ttl = std::chrono::ceil<std::chrono::seconds>(destination.resend_interval *
+                                                                  kAlertmanagerTtlIntervals);
+    }
     state->lanes.push_back(std::unique_ptr<State::Lane>(new State::Lane{std::move(destination),
                                                                         std::move(origin),
                                                                         std::move(client),
                                                                         asio::steady_timer(io),
                                                                         asio::steady_timer(io),
                                                                         false,
-                                                                        {}}));
+                                                                        {},
+                                                                        std::move(format),
+                                                                        {},
+                                                                        false}));
   }
   return std::unique_ptr<DeliveryWorker>(new DeliveryWorker(std::move(state)));
 }
@@ -270,7 +356,8 @@ void DeliveryWorker::wake() {
 }
 
 DeliveryWorker::Stats DeliveryWorker::stats() const {
-  return Stats{state_->delivered.load(), state_->retried.load(), state_->dead.load()};
+  return Stats{state_->delivered.load(), state_->retried.load(), state_->dead.load(),
+               state_->resent.load(), state_->resend_failed.load()};
 }
 
 }  // namespace kernelwatch::notifiers

@@ -1,6 +1,8 @@
 // The outbox delivery worker: one coroutine per destination on the daemon's io_context, so a
 // slow or dead destination never holds up another; paces, retries with backoff and dead-letters
-// through storage::Outbox. Uses Asio (in worker.cpp), the HTTP client and the payload formatters.
+// through storage::Outbox. Alertmanager destinations also re-send the open alerts (read from
+// storage::AlertStore) on the same coroutine, between outbox rows, so a re-send never overtakes
+// a resolve. Uses Asio (in worker.cpp), the HTTP client and the payload formatters.
 #pragma once
 
 #include <chrono>
@@ -40,7 +42,9 @@ struct DeliveryEvent {
 };
 
 struct WorkerOptions {
-  FormatOptions format;
+  FormatOptions format;  // firing_ttl is set per Alertmanager destination (its resend_interval)
+  // The Alertmanager `instance` label of re-sends: the host the daemon's notifications name.
+  std::string host;
   std::uint64_t jitter_seed = 0;  // 0: seeded from std::random_device
   std::size_t batch_size = 64;    // rows read per query; outcomes commit once per batch
   // Re-read the outbox this often even without wake() (rows enqueued by another process).
@@ -75,6 +79,8 @@ class DeliveryWorker {
     std::uint64_t delivered = 0;
     std::uint64_t retried = 0;
     std::uint64_t dead = 0;
+    std::uint64_t resent = 0;         // Alertmanager re-sends answered 2xx
+    std::uint64_t resend_failed = 0;  // the others (harmless: the next one comes an interval later)
   };
   [[nodiscard]] Stats stats() const;
 

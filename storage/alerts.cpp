@@ -134,6 +134,24 @@ Result<std::optional<AlertRow>> AlertStore::find(std::string_view id) const {
   return first_row(*stmt, [&](const Statement& s) { return read_row(s, db_->path()); });
 }
 
+Result<std::optional<AlertRow>> AlertStore::find_by_short_id(std::string_view short_id) const {
+  // The short id is derived, not stored: an operator's ack is rare, hashing every id is cheap.
+  auto stmt = KW_TRY(db_->statement("SELECT id FROM alerts"));
+  const auto ids = KW_TRY(collect(*stmt, [](const Statement& s) { return s.column_text(0); }));
+  for (const auto& id : ids) {
+    if (core::short_alert_id(id) == short_id) return find(id);
+  }
+  return std::optional<AlertRow>{};
+}
+
+Result<std::vector<AlertRow>> AlertStore::announced_open() const {
+  static const std::string sql = std::string("SELECT ") + kColumns +
+                                 " FROM alerts WHERE state IN ('firing', 'acknowledged') AND "
+                                 "notified = 'firing' ORDER BY fired_at_ns, id";
+  auto stmt = KW_TRY(db_->statement(sql));
+  return collect_alerts(*db_, *stmt);
+}
+
 Result<std::vector<AlertActionRow>> AlertStore::actions() const {
   auto stmt = KW_TRY(db_->statement(
       "SELECT alert_id, key_id, action, at_ns FROM alert_actions ORDER BY at_ns, id"));

@@ -59,6 +59,11 @@ class AlertStore {
   [[nodiscard]] Result<std::vector<AlertRow>> list(std::optional<core::AlertState> state,
                                                    std::size_t limit) const;
   [[nodiscard]] Result<std::optional<AlertRow>> find(std::string_view id) const;
+  // The alert whose core::short_alert_id() is `short_id`; nullopt when none.
+  [[nodiscard]] Result<std::optional<AlertRow>> find_by_short_id(std::string_view short_id) const;
+  // Open alerts (firing or acknowledged) whose last notification announced them firing, oldest
+  // first: what Alertmanager must keep active (the notifiers re-send them).
+  [[nodiscard]] Result<std::vector<AlertRow>> announced_open() const;
   // Every action, oldest first (the daemon replays them with the runs at start).
   [[nodiscard]] Result<std::vector<AlertActionRow>> actions() const;
   [[nodiscard]] Result<std::int64_t> count_by_state(core::AlertState state) const;

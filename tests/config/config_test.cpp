@@ -180,6 +180,30 @@ TEST(ParseConfig, NotifierDefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(config->notifiers[0].secret_source.origin, SecretOrigin::None);
 }
 
+// Alertmanager destinations re-send active alerts every minute unless told otherwise; the field
+// belongs to them alone and is at least a second.
+TEST(ParseConfig, ResendIntervalIsAnAlertmanagerSettingWithADefaultOfOneMinute) {
+  const auto defaults =
+      parse(R"({"notifiers": [{"type": "alertmanager", "url": "http://127.0.0.1:9093"}]})");
+  ASSERT_TRUE(defaults.has_value()) << defaults.error().message;
+  EXPECT_EQ(defaults->notifiers.at(0).destination.resend_interval, std::chrono::minutes(1));
+  const auto set = parse(
+      R"({"notifiers": [{"type": "alertmanager", "url": "http://127.0.0.1:9093",
+                         "resend_interval": "20s"}]})");
+  ASSERT_TRUE(set.has_value()) << set.error().message;
+  EXPECT_EQ(set->notifiers.at(0).destination.resend_interval, std::chrono::seconds(20));
+  EXPECT_EQ(redacted_json(*set)["notifiers"][0]["resend_interval"], "20s");
+  const std::string webhook = error_of(
+      R"({"notifiers": [{"type": "webhook", "url": "https://example.com/x",
+                         "resend_interval": "1m"}]})");
+  EXPECT_NE(webhook.find("notifiers[0].resend_interval"), std::string::npos) << webhook;
+  EXPECT_NE(webhook.find("only alertmanager notifiers re-send"), std::string::npos) << webhook;
+  const std::string short_one = error_of(
+      R"({"notifiers": [{"type": "alertmanager", "url": "http://127.0.0.1:9093",
+                         "resend_interval": "500ms"}]})");
+  EXPECT_NE(short_one.find("is shorter than 1s"), std::string::npos) << short_one;
+}
+
 TEST(LoadConfig, ShippedCpuExampleLoadsWithATokenFromTheEnvironment) {
   const auto config = load_config(source_file("kernelwatch.example.json"),
                                   Environment::from_map({{"KERNELWATCH_TOKEN", kToken}}));

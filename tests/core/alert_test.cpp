@@ -76,5 +76,25 @@ TEST(AlertJson, ErrorsNameTheFieldsPath) {
             "alert: expected an object");
 }
 
+// The short id is sha256 of the long id, cut to 12 hex digits (the value below is Python's
+// hashlib.sha256(...).hexdigest()[:12], an independent computation).
+TEST(ShortAlertId, IsTheFirst12HexDigitsOfTheLongIdsSha256) {
+  const std::string long_id =
+      "sha256:ab12@layer_norm/backward/liger/nvidia-h100/hidden1024/2025-07-17T18-18-16Z";
+  EXPECT_EQ(short_alert_id(long_id), "252a37702b9a");
+  EXPECT_EQ(short_alert_id(long_id), short_alert_id(std::string(long_id)));
+  EXPECT_NE(short_alert_id(long_id), short_alert_id(long_id + "/drift"));
+  EXPECT_TRUE(is_short_alert_id(short_alert_id(long_id)));
+}
+
+TEST(ShortAlertId, RecognisesOnlyTwelveLowerCaseHexDigits) {
+  EXPECT_TRUE(is_short_alert_id("0123456789ab"));
+  EXPECT_FALSE(is_short_alert_id("0123456789AB"));
+  EXPECT_FALSE(is_short_alert_id("0123456789a"));
+  EXPECT_FALSE(is_short_alert_id("0123456789abc"));
+  EXPECT_FALSE(is_short_alert_id("0123456789ag"));
+  EXPECT_FALSE(is_short_alert_id("k@run-1"));
+}
+
 }  // namespace
 }  // namespace kernelwatch::core

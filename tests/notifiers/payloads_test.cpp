@@ -169,7 +169,10 @@ TEST(SlackPayload, TellsKindsApartAndShowsTheNumbers) {
   for (const auto& a : p["attachments"]) colours.insert(a["color"]);
   EXPECT_EQ(colours.size(), 4u);
   const std::string context = p["attachments"][0]["blocks"][1]["elements"][0]["text"];
-  EXPECT_NE(context.find("<https://kw.example.org/alerts/alert-0|status page>"), std::string::npos)
+  // Links name the short id the API and the dashboard use.
+  EXPECT_NE(context.find("<https://kw.example.org/alerts/" + core::short_alert_id("alert-0") +
+                         "|status page>"),
+            std::string::npos)
       << context;
 }
 
@@ -221,7 +224,8 @@ TEST(AlertmanagerPayload, LabelsFromTheKeyAnnotationsFromTheVerdict) {
   EXPECT_EQ(firing["annotations"]["median_ns"], "1234000");
   EXPECT_EQ(firing["startsAt"], "2025-07-17T18:18:16.000Z");
   EXPECT_EQ(firing["endsAt"], "2025-07-17T20:19:16.000Z");
-  EXPECT_EQ(firing["generatorURL"], "https://kw.example.org/alerts/alert-0");
+  EXPECT_EQ(firing["generatorURL"],
+            "https://kw.example.org/alerts/" + core::short_alert_id("alert-0"));
   for (const auto& [name, value] : firing["labels"].items()) EXPECT_TRUE(value.is_string()) << name;
   for (const auto& [name, value] : firing["annotations"].items()) {
     EXPECT_TRUE(value.is_string()) << name;
@@ -252,6 +256,29 @@ TEST(AlertmanagerPayload, AnAlertsLabelsNeverChangeBetweenFiringAndResolve) {
       EXPECT_EQ(a["labels"], b["labels"]);
     }
   }
+}
+
+// A re-send of an acknowledged alert keeps it active in Alertmanager with the very labels it
+// fired with (an annotation says it is acknowledged), and endsAt counts from the sending time,
+// so a notification delivered late is not already expired.
+TEST(AlertmanagerPayload, AnAcknowledgedAlertStaysActiveWithTheSameLabels) {
+  Notification firing = sample_notification("am-f", 0);
+  firing.alerts.push_back(sample_alert(0));
+  Notification acked = firing;
+  acked.idempotency_key = "am-resend";
+  acked.alerts[0].alert.state = core::AlertState::Acknowledged;
+  FormatOptions options;
+  options.firing_ttl = std::chrono::seconds(240);
+  const auto sent_at = firing.created_at + std::chrono::hours(3);
+  const json a = alertmanager_payload(firing, options)[0];
+  const json b = alertmanager_payload(acked, options, sent_at)[0];
+  EXPECT_EQ(a["labels"], b["labels"]);
+  EXPECT_FALSE(a["annotations"].contains("acknowledged"));
+  EXPECT_EQ(b["annotations"]["acknowledged"], "true");
+  EXPECT_EQ(b["annotations"]["kernelwatch_id"], core::short_alert_id("alert-0"));
+  EXPECT_EQ(b["startsAt"], a["startsAt"]);
+  EXPECT_EQ(b["endsAt"], core::format_timestamp(sent_at + std::chrono::seconds(240)));
+  EXPECT_EQ(a["endsAt"], core::format_timestamp(firing.created_at + std::chrono::seconds(240)));
 }
 
 }  // namespace

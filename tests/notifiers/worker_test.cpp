@@ -5,9 +5,11 @@
 #include <boost/asio/io_context.hpp>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "notifiers/notification.hpp"
+#include "storage/alerts.hpp"
 #include "storage/outbox.hpp"
 #include "tests/notifiers/support/samples.hpp"
 #include "tests/notifiers/support/test_pki.hpp"
@@ -365,6 +367,97 @@ TEST_F(WorkerTest, AnAlertmanagerAtTheWrongPathIsADeadLetterThatSaysWhichUrlToUs
   EXPECT_NE(dead->front().last_error.find("/api/v2/alerts"), std::string::npos)
       << dead->front().last_error;
   EXPECT_EQ(dead->front().last_error.find("/wrong/path"), std::string::npos);
+}
+
+// The alert_id labels of one Alertmanager request and whether it resolves each (no startsAt).
+std::map<std::string, nlohmann::json> am_alerts(const testing::RecordedRequest& request) {
+  std::map<std::string, nlohmann::json> out;
+  for (const auto& a : nlohmann::json::parse(request.body)) out[a["labels"]["alert_id"]] = a;
+  return out;
+}
+
+// Alertmanager lets an alert expire at endsAt unless it is sent again: every open alert already
+// announced firing (firing or acknowledged) is re-sent each resend_interval with endsAt 4
+// intervals ahead, to Alertmanager destinations only; an alert not yet announced is not; and
+// once an alert's resolve is queued, no re-send of it as firing ever follows the resolve.
+TEST_F(WorkerTest, AlertmanagerReSendsOpenAlertsAndNeverAfterTheirResolve) {
+  storage::AlertStore alerts(*store_);
+  const auto row = [&](int i, core::AlertState state, std::optional<Notice> notified) {
+    storage::AlertRow r;
+    r.alert = testing::sample_alert(i).alert;
+    r.alert.state = state;
+    r.updated_at = now_;
+    r.notified = notified;
+    if (notified) r.notified_at = now_;
+    return r;
+  };
+  {
+    auto tx = store_->begin();
+    ASSERT_TRUE(tx);
+    ASSERT_TRUE(alerts.upsert(*tx, row(0, core::AlertState::Firing, Notice::Firing)));
+    ASSERT_TRUE(alerts.upsert(*tx, row(1, core::AlertState::Acknowledged, Notice::Firing)));
+    ASSERT_TRUE(alerts.upsert(*tx, row(2, core::AlertState::Firing, std::nullopt)));
+    ASSERT_TRUE(tx->commit());
+  }
+  TestReceiver am;
+  TestReceiver hook;
+  Destination am_destination = destination(DestinationType::Alertmanager, "am", am.url("/"));
+  am_destination.resend_interval = std::chrono::seconds(1);
+  WorkerOptions options;
+  options.host = "gpu-host-1";
+  start({am_destination, destination(DestinationType::Webhook, "hook", hook.url())}, options);
+  ASSERT_TRUE(run_until([&] { return worker_->stats().resent >= 3; }));
+  for (const auto& request : am.snapshot().requests) {
+    const auto sent = am_alerts(request);
+    ASSERT_EQ(sent.size(), 2u) << request.body;  // alert-2 was never announced
+    ASSERT_TRUE(sent.count("alert-0") && sent.count("alert-1")) << request.body;
+    EXPECT_EQ(sent.at("alert-0")["labels"]["instance"], "gpu-host-1");
+    EXPECT_EQ(sent.at("alert-1")["annotations"]["acknowledged"], "true");
+    EXPECT_FALSE(sent.at("alert-0")["annotations"].contains("acknowledged"));
+    EXPECT_EQ(sent.at("alert-0")["endsAt"], core::format_timestamp(now_ + std::chrono::seconds(4)));
+  }
+  EXPECT_TRUE(hook.snapshot().requests.empty());  // webhooks and Slack get reminders only
+  EXPECT_EQ(worker_->stats().delivered, 0u);  // nothing went through the outbox
+  auto counts = outbox_->counts();
+  ASSERT_TRUE(counts);
+  EXPECT_TRUE(counts->empty());  // and nothing was written to it
+
+  // alert-0 resolves: its state and its resolve notification commit together, as the engine
+  // does; the resolve is queued behind whatever re-send is in flight.
+  {
+    auto tx = store_->begin();
+    ASSERT_TRUE(tx);
+    auto resolved = row(0, core::AlertState::Resolved, Notice::Resolved);
+    resolved.alert.closed_by = resolved.alert.fired;
+    ASSERT_TRUE(alerts.upsert(*tx, resolved));
+    Notification n = testing::sample_notification("resolve-0", 0);
+    n.alerts.push_back(testing::sample_alert(0, Notice::Resolved));
+    ASSERT_TRUE(outbox_->enqueue(
+        *tx, storage::NewOutboxRow{"am", n.idempotency_key, serialize(n), now_, {}}));
+    ASSERT_TRUE(tx->commit());
+  }
+  worker_->wake();
+  std::size_t resolve_index = 0;
+  const auto resolve_then_two_more = [&] {
+    const auto requests = am.snapshot().requests;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      const auto sent = am_alerts(requests[i]);
+      if (sent.count("alert-0") && !sent.at("alert-0").contains("startsAt")) {
+        resolve_index = i;
+        return requests.size() >= i + 3;
+      }
+    }
+    return false;
+  };
+  ASSERT_TRUE(run_until(resolve_then_two_more));
+  const auto requests = am.snapshot().requests;
+  for (std::size_t i = resolve_index + 1; i < requests.size(); ++i) {
+    const auto sent = am_alerts(requests[i]);
+    EXPECT_EQ(sent.count("alert-0"), 0u)
+        << "a firing re-send after the resolve: " << requests[i].body;
+    EXPECT_EQ(sent.count("alert-1"), 1u) << requests[i].body;
+  }
+  EXPECT_TRUE(hook.snapshot().requests.empty());
 }
 
 TEST_F(WorkerTest, WakePicksUpRowsEnqueuedAfterStart) {

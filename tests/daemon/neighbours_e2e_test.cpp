@@ -1,0 +1,562 @@
+// kernelwatch with its real neighbours, as processes on loopback ports the OS picked: Debian's
+// Alertmanager (an alert fires, shows in its API with kernelwatch's labels, reaches the test's
+// receiver through Alertmanager's routing, stays active across three re-send intervals, and
+// resolves on the return to the band) and Prometheus (scrapes /metrics with up = 1, a rule on a
+// kernelwatch metric fires), plus `promtool check metrics` on the real body and `promtool check
+// rules` on the shipped rule file. Nothing here is a fake.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/alert.hpp"
+#include "core/time.hpp"
+#include "tests/notifiers/support/spawn.hpp"
+#include "tests/notifiers/support/test_receiver.hpp"
+#include "tests/support/neighbours.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace kernelwatch {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+namespace spawn = notifiers::testing;
+
+constexpr const char* kToken = "neighbours-token-83c1";
+
+// Alertmanager and Prometheus are Go programs: they read the clock without libc, so CI's
+// libfaketime reruns would shift kernelwatch's clock and not theirs, and timestamps exchanged
+// between them (startsAt, endsAt) would be days apart. These tests run in the unshifted pass.
+#define KW_SKIP_UNDER_FAKETIME()                                                          \
+  if (std::getenv("FAKETIME") != nullptr) {                                               \
+    GTEST_SKIP() << "Alertmanager and Prometheus ignore libfaketime (Go reads the clock " \
+                    "itself): their clocks cannot be shifted with kernelwatch's";         \
+  }
+
+// A port the OS has just handed out and taken back: free for the child that binds it next.
+std::uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t size = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size) != 0) {
+    ::close(fd);
+    return 0;
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+struct Reply {
+  int status = 0;
+  std::string body;
+};
+
+// One blocking HTTP/1.1 request on a fresh connection; status 0 when the connection failed.
+Reply http(std::uint16_t port, const std::string& method, const std::string& path,
+           const std::string& body = "", const std::string& token = "") {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return {};
+  }
+  std::string request =
+      method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+  if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
+  if (method == "POST") {
+    request +=
+        "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  }
+  request += "\r\n" + body;
+  (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string response;
+  char buffer[65536];
+  ssize_t n = 0;
+  while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0)
+    response.append(buffer, static_cast<std::size_t>(n));
+  ::close(fd);
+  Reply reply;
+  if (response.size() < 12) return reply;
+  reply.status = std::stoi(response.substr(9, 3));
+  const auto end = response.find("\r\n\r\n");
+  reply.body = end == std::string::npos ? "" : response.substr(end + 4);
+  if (response.find("Transfer-Encoding: chunked") != std::string::npos ||
+      response.find("transfer-encoding: chunked") != std::string::npos) {
+    std::string decoded;
+    std::size_t pos = 0;
+    while (pos < reply.body.size()) {
+      const auto eol = reply.body.find("\r\n", pos);
+      if (eol == std::string::npos) break;
+      const std::size_t size = std::stoul(reply.body.substr(pos, eol - pos), nullptr, 16);
+      if (size == 0) break;
+      decoded += reply.body.substr(eol + 2, size);
+      pos = eol + 2 + size + 2;
+    }
+    reply.body = decoded;
+  }
+  return reply;
+}
+
+// Every byte but the unreserved ones as %XX: a long alert id as a path segment.
+std::string percent_encoded(const std::string& text) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (const unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+json get_json(std::uint16_t port, const std::string& path) {
+  const auto reply = http(port, "GET", path);
+  if (reply.status != 200) return nullptr;
+  return json::parse(reply.body, nullptr, false);
+}
+
+// Polls `done` until it holds or the deadline passes (a condition decides, never a sleep).
+bool eventually(const std::function<bool()>& done, std::chrono::milliseconds deadline = 60s) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return done();
+}
+
+// A child process killed (and reaped) when the test ends, however it ends.
+class Child {
+ public:
+  Child(const std::filesystem::path& program, const std::vector<std::string>& args,
+        std::filesystem::path log)
+      : log_(std::move(log)), pid_(spawn::spawn(program, args, log_)) {}
+  ~Child() {
+    int status = 0;
+    if (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == 0) spawn::kill_hard(pid_);
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  [[nodiscard]] std::string log() const { return testing::read_file(log_); }
+  [[nodiscard]] const std::filesystem::path& log_path() const { return log_; }
+  // Reaps the child if it has exited (it could not start).
+  bool exited() {
+    int status = 0;
+    return ::waitpid(pid_, &status, WNOHANG) == pid_;
+  }
+
+ private:
+  std::filesystem::path log_;
+  pid_t pid_;
+};
+
+// Runs are dated relative to the test's clock: run i is observed i minutes after the hour that
+// began a day before the test started.
+core::Timestamp day_before_now() {
+  static const core::Timestamp start =
+      std::chrono::floor<std::chrono::hours>(core::Timestamp::clock::now()) - 24h;
+  return start;
+}
+
+json record(int index, std::int64_t median_ns) {
+  const core::Timestamp observed = day_before_now() + std::chrono::minutes(index);
+  return json{
+      {"run",
+       {{"apiVersion", "kernelindex.dev/v1alpha1"},
+        {"kind", "BenchmarkRun"},
+        {"spec",
+         {{"status", "passed"},
+          {"timing", {{"latencyNs", {{"median", median_ns}}}, {"primaryStatistic", "median"}}},
+          {"observedAt", core::format_timestamp(observed)},
+          {"measurements", json::array({{{"metric", "latency"},
+                                         {"statistic", "p20"},
+                                         {"unit", "ns"},
+                                         {"value", median_ns - median_ns / 2000}},
+                                        {{"metric", "latency"},
+                                         {"statistic", "p80"},
+                                         {"unit", "ns"},
+                                         {"value", median_ns + median_ns / 2000}}})},
+          {"sourceNative",
+           {{"source", "neighbours-test"},
+            {"benchmark", "synthetic/forward"},
+            {"externalId", "synthetic/forward/posted/nvidia-h100-80gb-hbm3/neighbours/" +
+                               core::format_id_timestamp(observed)}}}}},
+        {"metadata", {{"labels", {{"provider", "posted"}, {"workload", "neighbours"}}}}}}},
+      {"protocol",
+       {{"apiVersion", "kernelindex.dev/v1alpha1"},
+        {"kind", "BenchmarkProtocol"},
+        {"spec", {{"harness", {{"name", "e2e"}}}, {"measurement", {{"timer", "cuda_events"}}}}},
+        {"metadata", {{"name", "e2e-protocol"}}}}},
+      {"environment",
+       {{"apiVersion", "kernelindex.dev/v1alpha1"},
+        {"kind", "ExecutionEnvironment"},
+        {"spec",
+         {{"hardware",
+           {{"vendor", "nvidia"},
+            {"product", "NVIDIA H100"},
+            {"formFactor", "80GB HBM3"},
+            {"architecture", "sm_90"}}},
+          {"software", json::object()}}}}}};
+}
+
+// 1% noise around 1 ms, deterministic.
+std::int64_t noisy(int i) {
+  return 1'000'000 + static_cast<std::int64_t>(10'000 * std::sin(i * 1.7));
+}
+
+// The kernelwatch daemon with the given notifiers and no benchmarks (it judges posted runs).
+class Kernelwatch {
+ public:
+  Kernelwatch(const testing::TempDir& dir, const json& notifiers,
+              const json& benchmarks = json::array()) {
+    testing::write_file(dir / "token", std::string(kToken) + "\n");
+    std::filesystem::permissions(
+        dir / "token", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    const json config = {
+        {"storage", {{"path", (dir / "kw.db").string()}}},
+        {"http", {{"listen", "127.0.0.1:0"}, {"token_file", (dir / "token").string()}}},
+        {"backend", "cpu"},
+        {"schedule", {{"interval", "1h"}, {"jitter", "0s"}, {"run_at_start", true}}},
+        {"benchmarks", benchmarks},
+        {"bench", {{"warmup", "1ms"}, {"repetitions", "5ms"}}},
+        {"notifiers", notifiers}};
+    testing::write_file(dir / "kernelwatch.json", config.dump(2));
+    child_.emplace(
+        testing::kernelwatch_binary(),
+        std::vector<std::string>{"daemon", "--config", (dir / "kernelwatch.json").string()},
+        dir / "kernelwatch.log");
+    eventually([&] { return port_from_log() != 0 || child_->exited(); }, 30s);
+    port_ = port_from_log();
+  }
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+  [[nodiscard]] std::string log() const { return child_->log(); }
+  Reply post_runs(const json& body) const {
+    return http(port_, "POST", "/api/v1/runs", body.dump(), kToken);
+  }
+
+ private:
+  std::uint16_t port_from_log() const {
+    std::ifstream in(child_->log_path());
+    std::string line;
+    static const std::regex listening("kernelwatch: listening on 127\\.0\\.0\\.1:([0-9]+)");
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (std::regex_search(line, m, listening)) return static_cast<std::uint16_t>(std::stoi(m[1]));
+    }
+    return 0;
+  }
+  std::optional<Child> child_;
+  std::uint16_t port_ = 0;
+};
+
+// Ten runs of one key with 1% noise, then one 30% slower: the alert fires.
+void fire_a_regression(const Kernelwatch& kw) {
+  json batch = json::array();
+  for (int i = 0; i < 10; ++i) batch.push_back(record(i, noisy(i)));
+  auto posted = kw.post_runs(batch);
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  posted = kw.post_runs(record(10, 1'300'000));
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  ASSERT_EQ(json::parse(posted.body)["runs"][0]["fired"].size(), 1u) << posted.body;
+}
+
+// Alertmanager's alerts (GET /api/v2/alerts: the active, silenced and inhibited ones) carrying
+// kernelwatch's alert_id label.
+json am_alerts(std::uint16_t port, const std::string& alert_id) {
+  const json all = get_json(port, "/api/v2/alerts");
+  json out = json::array();
+  if (!all.is_array()) return out;
+  for (const auto& a : all) {
+    if (a.contains("labels") && a["labels"].value("alert_id", "") == alert_id) out.push_back(a);
+  }
+  return out;
+}
+
+// The webhook notifications Alertmanager sent the test's receiver, as JSON.
+std::vector<json> routed(const notifiers::testing::TestReceiver& receiver) {
+  std::vector<json> out;
+  for (const auto& r : receiver.snapshot().requests) {
+    const json body = json::parse(r.body, nullptr, false);
+    if (!body.is_discarded()) out.push_back(body);
+  }
+  return out;
+}
+
+bool routed_with_status(const notifiers::testing::TestReceiver& receiver, const std::string& status,
+                        const std::string& alert_id) {
+  for (const auto& n : routed(receiver)) {
+    for (const auto& a : n.value("alerts", json::array())) {
+      if (a.value("status", "") == status && a["labels"].value("alert_id", "") == alert_id) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+TEST(NeighboursE2E, AlertmanagerKeepsTheAlertActiveAcrossReSendsAndResolvesIt) {
+  KW_SKIP_UNDER_FAKETIME();
+  KW_REQUIRE_PROGRAM(alertmanager, "prometheus-alertmanager", "prometheus-alertmanager");
+  KW_REQUIRE_PROGRAM(amtool, "amtool", "prometheus-alertmanager");
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;  // Alertmanager's webhook receiver
+
+  // Alertmanager routes every alert to the receiver at once and says when it resolves.
+  const std::string am_config =
+      "route:\n"
+      "  receiver: test\n"
+      "  group_by: ['alertname', 'alert_id']\n"
+      "  group_wait: 1s\n"
+      "  group_interval: 1s\n"
+      "  repeat_interval: 1h\n"
+      "receivers:\n"
+      "  - name: test\n"
+      "    webhook_configs:\n"
+      "      - url: '" +
+      receiver.url("/am-hook") +
+      "'\n"
+      "        send_resolved: true\n";
+  testing::write_file(dir / "alertmanager.yml", am_config);
+  const auto checked =
+      testing::run_process(amtool, {"check-config", (dir / "alertmanager.yml").string()});
+  ASSERT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+  const std::uint16_t am_port = free_port();
+  ASSERT_NE(am_port, 0);
+  std::filesystem::create_directories(dir / "am-data");
+  Child am(
+      alertmanager,
+      {"--config.file=" + (dir / "alertmanager.yml").string(),
+       "--storage.path=" + (dir / "am-data").string(),
+       "--web.listen-address=127.0.0.1:" + std::to_string(am_port), "--cluster.listen-address="},
+      dir / "alertmanager.log");
+  ASSERT_TRUE(eventually([&] { return http(am_port, "GET", "/-/ready").status == 200; }))
+      << am.log();
+
+  // kernelwatch re-sends active alerts every 2 s (endsAt 8 s ahead).
+  constexpr auto kResend = 2s;
+  Kernelwatch kw(dir, json::array({{{"type", "alertmanager"},
+                                    {"name", "am"},
+                                    {"url", "http://127.0.0.1:" + std::to_string(am_port)},
+                                    {"resend_interval", "2s"},
+                                    {"timeout", "5s"}}}));
+  ASSERT_NE(kw.port(), 0) << kw.log();
+  fire_a_regression(kw);
+  const json firing = get_json(kw.port(), "/api/v1/alerts?state=firing");
+  ASSERT_EQ(firing.size(), 1u) << firing.dump();
+  const std::string alert_id = firing[0]["longId"];
+
+  // It shows in Alertmanager's API with kernelwatch's labels.
+  ASSERT_TRUE(eventually([&] { return am_alerts(am_port, alert_id).size() == 1; }))
+      << kw.log() << am.log();
+  const json shown = am_alerts(am_port, alert_id)[0];
+  EXPECT_EQ(shown["labels"]["alertname"], "KernelwatchRegression");
+  EXPECT_EQ(shown["labels"]["benchmark"], "synthetic/forward");
+  EXPECT_EQ(shown["labels"]["provider"], "posted");
+  EXPECT_EQ(shown["labels"]["workload"], "neighbours");
+  EXPECT_EQ(shown["labels"]["severity"], "critical");
+  EXPECT_EQ(shown["annotations"]["kernelwatch_id"], firing[0]["id"]);
+  EXPECT_EQ(shown["status"]["state"], "active");
+
+  // It reaches the receiver through Alertmanager's routing.
+  ASSERT_TRUE(eventually([&] { return routed_with_status(receiver, "firing", alert_id); }))
+      << am.log();
+
+  // `kernelwatch status` shows the short id; the ack takes it (and the long id, percent-encoded).
+  const std::string short_id = firing[0]["id"];
+  ASSERT_EQ(short_id, core::short_alert_id(alert_id));
+  const auto table = testing::run_kernelwatch(
+      {"status", "--url", "http://127.0.0.1:" + std::to_string(kw.port())});
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find(short_id + " step firing"), std::string::npos) << table.out;
+  EXPECT_EQ(http(kw.port(), "POST", "/api/v1/alerts/000000000000/ack", "{}", kToken).status, 404);
+  auto acked = http(kw.port(), "POST", "/api/v1/alerts/" + percent_encoded(alert_id) + "/ack",
+                    "{\"rebaseline\": false}", kToken);
+  ASSERT_EQ(acked.status, 200) << acked.body;
+  EXPECT_EQ(json::parse(acked.body)["id"], short_id);
+  acked = http(kw.port(), "POST", "/api/v1/alerts/" + short_id + "/ack", "{\"rebaseline\": false}",
+               kToken);
+  ASSERT_EQ(acked.status, 200) << acked.body;
+  EXPECT_EQ(json::parse(acked.body)["state"], "acknowledged");
+  EXPECT_EQ(json::parse(acked.body)["longId"], alert_id);
+
+  // Acknowledged, it stays active in Alertmanager (an annotation says so, the labels are the
+  // same) across three re-send intervals: endsAt moves forward at each re-send and Alertmanager
+  // never resolves it meanwhile.
+  ASSERT_TRUE(eventually([&] {
+    const json now = am_alerts(am_port, alert_id);
+    return now.size() == 1 && now[0]["annotations"].value("acknowledged", "") == "true";
+  })) << kw.log();
+  EXPECT_EQ(am_alerts(am_port, alert_id)[0]["labels"], shown["labels"]);
+  std::set<std::string> ends;
+  bool always_active = true;
+  const bool moved = eventually(
+      [&] {
+        const json now = am_alerts(am_port, alert_id);
+        if (now.size() != 1 || now[0]["status"]["state"] != "active") {
+          always_active = false;
+          return true;
+        }
+        ends.insert(now[0]["endsAt"].get<std::string>());
+        return ends.size() >= 4;  // the first send and three re-sends
+      },
+      4 * kResend + 60s);
+  EXPECT_TRUE(moved && always_active) << "endsAt seen: " << json(ends).dump() << "\n" << kw.log();
+  EXPECT_FALSE(routed_with_status(receiver, "resolved", alert_id));
+  // The re-sends went to Alertmanager directly: the outbox holds the one firing notification.
+  const json status = get_json(kw.port(), "/api/v1/status");
+  ASSERT_EQ(status["outbox"].size(), 1u) << status.dump();
+  EXPECT_EQ(status["outbox"][0]["delivered"], 1);
+
+  // Back in the band: the alert resolves in kernelwatch, in Alertmanager and at the receiver.
+  const auto back = kw.post_runs(record(11, noisy(11)));
+  ASSERT_EQ(back.status, 200) << back.body;
+  ASSERT_EQ(json::parse(back.body)["runs"][0]["resolved"].size(), 1u) << back.body;
+  EXPECT_TRUE(eventually([&] { return am_alerts(am_port, alert_id).empty(); }))
+      << am_alerts(am_port, alert_id).dump();
+  EXPECT_TRUE(eventually([&] { return routed_with_status(receiver, "resolved", alert_id); }))
+      << am.log();
+}
+
+TEST(NeighboursE2E, PrometheusScrapesTheMetricsAndARuleOnThemFires) {
+  KW_SKIP_UNDER_FAKETIME();
+  KW_REQUIRE_PROGRAM(prometheus, "prometheus", "prometheus");
+  KW_REQUIRE_PROGRAM(promtool, "promtool", "prometheus");
+  testing::TempDir dir;
+  // One small CPU case: the cycle at start succeeds.
+  Kernelwatch kw(dir, json::array(), json::parse(R"([{"kernel": "layer_norm", "pass": "forward",
+                                  "providers": ["kernelwatch-fused"],
+                                  "workloads": ["hidden256-rows16-fp32"]}])"));
+  ASSERT_NE(kw.port(), 0) << kw.log();
+
+  // The shipped rule file is valid, and so is the one this test adds.
+  const auto shipped = testing::run_process(
+      promtool, {"check", "rules",
+                 (std::filesystem::path(KW_SOURCE_DIR) / "config/kernelwatch.rules.yml").string()});
+  EXPECT_EQ(shipped.exit_code, 0) << shipped.out << shipped.err;
+  testing::write_file(dir / "rules.yml",
+                      "groups:\n"
+                      "  - name: kernelwatch-test\n"
+                      "    rules:\n"
+                      "      - alert: KernelwatchTestAlertFiring\n"
+                      "        expr: kernelwatch_alerts{state=\"firing\"} > 0\n");
+  const auto rules =
+      testing::run_process(promtool, {"check", "rules", (dir / "rules.yml").string()});
+  ASSERT_EQ(rules.exit_code, 0) << rules.out << rules.err;
+
+  const std::uint16_t prom_port = free_port();
+  ASSERT_NE(prom_port, 0);
+  testing::write_file(dir / "prometheus.yml",
+                      "global:\n"
+                      "  scrape_interval: 1s\n"
+                      "  evaluation_interval: 1s\n"
+                      "rule_files:\n"
+                      "  - '" +
+                          (dir / "rules.yml").string() +
+                          "'\n"
+                          "scrape_configs:\n"
+                          "  - job_name: kernelwatch\n"
+                          "    static_configs:\n"
+                          "      - targets: ['127.0.0.1:" +
+                          std::to_string(kw.port()) + "']\n");
+  std::filesystem::create_directories(dir / "tsdb");
+  Child prom(prometheus,
+             {"--config.file=" + (dir / "prometheus.yml").string(),
+              "--storage.tsdb.path=" + (dir / "tsdb").string(),
+              "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+             dir / "prometheus.log");
+  ASSERT_TRUE(eventually([&] { return http(prom_port, "GET", "/-/ready").status == 200; }))
+      << prom.log();
+
+  // up == 1 for the job: Prometheus scraped and parsed kernelwatch's /metrics.
+  const auto up_is_one = [&] {
+    const json r = get_json(prom_port, "/api/v1/query?query=up%7Bjob%3D%22kernelwatch%22%7D");
+    if (!r.is_object() || r["data"]["result"].size() != 1) return false;
+    return r["data"]["result"][0]["value"][1] == "1";
+  };
+  ASSERT_TRUE(eventually(up_is_one)) << prom.log();
+
+  // A regression fires in kernelwatch; the rule on kernelwatch_alerts fires in Prometheus.
+  fire_a_regression(kw);
+  const auto rule_fires = [&] {
+    const json r = get_json(prom_port, "/api/v1/alerts");
+    if (!r.is_object()) return false;
+    for (const auto& a : r["data"]["alerts"]) {
+      if (a["labels"]["alertname"] == "KernelwatchTestAlertFiring" && a["state"] == "firing") {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(eventually(rule_fires)) << get_json(prom_port, "/api/v1/alerts").dump();
+  // What operators alert on: the cycle at start succeeded after the process started, none
+  // failed, and nothing waits in an outbox (there is no destination).
+  const auto query = [&](const std::string& promql) {
+    std::string encoded;
+    for (const unsigned char c : promql) {
+      if (std::isalnum(c) || c == '_') {
+        encoded.push_back(static_cast<char>(c));
+      } else {
+        char hex[4];
+        std::snprintf(hex, sizeof hex, "%%%02X", c);
+        encoded += hex;
+      }
+    }
+    return get_json(prom_port, "/api/v1/query?query=" + encoded);
+  };
+  const auto one_result = [&](const std::string& promql) {
+    const json r = query(promql);
+    return r.is_object() && r["data"]["result"].size() == 1;
+  };
+  EXPECT_TRUE(eventually([&] {
+    return one_result(
+        "kernelwatch_last_successful_cycle_timestamp_seconds >= "
+        "process_start_time_seconds");
+  })) << query("kernelwatch_last_successful_cycle_timestamp_seconds").dump()
+      << kw.log();
+  EXPECT_TRUE(one_result("kernelwatch_cycles_failed_total == 0"))
+      << query("kernelwatch_cycles_failed_total").dump();
+  EXPECT_TRUE(one_result("time() - process_start_time_seconds < 3600"))
+      << query("process_start_time_seconds").dump();
+
+  // promtool check metrics (its linter included) passes on the body, read from stdin.
+  const auto body = http(kw.port(), "GET", "/metrics");
+  ASSERT_EQ(body.status, 200);
+  testing::write_file(dir / "metrics.txt", body.body);
+  const auto check =
+      testing::run_process("/bin/sh", {"-c", "exec \"$0\" check metrics < \"$1\"",
+                                       promtool.string(), (dir / "metrics.txt").string()});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err << body.body;
+}
+
+}  // namespace
+}  // namespace kernelwatch
