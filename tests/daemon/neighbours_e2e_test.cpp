@@ -397,7 +397,10 @@ TEST(NeighboursE2E, AlertmanagerKeepsTheAlertActiveAcrossReSendsAndResolvesIt) {
   const auto table = testing::run_kernelwatch(
       {"status", "--url", "http://127.0.0.1:" + std::to_string(kw.port())});
   EXPECT_EQ(table.exit_code, 0) << table.err;
-  EXPECT_NE(table.out.find(short_id + " step firing"), std::string::npos) << table.out;
+  // Its row: state first, the short id and kind in the ALERT column.
+  const auto id_at = table.out.find(short_id + " step");
+  ASSERT_NE(id_at, std::string::npos) << table.out;
+  EXPECT_EQ(table.out.compare(table.out.rfind('\n', id_at) + 1, 8, "  firing"), 0) << table.out;
   EXPECT_EQ(http(kw.port(), "POST", "/api/v1/alerts/000000000000/ack", "{}", kToken).status, 404);
   auto acked = http(kw.port(), "POST", "/api/v1/alerts/" + percent_encoded(alert_id) + "/ack",
                     "{\"rebaseline\": false}", kToken);
