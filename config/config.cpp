@@ -243,7 +243,8 @@ Status parse_listen(const JsonField& field, HttpConfig& out) {
 
 Status read_http(Reader& reader, const JsonField& field, HttpConfig& out) {
   const JsonField object =
-      KW_TRY(object_of(field, {"listen", "token_file", "token_env", "public_url"}));
+      KW_TRY(object_of(field, {"listen", "token_file", "token_env", "public_url", "header_timeout",
+                               "max_connections_per_client"}));
   out.listen = KW_TRY(object["listen"].string_or(out.listen));
   KW_TRY(parse_listen(object["listen"], out));
   const ResolvedSecret token = KW_TRY(read_secret(reader, object, "token", InlineValue::Refused,
@@ -262,6 +263,11 @@ Status read_http(Reader& reader, const JsonField& field, HttpConfig& out) {
     }
     while (out.public_url.size() > 1 && out.public_url.back() == '/') out.public_url.pop_back();
   }
+  KW_TRY(read_duration(object["header_timeout"], milliseconds(100), out.header_timeout));
+  if (out.header_timeout > std::chrono::minutes(5)) {
+    return object["header_timeout"].error("longer than 5m (a slow client would hold a connection)");
+  }
+  KW_TRY(read_count(object["max_connections_per_client"], 1, 256, out.max_connections_per_client));
   return {};
 }
 
@@ -1002,7 +1008,10 @@ Result<Config> load_config(const std::filesystem::path& path, const Environment&
 json redacted_json(const Config& config) {
   json out = json::object();
   out["storage"] = {{"path", config.storage.path.string()}};
-  json http = {{"listen", config.http.listen}, {"public_url", config.http.public_url}};
+  json http = {{"listen", config.http.listen},
+               {"public_url", config.http.public_url},
+               {"header_timeout", format_duration(config.http.header_timeout)},
+               {"max_connections_per_client", config.http.max_connections_per_client}};
   secret_json(http, "token", config.http.token, config.http.token_source);
   out["http"] = http;
   out["backend"] = backend_name(config.backend);

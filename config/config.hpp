@@ -42,6 +42,9 @@ struct HttpConfig {
   std::string token;                      // a secret; "": the mutating endpoints are disabled
   SecretSource token_source;
   std::string public_url;  // base URL alerts link to; "": http://<listen>
+  // A client must send a complete request header within this (slowloris defence).
+  std::chrono::milliseconds header_timeout{std::chrono::seconds(5)};
+  std::size_t max_connections_per_client = 128;  // of the server's 256
 };
 
 // Whether the first cycle runs as soon as the daemon is ready or waits one interval.

@@ -336,6 +336,65 @@ HttpResponse ack(const ApiContext& c, const HttpRequest& r) {
 
 }  // namespace
 
+std::shared_ptr<const std::string> RenderedCache::fresh() const {
+  std::lock_guard lock(mutex_);
+  if (!body_ || body_epoch_ != epoch_ ||
+      std::chrono::steady_clock::now() - rendered_at_ > max_age_) {
+    return nullptr;
+  }
+  return body_;
+}
+
+void RenderedCache::store(std::shared_ptr<const std::string> body, std::uint64_t epoch) {
+  std::lock_guard lock(mutex_);
+  body_ = std::move(body);
+  body_epoch_ = epoch;
+  rendered_at_ = std::chrono::steady_clock::now();
+}
+
+std::uint64_t RenderedCache::epoch() const {
+  std::lock_guard lock(mutex_);
+  return epoch_;
+}
+
+void RenderedCache::invalidate() {
+  std::lock_guard lock(mutex_);
+  ++epoch_;
+}
+
+void Published::set_ready(bool ready) {
+  std::lock_guard lock(mutex_);
+  ready_ = ready;
+}
+
+bool Published::ready() const {
+  std::lock_guard lock(mutex_);
+  return ready_;
+}
+
+void Published::storage_failed(const std::string& source, const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  failing_[source] = reason;
+  ++failures_;
+}
+
+void Published::storage_recovered(const std::string& source) {
+  std::lock_guard lock(mutex_);
+  failing_.erase(source);
+}
+
+std::optional<Published::StorageProblem> Published::storage_problem() const {
+  std::lock_guard lock(mutex_);
+  if (failing_.empty()) return std::nullopt;
+  const auto& [source, reason] = *failing_.begin();
+  return StorageProblem{source, reason, failures_};
+}
+
+void Published::invalidate() {
+  metrics.invalidate();
+  status.invalidate();
+}
+
 void CycleState::count_run(core::RunStatus status, std::chrono::nanoseconds median) {
   ++runs_by_status[std::string(core::to_string(status))];
   if (status == core::RunStatus::Passed && median.count() > 0) {
@@ -344,26 +403,80 @@ void CycleState::count_run(core::RunStatus status, std::chrono::nanoseconds medi
   }
 }
 
-std::vector<Route> make_routes(std::function<ApiContext()> context) {
+namespace {
+
+HttpResponse readiness(const Published& p) {
+  if (!p.ready()) return HttpResponse::error(503, "starting");
+  // Messages of storage errors name the database file and SQLite's reason, never a secret.
+  if (const auto problem = p.storage_problem()) {
+    return HttpResponse::json(503, json{{"status", "not ready"},
+                                        {"error", "storage writes are failing (" + problem->source +
+                                                      "): " + problem->reason},
+                                        {"storageWriteFailures", problem->failures}});
+  }
+  return HttpResponse::json(200, json{{"status", "ready"}, {"backend", p.backend()}});
+}
+
+// A pre-rendered answer while it is current (the I/O thread's quick path).
+QuickHandler cached(const RenderedCache& cache, std::string content_type) {
+  return [&cache, content_type](const HttpRequest&) -> std::optional<HttpResponse> {
+    const auto body = cache.fresh();
+    if (!body) return std::nullopt;
+    return HttpResponse::text(200, *body, content_type);
+  };
+}
+
+// Renders on the engine's thread; the requests that queued behind the first render reuse it.
+template <typename Render>
+HttpResponse render_cached(RenderedCache& cache, std::string content_type, Render render) {
+  if (const auto body = cache.fresh()) return HttpResponse::text(200, *body, content_type);
+  const std::uint64_t epoch = cache.epoch();
+  HttpResponse response = render();
+  if (response.status == 200) {
+    cache.store(std::make_shared<const std::string>(response.body), epoch);
+  }
+  return response;
+}
+
+}  // namespace
+
+std::vector<Route> make_routes(std::function<ApiContext()> context, Published& published) {
   const auto get = [context](auto f) {
     return [context, f](const HttpRequest& r) { return f(context(), r); };
   };
+  // What a mutating request changed shows at once in /metrics and /api/v1/status.
+  const auto changes = [context, &published](auto f) {
+    return [context, f, &published](const HttpRequest& r) {
+      HttpResponse response = f(context(), r);
+      published.invalidate();
+      return response;
+    };
+  };
+  const std::string metrics_type(kMetricsContentType);
+  const std::string status_type = "application/json";
+  const auto healthy = [](const HttpRequest&) {
+    return HttpResponse::json(200, json{{"status", "ok"}});
+  };
+  const auto ready = [&published](const HttpRequest&) { return readiness(published); };
   return {
-      {"GET", "/healthz", Access::Public,
-       [](const HttpRequest&) {
-         return HttpResponse::json(200, json{{"status", "ok"}});
-       }},
-      {"GET", "/readyz", Access::Public, get([](const ApiContext& c, const HttpRequest&) {
-         if (!c.cycle->ready) return HttpResponse::error(503, "starting");
-         return HttpResponse::json(200, json{{"status", "ready"}, {"backend", c.backend}});
-       })},
-      {"GET", "/metrics", Access::Public, get([](const ApiContext& c, const HttpRequest&) {
-         auto body = render_metrics(c);
-         if (!body) return HttpResponse::error(500, "metrics: " + body.error().message);
-         return HttpResponse::text(200, std::move(*body), std::string(kMetricsContentType));
-       })},
+      {"GET", "/healthz", Access::Public, healthy,
+       [healthy](const HttpRequest& r) -> std::optional<HttpResponse> { return healthy(r); }},
+      {"GET", "/readyz", Access::Public, ready,
+       [ready](const HttpRequest& r) -> std::optional<HttpResponse> { return ready(r); }},
+      {"GET", "/metrics", Access::Public,
+       get([&published, metrics_type](const ApiContext& c, const HttpRequest&) {
+         return render_cached(published.metrics, metrics_type, [&] {
+           auto body = render_metrics(c);
+           if (!body) return HttpResponse::error(500, "metrics: " + body.error().message);
+           return HttpResponse::text(200, std::move(*body), metrics_type);
+         });
+       }),
+       cached(published.metrics, metrics_type)},
       {"GET", "/api/v1/status", Access::Public,
-       get([](const ApiContext& c, const HttpRequest&) { return status(c); })},
+       get([&published, status_type](const ApiContext& c, const HttpRequest&) {
+         return render_cached(published.status, status_type, [&] { return status(c); });
+       }),
+       cached(published.status, status_type)},
       {"GET", "/api/v1/keys", Access::Public,
        get([](const ApiContext& c, const HttpRequest&) { return keys(c); })},
       {"GET", "/api/v1/runs", Access::Public,
@@ -371,16 +484,16 @@ std::vector<Route> make_routes(std::function<ApiContext()> context) {
       {"GET", "/api/v1/alerts", Access::Public,
        get([](const ApiContext& c, const HttpRequest& r) { return alerts(c, r); })},
       {"POST", "/api/v1/runs", Access::TokenRequired,
-       get([](const ApiContext& c, const HttpRequest& r) { return post_runs(c, r); })},
+       changes([](const ApiContext& c, const HttpRequest& r) { return post_runs(c, r); })},
       {"POST", "/api/v1/trigger", Access::TokenRequired,
-       get([](const ApiContext& c, const HttpRequest&) {
+       changes([](const ApiContext& c, const HttpRequest&) {
          if (c.config->benchmarks.empty())
            return HttpResponse::error(409, "no benchmarks configured");
          if (!c.trigger()) return HttpResponse::error(409, "a cycle is already running");
          return HttpResponse::json(202, json{{"status", "cycle started"}});
        })},
       {"POST", "/api/v1/alerts/{id}/ack", Access::TokenRequired,
-       get([](const ApiContext& c, const HttpRequest& r) { return ack(c, r); })},
+       changes([](const ApiContext& c, const HttpRequest& r) { return ack(c, r); })},
   };
 }
 

@@ -1,12 +1,15 @@
 // The daemon's HTTP API: health, readiness, metrics, status, keys, runs and alerts, and the
-// token-protected runs/trigger/ack endpoints. Handlers run on the io_context thread and read
-// the daemon's state through an ApiContext. Composition code.
+// token-protected runs/trigger/ack endpoints. Handlers run on the engine's thread and read the
+// daemon's state through an ApiContext; health checks and pre-rendered pages are answered on
+// the HTTP I/O thread from a Published. Composition code.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +51,61 @@ struct StatusCache {
   std::string keys;  // the keys array, then ',"protocolChanges":' and its array
 };
 
+// One pre-rendered answer (the /metrics or /api/v1/status body): rendered on the engine's thread,
+// served from the I/O thread until something it shows changes (invalidate()) or it is older than
+// the maximum age (so ages and uptimes stay fresh). Thread-safe.
+class RenderedCache {
+ public:
+  explicit RenderedCache(std::chrono::milliseconds max_age) : max_age_(max_age) {}
+  // The body while it is current; null when never rendered, invalidated or too old.
+  [[nodiscard]] std::shared_ptr<const std::string> fresh() const;
+  // Engine thread: the body rendered from the state as of `epoch` (read before rendering).
+  void store(std::shared_ptr<const std::string> body, std::uint64_t epoch);
+  [[nodiscard]] std::uint64_t epoch() const;
+  void invalidate();
+
+ private:
+  std::chrono::milliseconds max_age_;
+  mutable std::mutex mutex_;
+  std::uint64_t epoch_ = 0;
+  std::uint64_t body_epoch_ = 0;
+  std::shared_ptr<const std::string> body_;
+  std::chrono::steady_clock::time_point rendered_at_{};
+};
+
+// What the HTTP I/O thread may read without the engine: readiness, storage health, the
+// pre-rendered answers. Thread-safe.
+class Published {
+ public:
+  explicit Published(std::string backend, std::chrono::milliseconds max_age)
+      : metrics(max_age), status(max_age), backend_(std::move(backend)) {}
+
+  RenderedCache metrics;
+  RenderedCache status;
+
+  void set_ready(bool ready);
+  [[nodiscard]] bool ready() const;
+  [[nodiscard]] const std::string& backend() const { return backend_; }
+  // A write to the database failed (`source`: "outbox of `hook`", "runs"), or succeeded again.
+  void storage_failed(const std::string& source, const std::string& reason);
+  void storage_recovered(const std::string& source);
+  struct StorageProblem {
+    std::string source;
+    std::string reason;
+    std::uint64_t failures = 0;  // failed writes since the daemon started
+  };
+  [[nodiscard]] std::optional<StorageProblem> storage_problem() const;
+  // Both answers are stale: a run was stored, a cycle ended, a notification was delivered.
+  void invalidate();
+
+ private:
+  const std::string backend_;
+  mutable std::mutex mutex_;
+  bool ready_ = false;
+  std::map<std::string, std::string> failing_;  // source -> reason
+  std::uint64_t failures_ = 0;
+};
+
 struct ApiContext {
   storage::Connection* store = nullptr;
   Engine* engine = nullptr;
@@ -65,7 +123,10 @@ struct ApiContext {
   StatusCache* status_cache = nullptr;
 };
 
-// The routes, reading the context through `context()` at each request (it changes on reload).
-[[nodiscard]] std::vector<Route> make_routes(std::function<ApiContext()> context);
+// The routes, reading the context through `context()` at each request (it changes on reload);
+// handlers run where context() may be called (the engine's thread), quick handlers read only
+// `published`. A handler of a mutating route invalidates the pre-rendered answers.
+[[nodiscard]] std::vector<Route> make_routes(std::function<ApiContext()> context,
+                                             Published& published);
 
 }  // namespace kernelwatch::daemon

@@ -1,6 +1,9 @@
 #include "daemon/daemon.hpp"
 
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -104,6 +107,17 @@ bool notifiers_differ(const config::Config& fresh, const config::Config& current
   return false;
 }
 
+// Hands the heap pages freed by a replay of the whole history back to the system: without it a
+// restart over a long history keeps its peak (hundreds of MB) resident for good.
+void release_free_memory() {
+#if defined(__GLIBC__)
+  ::malloc_trim(0);
+#endif
+}
+
+// Answers already rendered stay current at most this long (ages and uptimes in them move).
+constexpr std::chrono::milliseconds kRenderedMaxAge{1000};
+
 // A case's producer comes from the current config (a SIGHUP's bench settings, runner path or
 // timeout apply at the next cycle) and takes over what the previous cycle's producer of the same
 // case learned (a liger-bench producer remembers its GPU).
@@ -128,6 +142,7 @@ class Daemon {
         store_(std::move(store)),
         backend_(backend),
         backend_note_(std::move(backend_note)),
+        published_(std::string(kernels::to_string(backend)), kRenderedMaxAge),
         engine_(store_, engine_options(config_)),
         signals_(io_, SIGHUP, SIGTERM, SIGINT),
         schedule_timer_(io_),
@@ -159,14 +174,22 @@ class Daemon {
   core::Status start_worker();
   std::vector<Route> routes();
   ApiContext api_context();
+  void stop_http_thread();
 
   DaemonOptions options_;
   config::Config config_;
   storage::Connection store_;
   kernels::Backend backend_;
   std::string backend_note_;
+  Published published_;  // read by the HTTP thread
   Engine engine_;
   Log log_;
+  // The HTTP server's own thread accepts, parses and answers (health checks, pre-rendered
+  // pages); handlers run on io_, the engine's thread, which keeps the engine, the store and the
+  // worker single-threaded. Declared before io_ so that it outlives what io_ may still hold
+  // of a request (a handler queued when the daemon stopped) when io_ is destroyed.
+  asio::io_context http_io_;
+  std::thread http_thread_;
   asio::io_context io_;
   asio::signal_set signals_;
   asio::steady_timer schedule_timer_;
@@ -210,9 +233,11 @@ class Daemon {
 int Daemon::run() {
   if (auto ok = start(); !ok) {
     log_.error(ok.error().message);
+    stop_http_thread();
     return 1;
   }
   io_.run();
+  stop_http_thread();
   if (bench_thread_.joinable()) {
     if (bench_idle_) {
       bench_thread_.join();
@@ -227,16 +252,26 @@ int Daemon::run() {
   return 0;
 }
 
+// Ends the HTTP thread: whatever it still serves is cut (stop() has closed the connections).
+void Daemon::stop_http_thread() {
+  http_io_.stop();
+  if (http_thread_.joinable()) http_thread_.join();
+}
+
 core::Status Daemon::start() {
   for (const auto& w : config_.warnings) log_.warning(w);
   log_.info("config " + config_.source + ": " + config::redacted_json(config_).dump());
   KW_TRY(engine_.rebuild());
+  release_free_memory();
 
   HttpServerOptions http_options;
   http_options.host = config_.http.host;
   http_options.port = config_.http.port;
+  http_options.header_timeout = config_.http.header_timeout;
+  http_options.max_connections_per_client = config_.http.max_connections_per_client;
+  http_options.handler_context = &io_;
   http_ = KW_TRY(
-      HttpServer::create(io_, http_options, routes(), config_.http.token,
+      HttpServer::create(http_io_, http_options, routes(), config_.http.token,
                          [this](std::string_view line) { log_.write(LogLevel::Debug, line); }));
   http_->start();
 
@@ -258,6 +293,8 @@ core::Status Daemon::start() {
   systemd::notify_ready("listening on " + listening + ", backend " +
                         std::string(kernels::to_string(backend_)));
   cycle_.ready = true;
+  published_.set_ready(true);
+  http_thread_ = std::thread([this] { http_io_.run(); });
   if (!config_.benchmarks.empty()) {
     schedule_next(config_.schedule.at_start == config::AtStart::Run ? 0ms
                                                                     : config_.schedule.interval);
@@ -281,6 +318,16 @@ core::Status Daemon::start_worker() {
   notifiers::WorkerOptions options;
   options.format.public_url = config_.http.public_url;
   options.host = engine_.options().host;
+  // Deliveries change the outbox counts /metrics and /api/v1/status show.
+  options.on_event = [this](const notifiers::DeliveryEvent&) { published_.invalidate(); };
+  options.on_storage = [this](std::string_view destination, const core::Error* error) {
+    const std::string source = "outbox of `" + std::string(destination) + "`";
+    if (error != nullptr) {
+      published_.storage_failed(source, error->message);
+    } else {
+      published_.storage_recovered(source);
+    }
+  };
   worker_ = KW_TRY(notifiers::DeliveryWorker::create(
       io_, store_, std::move(destinations), notifiers::system_clock(),
       [this](notifiers::LogLevel level, std::string_view message) {
@@ -340,6 +387,7 @@ void Daemon::start_cycle(std::string reason) {
     return;
   }
   last_plan_ = plan;
+  published_.invalidate();
   tally_ = CycleTally{reason, cycle_.count + 1, 0, 0, 0, {}};
   cycle_plan_ = std::move(plan);
   cycle_confirm_reruns_ = std::max(0, config_.detector.confirm_reruns);
@@ -404,8 +452,10 @@ bool Daemon::judge(const std::string& name, const core::Result<kernels::BenchOut
     return false;
   }
   auto processed = engine_.process(outcome->record, wall_now());
+  published_.invalidate();
   if (!processed) {
     log_.error(name + ": storing the run failed: " + processed.error().message);
+    published_.storage_failed("runs", processed.error().message);
     ++cycle_.errors;
     ++tally_.errors;
     return false;
@@ -418,6 +468,7 @@ bool Daemon::judge(const std::string& name, const core::Result<kernels::BenchOut
                  "flush or the harness), so detection starts over with insufficient data; the "
                  "old key's history is kept but no longer compared");
   }
+  published_.storage_recovered("runs");
   ++tally_.runs;
   ++tally_.verdicts[std::string(detectors::to_string(processed->verdict.kind))];
   tally_.resolved += processed->resolved.size();
@@ -456,6 +507,7 @@ void Daemon::end_cycle(double seconds) {
   } else {
     cycle_.last_success = cycle_.last_end;
   }
+  published_.invalidate();
   systemd::notify_status("idle; last cycle took " + std::to_string(static_cast<int>(seconds)) +
                          " s");
 }
@@ -489,6 +541,8 @@ void Daemon::reload() {
   // Detector settings apply to every key: replay the history with them.
   if (auto ok = engine_.rebuild(); !ok)
     log_.error("SIGHUP: replaying the history: " + ok.error().message);
+  release_free_memory();
+  published_.invalidate();
   http_->set_token(config_.http.token);
   if (notifiers_changed) {
     // Rows in flight stay pending in the outbox and are delivered by the new worker.
@@ -511,7 +565,8 @@ void Daemon::shutdown() {
   watchdog_timer_.cancel();
   reminder_timer_.cancel();
   signals_.cancel();
-  if (http_) http_->stop();
+  // The server belongs to its thread; run() ends that thread once io_ is done.
+  if (http_) asio::post(http_io_, [this] { http_->stop(); });
   if (worker_) worker_->stop();
   {
     std::lock_guard lock(bench_mutex_);
@@ -581,6 +636,7 @@ std::optional<CycleClose> Daemon::flush_notifications() {
     }
   }
   auto written = engine_.flush_notifications(wall_now());
+  published_.invalidate();
   if (!written) {
     log_.error("queueing notifications failed (they stay owed and go out with the next cycle): " +
                written.error().message);
@@ -613,12 +669,15 @@ ApiContext Daemon::api_context() {
 }
 
 std::vector<Route> Daemon::routes() {
-  return make_routes([this] { return api_context(); });
+  return make_routes([this] { return api_context(); }, published_);
 }
 
 }  // namespace
 
 int run_daemon(const DaemonOptions& options) {
+  // Past a file-size limit (RLIMIT_FSIZE) a write fails with EFBIG, as on a full disk, instead
+  // of the signal killing the daemon: the error is handled and the writes retried.
+  std::signal(SIGXFSZ, SIG_IGN);
   Log log;
   auto config = config::load_config(options.config);
   if (!config) {

@@ -1,5 +1,6 @@
 // The only translation unit of the daemon that includes Beast (it is template-heavy): one
-// coroutine per connection, a deadline on the stream before every read and write.
+// coroutine per connection, a deadline on the stream before every read and write. Handlers run on
+// the handler context when there is one; the I/O thread only parses, routes and writes.
 #include "daemon/http_server.hpp"
 
 #include <openssl/crypto.h>
@@ -11,6 +12,7 @@
 #include <cctype>
 #include <cstdio>
 #include <exception>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -358,9 +360,10 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     acceptor_.close(ignored);
     retry_timer_.cancel();
     // close() never runs a handler inline, so the map stays intact while we walk it.
-    for (auto& [id, stream] : connections_) {
-      stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
-      stream->close();
+    for (auto& [id, connection] : connections_) {
+      if (connection.stream == nullptr || connection.evicted) continue;
+      connection.stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
+      connection.stream->close();
     }
   }
 
@@ -384,19 +387,102 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         co_await self->retry_timer_.async_wait(kUseTuple);
         continue;
       }
-      if (self->active_ >= self->options_.max_connections) {
+      boost::system::error_code remote_ec;
+      const auto remote = socket.remote_endpoint(remote_ec);
+      if (remote_ec) continue;  // already gone
+      std::string address = remote.address().to_string();
+      if (!self->admit(address)) {
         boost::system::error_code ignored;
-        const auto remote = socket.remote_endpoint(ignored);
-        self->log("connection limit (" + std::to_string(self->options_.max_connections) +
-                  ") reached; closed the connection from " + endpoint_text(remote));
+        self->log(
+            "connection limits reached and no connection is waiting; closed the "
+            "connection from " +
+            endpoint_text(remote));
         socket.close(ignored);
         continue;
       }
-      ++self->active_;
       const std::uint64_t id = self->next_id_++;
+      self->register_connection(id, std::move(address));
       asio::co_spawn(self->acceptor_.get_executor(), session(self, std::move(socket), id),
                      asio::detached);
     }
+  }
+
+  // Makes room for a new connection from `address` within the per-client and total limits, by
+  // closing the connections that have waited longest for a request header; false when the
+  // limits are reached and no connection is waiting (every one is busy with a request).
+  bool admit(const std::string& address) {
+    const auto count = [&] {
+      const auto it = per_client_.find(address);
+      return it == per_client_.end() ? std::size_t{0} : it->second;
+    };
+    while (count() >= options_.max_connections_per_client) {
+      if (!evict_waiting(&address)) return false;
+    }
+    while (active_ >= options_.max_connections) {
+      if (!evict_waiting(nullptr)) return false;
+    }
+    return true;
+  }
+
+  void register_connection(std::uint64_t id, std::string address) {
+    ++active_;
+    ++per_client_[address];
+    connections_.emplace(id, Connection{nullptr, std::move(address), true, next_wait_++, false});
+  }
+
+  // A connection's end: its slot is free again (an evicted one gave it up when evicted).
+  void unregister_connection(std::uint64_t id) {
+    const auto it = connections_.find(id);
+    if (it == connections_.end()) return;
+    if (!it->second.evicted) release_slot(it->second.address);
+    connections_.erase(it);
+  }
+
+  void release_slot(const std::string& address) {
+    --active_;
+    const auto it = per_client_.find(address);
+    if (it != per_client_.end() && --it->second == 0) per_client_.erase(it);
+  }
+
+  // Whether the connection is waiting for a request header (evictable) or serving a request.
+  void set_waiting(std::uint64_t id, bool waiting) {
+    const auto it = connections_.find(id);
+    if (it == connections_.end()) return;
+    if (waiting && !it->second.waiting) it->second.waiting_since = next_wait_++;
+    it->second.waiting = waiting;
+  }
+
+  bool evicted(std::uint64_t id) const {
+    const auto it = connections_.find(id);
+    return it == connections_.end() || it->second.evicted;
+  }
+
+  // Closes the connection (of `address`, or of anyone) that has waited longest for a request
+  // header; false when none waits.
+  bool evict_waiting(const std::string* address) {
+    Connection* oldest = nullptr;
+    for (auto& [id, connection] : connections_) {
+      if (connection.evicted || !connection.waiting) continue;
+      if (address != nullptr && connection.address != *address) continue;
+      if (oldest == nullptr || connection.waiting_since < oldest->waiting_since) {
+        oldest = &connection;
+      }
+    }
+    if (oldest == nullptr) return false;
+    oldest->evicted = true;
+    release_slot(oldest->address);
+    ++evictions_;
+    // One line per 100 (a slowloris attack evicts thousands).
+    if (evictions_ % 100 == 1) {
+      log("connection limit: closed a connection from " + oldest->address +
+          " that was waiting for a request header (" + std::to_string(evictions_) + " so far)");
+    }
+    if (oldest->stream != nullptr) {
+      boost::system::error_code ignored;
+      oldest->stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
+      oldest->stream->close();
+    }
+    return true;
   }
 
   // Drops what the client still sends for a short while, then closes.
@@ -420,17 +506,14 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     struct Registration {
       Impl& impl;
       std::uint64_t id;
-      ~Registration() {
-        impl.connections_.erase(id);
-        --impl.active_;
-      }
+      ~Registration() { impl.unregister_connection(id); }
     } registration{*self, id};
-    if (self->stopped_) co_return;
-    self->connections_.emplace(id, &stream);
+    if (self->stopped_ || self->evicted(id)) co_return;
+    self->connections_.at(id).stream = &stream;
     boost::system::error_code ec;
     const std::string remote = endpoint_text(stream.socket().remote_endpoint(ec));
     try {
-      const bool linger = co_await self->serve(stream, remote);
+      const bool linger = co_await self->serve(stream, remote, id);
       if (linger && !self->stopped_) {
         co_await linger_close(*self, stream);
       } else {
@@ -444,14 +527,16 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
 
   // Serves requests until the connection should end. Returns true when the connection should be
   // closed gracefully (answer sent), false when it is already gone or timed out.
-  asio::awaitable<bool> serve(beast::tcp_stream& stream, const std::string& remote) {
+  asio::awaitable<bool> serve(beast::tcp_stream& stream, const std::string& remote,
+                              std::uint64_t id) {
     beast::flat_buffer buffer;
     for (bool first = true; !stopped_; first = false) {
+      set_waiting(id, true);
       if (!first && buffer.size() == 0) {
         const bool more = co_await await_request(stream, buffer);
         if (!more) co_return false;  // idle timeout, the client left, or stop()
       }
-      const Next next = co_await serve_one(stream, buffer, remote);
+      const Next next = co_await serve_one(stream, buffer, remote, id);
       if (next != Next::Proceed) co_return next == Next::Close;
     }
     co_return false;
@@ -470,7 +555,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   // One request: its header, the checks that may answer it before its body is read, its body,
   // its handler.
   asio::awaitable<Next> serve_one(beast::tcp_stream& stream, beast::flat_buffer& buffer,
-                                  const std::string& remote) {
+                                  const std::string& remote, std::uint64_t id) {
     RequestLine line{remote, "-", "-", Clock::now()};
     Parser parser;
     parser.header_limit(
@@ -478,6 +563,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     parser.body_limit(boost::none);  // judged after routing and the token check
     const Next header_read = co_await read_header(stream, buffer, parser, line);
     if (header_read != Next::Proceed) co_return header_read;
+    if (evicted(id)) co_return Next::Drop;
+    set_waiting(id, false);
 
     const auto& header = parser.get();
     line.method = std::string(header.method_string());
@@ -511,18 +598,51 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     request.body = std::move(parser.get().body());
     request.content_type = std::string(parser.get()[http::field::content_type]);
     request.remote = remote;
-    HttpResponse response = handle(*route, request, line);
+    HttpResponse response = co_await dispatch(*route, std::move(request), line);
     const bool keep = keep_alive && !stopped_;
     const bool sent = co_await respond(stream, line, keep, std::move(response), head);
     if (!sent) co_return Next::Drop;
     co_return keep ? Next::Proceed : Next::Close;
   }
 
+  // The route's quick handler on this thread, else its handler on the handler context (the
+  // engine's thread), this coroutine waiting without holding up the others.
+  asio::awaitable<HttpResponse> dispatch(const CompiledRoute& route, HttpRequest request,
+                                         const RequestLine& line) {
+    if (route.route.quick) {
+      try {
+        if (auto answer = route.route.quick(request)) co_return std::move(*answer);
+      } catch (...) {
+        log(line.remote + " " + line.method + " " + printable(line.path) +
+            ": the quick handler threw; asking the handler");
+      }
+    }
+    if (options_.handler_context == nullptr) co_return handle(route, request, line);
+    // The request and the route live in what the other thread runs: shared, not borrowed.
+    auto shared = std::make_shared<const HttpRequest>(std::move(request));
+    auto logged = std::make_shared<const std::string>(line.remote + " " + line.method + " " +
+                                                      printable(line.path));
+    // No lambda coroutine inside the co_await: GCC 12 destroys such a temporary's captures twice.
+    auto pending = asio::co_spawn(options_.handler_context->get_executor(),
+                                  run_handler(shared_from_this(), &route, shared, logged),
+                                  asio::use_awaitable);
+    HttpResponse response = co_await std::move(pending);
+    co_return response;
+  }
+
+  // The handler context's side of dispatch(): everything it uses is owned by its frame.
+  static asio::awaitable<HttpResponse> run_handler(std::shared_ptr<Impl> self,
+                                                   const CompiledRoute* route,
+                                                   std::shared_ptr<const HttpRequest> request,
+                                                   std::shared_ptr<const std::string> who) {
+    co_return self->handle(*route, *request, *who);
+  }
+
   // Reads the request header; a header too large or malformed is answered and ends the
   // connection.
   asio::awaitable<Next> read_header(beast::tcp_stream& stream, beast::flat_buffer& buffer,
                                     Parser& parser, const RequestLine& line) {
-    stream.expires_after(options_.read_timeout);
+    stream.expires_after(options_.header_timeout);
     auto [ec, header_bytes] = co_await http::async_read_header(stream, buffer, parser, kUseTuple);
     if (!ec) co_return Next::Proceed;
     if (ec == http::error::header_limit) {
@@ -530,7 +650,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       co_return Next::Close;
     }
     if (ec == beast::error::timeout) {
-      log(line.remote + " - - timed out reading the request; connection closed");
+      log(line.remote + " - - no complete request header within " +
+          std::to_string(options_.header_timeout.count()) + " ms; connection closed");
       co_return Next::Drop;
     }
     if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
@@ -552,10 +673,15 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     find_route(method, target, route, params, early);
     if (early) return early;
     const auto& header = parser.get();
-    // A Transfer-Encoding other than chunked leaves the body's end unknown: Beast would read
-    // the body as the next request on this connection (request smuggling behind a proxy).
-    if (header.find(http::field::transfer_encoding) != header.end() && !parser.chunked()) {
-      return Answer{HttpResponse::error(400, "unsupported Transfer-Encoding (only chunked)"), true};
+    // A Transfer-Encoding other than exactly chunked is refused: another coding leaves the
+    // body's end unknown (Beast would read the body as the next request: request smuggling
+    // behind a proxy), and "gzip, chunked" would be stored still compressed.
+    if (const auto te = header.equal_range(http::field::transfer_encoding); te.first != te.second) {
+      const bool one = std::next(te.first) == te.second;
+      if (!one || !iequals(trim(te.first->value()), "chunked") || !parser.chunked()) {
+        return Answer{HttpResponse::error(400, "unsupported Transfer-Encoding (only chunked)"),
+                      true};
+      }
     }
     if (route->route.access == Access::TokenRequired) {
       if (auto refused = check_token(header[http::field::authorization])) return refused;
@@ -575,8 +701,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       stream.expires_after(options_.write_timeout);
       auto [wec, written] = co_await http::async_write(stream, proceed, kUseTuple);
       if (wec) co_return Next::Drop;
-      stream.expires_after(options_.read_timeout);
     }
+    stream.expires_after(options_.read_timeout);
     parser.body_limit(options_.max_body_bytes);
     auto [ec, body_bytes] = co_await http::async_read(stream, buffer, parser, kUseTuple);
     if (!ec) co_return Next::Proceed;
@@ -607,11 +733,14 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   // the exception's text could quote a request or a secret.
   HttpResponse handle(const CompiledRoute& route, const HttpRequest& request,
                       const RequestLine& line) const {
+    return handle(route, request, line.remote + " " + line.method + " " + printable(line.path));
+  }
+  HttpResponse handle(const CompiledRoute& route, const HttpRequest& request,
+                      const std::string& who) const {
     try {
       return route.route.handler(request);
     } catch (...) {
-      log(line.remote + " " + line.method + " " + printable(line.path) +
-          ": the handler threw; answered 500");
+      log(who + ": the handler threw; answered 500");
       return HttpResponse::error(500, "internal error");
     }
   }
@@ -704,9 +833,19 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   std::uint16_t port_ = 0;
   bool started_ = false;
   bool stopped_ = false;
-  std::size_t active_ = 0;
+  struct Connection {
+    beast::tcp_stream* stream = nullptr;  // null until its session starts
+    std::string address;                  // the client's IP address
+    bool waiting = true;                  // for a request header (or idle between requests)
+    std::uint64_t waiting_since = 0;      // order of entering the wait
+    bool evicted = false;                 // closed for a newer connection; slot already free
+  };
+  std::size_t active_ = 0;  // connections holding a slot (not evicted)
   std::uint64_t next_id_ = 0;
-  std::unordered_map<std::uint64_t, beast::tcp_stream*> connections_;
+  std::uint64_t next_wait_ = 0;
+  std::uint64_t evictions_ = 0;
+  std::unordered_map<std::uint64_t, Connection> connections_;
+  std::unordered_map<std::string, std::size_t> per_client_;
   mutable std::mutex token_mutex_;
   std::optional<Digest> token_digest_;
 };
@@ -723,7 +862,8 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::create(asio::io_context& i
                                                              std::string token,
                                                              AccessLog access_log) {
   using std::chrono::milliseconds;
-  if (options.max_connections == 0 || options.max_header_bytes == 0 ||
+  if (options.max_connections == 0 || options.max_connections_per_client == 0 ||
+      options.max_header_bytes == 0 || options.header_timeout <= milliseconds::zero() ||
       options.read_timeout <= milliseconds::zero() ||
       options.write_timeout <= milliseconds::zero() ||
       options.idle_timeout <= milliseconds::zero()) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,8 +48,12 @@ struct HttpResponse {
 
 enum class Access { Public, TokenRequired };
 
-// Runs on the io_context thread and must be quick; an exception becomes a 500.
+// Runs on the server's handler context (HttpServerOptions::handler_context; the I/O thread when
+// there is none); an exception becomes a 500.
 using Handler = std::function<HttpResponse(const HttpRequest&)>;
+// Runs on the I/O thread before `handler` and must be quick and thread-safe (atomics, a cache
+// behind a mutex): an answer here never waits for the handler context. nullopt: ask the handler.
+using QuickHandler = std::function<std::optional<HttpResponse>(const HttpRequest&)>;
 
 // `pattern` is an absolute path whose segments are literals or `{name}` parameters, e.g.
 // "/api/v1/alerts/{id}/ack". A parameter matches one non-empty segment.
@@ -57,6 +62,7 @@ struct Route {
   std::string pattern;
   Access access = Access::Public;
   Handler handler;
+  QuickHandler quick = {};  // optional: health checks, pre-rendered pages
 };
 
 struct HttpServerOptions {
@@ -64,10 +70,20 @@ struct HttpServerOptions {
   std::uint16_t port = 9477;       // 0 = an ephemeral port (tests)
   std::size_t max_header_bytes = 16 * 1024;
   std::size_t max_body_bytes = 1024 * 1024;
-  std::chrono::milliseconds read_timeout{10000};  // one whole request, header and body
+  // A complete request header, counted from the accept (a new connection) or from the first
+  // byte of the next request (a kept-alive one): a slowloris client is closed after it.
+  std::chrono::milliseconds header_timeout{5000};
+  std::chrono::milliseconds read_timeout{10000};  // the body, after its header
   std::chrono::milliseconds write_timeout{10000};
   std::chrono::milliseconds idle_timeout{30000};  // a kept-alive connection between requests
   std::size_t max_connections = 256;
+  // Connections from one client address. When it (or max_connections) is reached, the new
+  // connection replaces the one that has waited longest for a request header (a slowloris
+  // connection or an idle kept-alive one); only when none is waiting is it refused.
+  std::size_t max_connections_per_client = 128;
+  // Where handlers run (the daemon's engine thread), so that slow work never holds up the thread
+  // that accepts and answers. Null: on the I/O thread itself.
+  boost::asio::io_context* handler_context = nullptr;
 };
 
 // One line per answered request: remote, method, path, status, duration. Never headers, bodies,

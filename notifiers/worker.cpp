@@ -51,6 +51,7 @@ struct DeliveryWorker::State {
     FormatOptions format;  // the worker's, with this destination's firing_ttl
     std::chrono::steady_clock::time_point next_resend{};  // Alertmanager only
     bool resend_failing = false;                          // log a failing streak once
+    std::int64_t read_failures = 0;                       // consecutive failed outbox reads
   };
 
   State(asio::io_context& io_context, storage::Connection& s, Clock c, Logger l, WorkerOptions o)
@@ -214,16 +215,59 @@ struct DeliveryWorker::State {
     lane.resend_failing = true;
   }
 
+  void storage_state(const Lane& lane, const core::Error* error) const {
+    if (options.on_storage) options.on_storage(lane.destination.name, error);
+  }
+
+  // Records the outcomes of a batch. A failed write (a full disk) is retried after the
+  // destination's backoff, exactly as a failed request would be, and nothing else is sent
+  // meanwhile: the outcomes are kept, so a delivered notification is not sent again only because
+  // its mark could not be written. Gives up only on stop(); the rows then stay pending and are
+  // sent again (same idempotency key) after the restart.
+  asio::awaitable<void> record_outcomes(Lane& lane,
+                                        const std::vector<storage::OutboxUpdate>& updates) {
+    const std::string& name = lane.destination.name;
+    for (std::int64_t failures = 1;; ++failures) {
+      auto ok = outbox.record(updates);
+      if (ok) {
+        if (failures > 1) {
+          log(LogLevel::Info, "destination `" + name + "`: recorded " +
+                                  std::to_string(updates.size()) + " outcome(s) after " +
+                                  std::to_string(failures - 1) + " failed write(s)");
+          storage_state(lane, nullptr);
+        }
+        co_return;
+      }
+      const auto delay = backoff_delay(lane.destination.backoff, failures, rng);
+      log(LogLevel::Error, "destination `" + name + "`: recording " +
+                               std::to_string(updates.size()) + " outcome(s) failed (write " +
+                               std::to_string(failures) + "; retrying in " + seconds_text(delay) +
+                               ", sending nothing meanwhile): " + ok.error().message);
+      storage_state(lane, &ok.error());
+      if (stopping) co_return;
+      co_await sleep(lane, delay, /*wakeable=*/false);
+      if (stopping) {
+        log(LogLevel::Warning, "destination `" + name + "`: stopped with " +
+                                   std::to_string(updates.size()) +
+                                   " outcome(s) unrecorded; they are sent again after the restart");
+        co_return;
+      }
+    }
+  }
+
   asio::awaitable<void> run_lane(Lane& lane) {
     const std::string& name = lane.destination.name;
     while (!stopping) {
       auto rows = outbox.claim_due(name, clock(), options.batch_size);
       if (!rows) {
-        log(LogLevel::Error,
-            "destination `" + name + "`: reading the outbox failed: " + rows.error().message);
-        co_await sleep(lane, options.poll_interval, /*wakeable=*/true);
+        ++lane.read_failures;
+        const auto delay = backoff_delay(lane.destination.backoff, lane.read_failures, rng);
+        log(LogLevel::Error, "destination `" + name + "`: reading the outbox failed (retrying in " +
+                                 seconds_text(delay) + "): " + rows.error().message);
+        co_await sleep(lane, delay, /*wakeable=*/false);
         continue;
       }
+      lane.read_failures = 0;
       if (rows->empty()) {
         auto next = outbox.next_due(name);
         const bool resends = lane.destination.type == DestinationType::Alertmanager;
@@ -263,11 +307,7 @@ struct DeliveryWorker::State {
           break;
         }
       }
-      if (auto ok = outbox.record(updates); !ok) {
-        log(LogLevel::Error,
-            "destination `" + name + "`: recording " + std::to_string(updates.size()) +
-                " outcomes failed (they will be sent again): " + ok.error().message);
-      }
+      if (!updates.empty()) co_await record_outcomes(lane, updates);
       if (paused_until && !stopping) {
         co_await sleep(lane, until(*paused_until), /*wakeable=*/false);
       }
@@ -315,7 +355,8 @@ core::Result<std::unique_ptr<DeliveryWorker>> DeliveryWorker::create(
                                                                         {},
                                                                         std::move(format),
                                                                         {},
-                                                                        false}));
+                                                                        false,
+                                                                        0}));
   }
   return std::unique_ptr<DeliveryWorker>(new DeliveryWorker(std::move(state)));
 }

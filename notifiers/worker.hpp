@@ -52,6 +52,10 @@ struct WorkerOptions {
   std::function<void(const DeliveryEvent&)> on_event;
   // A destination found nothing pending at all (not merely nothing due yet).
   std::function<void(std::string_view destination)> on_idle;
+  // Writing to the outbox failed (`error` set: a full disk, a read-only file) or succeeded
+  // again after failing (`error` null). The worker retries the write with the destination's
+  // backoff and sends nothing meanwhile (no resend storm); the daemon reports it in /readyz.
+  std::function<void(std::string_view destination, const core::Error* error)> on_storage;
 };
 
 class DeliveryWorker {

@@ -300,6 +300,31 @@ TEST(LoadConfig, WarnsAboutAnInlineUrlInAWorldReadableFile) {
                                      ", which is readable by others; prefer url_file or url_env");
 }
 
+// The HTTP server's slowloris defences: how long a request header may take to arrive, and how
+// many connections one client address may hold.
+TEST(ParseConfig, ReadsTheHttpServerLimits) {
+  auto config = parse("{}");
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_EQ(config->http.header_timeout, std::chrono::seconds(5));
+  EXPECT_EQ(config->http.max_connections_per_client, 128u);
+  config = parse(R"({"http": {"header_timeout": "2s", "max_connections_per_client": 16}})");
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_EQ(config->http.header_timeout, std::chrono::seconds(2));
+  EXPECT_EQ(config->http.max_connections_per_client, 16u);
+  EXPECT_EQ(redacted_json(*config)["http"]["header_timeout"], "2s");
+  EXPECT_NE(error_of(R"({"http": {"header_timeout": "10ms"}})").find("http.header_timeout"),
+            std::string::npos)
+      << error_of(R"({"http": {"header_timeout": "10ms"}})");
+  EXPECT_NE(error_of(R"({"http": {"header_timeout": "1h"}})").find("longer than 5m"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"http": {"max_connections_per_client": 0}})")
+                .find("http.max_connections_per_client"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"http": {"max_connections_per_client": 1000}})")
+                .find("http.max_connections_per_client"),
+            std::string::npos);
+}
+
 TEST(ParseConfig, ReadsEveryField) {
   const auto env = Environment::from_map(
       {{"SLACK_URL", kSlackUrl}, {"HOOK_KEY", kSigningKey}, {"KW_TOKEN", kToken}});

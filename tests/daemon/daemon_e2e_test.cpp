@@ -2,19 +2,25 @@
 // webhook receiver: scheduled runs, posted runs that fire and resolve one alert, bad requests,
 // SIGHUP with a broken config, SIGKILL with a queued notification, SIGTERM.
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -217,6 +223,7 @@ class DaemonProcess {
                        {"backoff", {{"base", "50ms"}, {"cap", "200ms"}, {"max_age", "1h"}}}}})}};
     json full = config;
     if (!detector_.is_null()) full["detector"] = detector_;
+    if (!http_.is_null()) full["http"].update(http_);
     testing::write_file(dir_ / "kernelwatch.json", full.dump(2));
   }
   // bench.warmup for the next write_config() (part of the protocol: a new key for each case).
@@ -224,6 +231,11 @@ class DaemonProcess {
   // Detector settings for the next write_config() (the constructor wrote the defaults).
   void set_detector(const std::string& hook_url, json detector) {
     detector_ = std::move(detector);
+    write_config(hook_url);
+  }
+  // More `http` settings (header_timeout, ...) for the next write_config().
+  void set_http(const std::string& hook_url, json http) {
+    http_ = std::move(http);
     write_config(hook_url);
   }
   void start() {
@@ -258,6 +270,7 @@ class DaemonProcess {
   const testing::TempDir& dir_;
   json detector_;
   std::string warmup_ = "1ms";
+  json http_;
   std::filesystem::path log_;
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
@@ -527,6 +540,179 @@ TEST(DaemonE2E, SigkillWithAQueuedNotificationLosesNothing) {
   EXPECT_EQ(keys.size(), 1u);  // every attempt, before and after the crash, is one notification
   ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
   EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+}
+
+// A connected blocking socket to 127.0.0.1:port, or -1.
+int connect_to(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Issue 15: 300 connections that send their request header one byte per second held every
+// slot of the server, and /healthz from another client went unanswered. Now each connection
+// must complete its header within http.header_timeout, one address holds at most
+// http.max_connections_per_client of them (a newer one replaces the one waiting longest), and
+// health checks are answered on the I/O thread.
+TEST(DaemonE2E, HealthChecksAreAnsweredDuringASlowlorisAttackThatIsThenClosed) {
+  // Under libfaketime (CI's shifted-clock reruns) Asio's reactor arms an already-due deadline
+  // as an absolute timerfd time that libfaketime shifts, and with 300 deadlines in flight the
+  // header deadlines then stop firing (seen with -2d). The test does not depend on the wall
+  // clock; it runs in the unshifted suite.
+  if (std::getenv("FAKETIME") != nullptr) {
+    GTEST_SKIP() << "libfaketime shifts Asio's absolute timerfd deadlines";
+  }
+  constexpr int kSlow = 300;
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;
+  DaemonProcess daemon(dir, receiver.url());
+  daemon.set_http(receiver.url(), {{"header_timeout", "8s"}});
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  const auto port = daemon.port();
+
+  std::vector<int> fds;
+  for (int i = 0; i < kSlow; ++i) {
+    const int fd = connect_to(port);
+    ASSERT_GE(fd, 0) << "connection " << i;
+    fds.push_back(fd);
+  }
+  // The attacker: one byte of a never-ending header per connection per second (pacing, not
+  // synchronization); a connection is done when the server closes or resets it.
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stop = false;
+  std::atomic<int> closed{0};
+  std::thread attacker([&] {
+    const std::string header =
+        "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + std::string(4096, 'a');
+    std::vector<bool> done(fds.size(), false);
+    for (std::size_t position = 0;; position = (position + 1) % header.size()) {
+      for (std::size_t i = 0; i < fds.size(); ++i) {
+        if (done[i]) continue;
+        char byte = 0;
+        const ssize_t got = ::recv(fds[i], &byte, 1, MSG_DONTWAIT);
+        bool gone = got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+        if (!gone && ::send(fds[i], &header[position], 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+            errno != EAGAIN && errno != EWOULDBLOCK) {
+          gone = true;
+        }
+        if (gone) {
+          done[i] = true;
+          ++closed;
+        }
+      }
+      std::unique_lock lock(mutex);
+      if (wake.wait_for(lock, 1s, [&] { return stop; })) return;
+      if (closed == kSlow) return;
+    }
+  });
+  struct Join {
+    std::thread& thread;
+    std::mutex& mutex;
+    std::condition_variable& wake;
+    bool& stop;
+    ~Join() {
+      {
+        std::lock_guard lock(mutex);
+        stop = true;
+      }
+      wake.notify_all();
+      if (thread.joinable()) thread.join();
+    }
+  } join{attacker, mutex, wake, stop};
+
+  // Health checks from another client are answered while the attack holds its connections.
+  for (int probe = 0; probe < 10; ++probe) {
+    EXPECT_EQ(http(port, "GET", "/healthz").status, 200) << "probe " << probe;
+    EXPECT_EQ(http(port, "GET", "/readyz").status, 200) << "probe " << probe;
+  }
+  EXPECT_LT(closed.load(), kSlow) << "the attack was over before the probes: machine too slow";
+  // Every slow connection is closed by the server: replaced by a newer one or at its header
+  // deadline (8 s from its accept), never left open.
+  ASSERT_TRUE(eventually([&] { return closed.load() == kSlow; }, 90s))
+      << closed.load() << " of " << kSlow << " closed\n"
+      << daemon.log();
+  for (const int fd : fds) ::close(fd);
+  EXPECT_EQ(http(port, "GET", "/healthz").status, 200);
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+}
+
+// Issue 15: on a full disk the mark "delivered" could not be written and the receiver got the
+// same notification 282 times in 15 s. The disk is made full for the daemon alone by a file-size
+// limit (RLIMIT_FSIZE: every write past one byte fails with EFBIG, the daemon ignores SIGXFSZ),
+// set by the receiver the moment the notification arrives. The worker keeps the outcome and
+// retries the write with the destination's backoff; /readyz says not ready meanwhile, and
+// ready again once the write went through. The notification is sent once.
+TEST(DaemonE2E, AFullDiskWhileMarkingDeliveredIsRetriedWithBackoffAndNeverResent) {
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;
+  DaemonProcess daemon(dir, receiver.url());
+  std::atomic<pid_t> daemon_pid{-1};
+  std::atomic<int> limited{-2};  // -2: not yet; then what prlimit() returned
+  receiver.set_script([&](std::size_t index, const auto&) {
+    if (index == 0) {
+      const rlimit full{1, RLIM_INFINITY};  // the soft limit only: it can be raised again
+      limited = ::prlimit(daemon_pid.load(), RLIMIT_FSIZE, &full, nullptr);
+    }
+    return notifiers::testing::Action::respond(200);
+  });
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  daemon_pid = daemon.pid();
+  const auto port = daemon.port();
+  EXPECT_EQ(http(port, "GET", "/readyz").status, 200);
+
+  const json batch = stepped_batch({"synthetic-e2e"});
+  ASSERT_EQ(http(port, "POST", "/api/v1/runs", batch.dump(), kToken).status, 200);
+  ASSERT_TRUE(receiver.wait_for_requests(1)) << daemon.log();
+  // The receiver records the request before its script has run: wait for the script.
+  ASSERT_TRUE(eventually([&] { return limited.load() != -2; }));
+  ASSERT_EQ(limited.load(), 0) << "prlimit on the daemon failed";
+
+  // Not ready while the write fails; several writes (50 ms base, 200 ms cap) were tried.
+  json readyz;
+  ASSERT_TRUE(eventually([&] {
+    const auto reply = http(port, "GET", "/readyz");
+    if (reply.status != 503) return false;
+    readyz = json::parse(reply.body);
+    return readyz.value("storageWriteFailures", 0) >= 4;
+  })) << daemon.log();
+  EXPECT_NE(
+      readyz["error"].get<std::string>().find("storage writes are failing (outbox of `hook`)"),
+      std::string::npos)
+      << readyz.dump();
+  EXPECT_EQ(readyz.dump().find("hook-secret"), std::string::npos);
+  // Healthy (alive) all along, and the delivered notification was not sent again.
+  EXPECT_EQ(http(port, "GET", "/healthz").status, 200);
+  EXPECT_EQ(receiver.snapshot().requests.size(), 1u);
+
+  // Room on the disk again: the kept outcome is written, ready again.
+  const rlimit room{RLIM_INFINITY, RLIM_INFINITY};
+  ASSERT_EQ(::prlimit(daemon.pid(), RLIMIT_FSIZE, &room, nullptr), 0) << std::strerror(errno);
+  ASSERT_TRUE(eventually([&] { return http(port, "GET", "/readyz").status == 200; }))
+      << daemon.log();
+  ASSERT_TRUE(eventually([&] {
+    const auto status = json::parse(http(port, "GET", "/api/v1/status").body);
+    return !status["outbox"].empty() && status["outbox"][0]["delivered"] == 1 &&
+           status["outbox"][0]["pending"] == 0;
+  })) << daemon.log();
+  EXPECT_EQ(receiver.snapshot().requests.size(), 1u);
+  EXPECT_NE(daemon.log().find("recorded 1 outcome(s) after "), std::string::npos) << daemon.log();
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  // The database is whole.
+  const auto check = testing::run_kernelwatch({"history", "--db", (dir / "kw.db").string()});
+  EXPECT_EQ(check.exit_code, 0) << check.err;
 }
 
 // The alert ids a notification carries.

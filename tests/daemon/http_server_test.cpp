@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
@@ -414,11 +416,44 @@ TEST_F(HttpServerTest, MalformedRequestsAre400) {
 
 TEST_F(HttpServerTest, SlowClientIsDisconnected) {
   HttpServerOptions options;
-  options.read_timeout = 300ms;
+  options.header_timeout = 300ms;
   start(options);
   Client client(server_->port());
   ASSERT_TRUE(client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n"));  // never finishes
   EXPECT_TRUE(client.wait_closed());  // the socket's own timeout is 5 s
+  // The line is written after the close the client saw: wait for it (with a deadline).
+  const auto noted = [&] {
+    const auto lines = log_lines();
+    return std::any_of(lines.begin(), lines.end(), [](const std::string& line) {
+      return line.find("no complete request header within 300 ms") != std::string::npos;
+    });
+  };
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!noted() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  EXPECT_TRUE(noted());
+}
+
+// The header deadline counts from the accept, not from the last byte: a client that keeps
+// sending one byte at a time is still closed.
+TEST_F(HttpServerTest, TricklingHeaderIsDisconnectedAtTheHeaderDeadline) {
+  HttpServerOptions options;
+  options.header_timeout = 500ms;
+  options.read_timeout = 60s;
+  options.idle_timeout = 60s;
+  start(options);
+  Client client(server_->port());
+  const std::string request = "GET /healthz HTTP/1.1\r\nX-Slow: " + std::string(1000, 'a');
+  const auto started = std::chrono::steady_clock::now();
+  bool closed = false;
+  // One byte every 50 ms: a pacing of the client, not a synchronization (the server's close,
+  // seen as a failed send or EOF, ends the loop).
+  for (std::size_t i = 0; i < request.size() && !closed; ++i) {
+    closed = !client.send(request.substr(i, 1));
+    std::this_thread::sleep_for(50ms);
+    if (std::chrono::steady_clock::now() - started > 20s) break;
+  }
+  EXPECT_TRUE(closed || client.wait_closed());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 20s);
 }
 
 TEST_F(HttpServerTest, SlowBodyIsDisconnected) {
@@ -514,18 +549,147 @@ TEST_F(HttpServerTest, HandlerExceptionIs500WithoutDetails) {
   EXPECT_TRUE(noted);
 }
 
-TEST_F(HttpServerTest, ConnectionLimitClosesTheExtraConnection) {
+// At the limit a new connection replaces the one that has waited longest for a request header
+// (here an idle kept-alive one): slow or idle clients cannot keep others out.
+TEST_F(HttpServerTest, ConnectionLimitReplacesTheLongestWaitingConnection) {
   HttpServerOptions options;
-  options.max_connections = 1;
+  options.max_connections = 2;
   start(options);
   Client first(server_->port());
   ASSERT_TRUE(first.send(get("/healthz")));
   ASSERT_TRUE(first.read_response());  // accepted and still open (keep-alive)
-  Client second(server_->port());
-  (void)second.send(get("/healthz"));
-  EXPECT_TRUE(second.wait_closed());
-  ASSERT_TRUE(first.send(get("/healthz")));
-  EXPECT_TRUE(first.read_response());
+  Client slow(server_->port());
+  ASSERT_TRUE(slow.send("GET /heal"));  // waits for the rest of its header
+  Client third(server_->port());
+  ASSERT_TRUE(third.send(get("/healthz")));
+  const auto answer = third.read_response();
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->status, 200);
+  EXPECT_TRUE(first.wait_closed());  // the longest waiting
+  // The slow one waited less long than the first: it stays (its deadline is far).
+  ASSERT_TRUE(slow.send("thz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const auto slow_answer = slow.read_response();
+  ASSERT_TRUE(slow_answer);
+  EXPECT_EQ(slow_answer->status, 200);
+}
+
+// One client address may hold max_connections_per_client connections; past it, its own
+// longest-waiting connection makes room, and another client's connections are not touched.
+TEST_F(HttpServerTest, PerClientLimitEvictsThatClientsWaitingConnections) {
+  HttpServerOptions options;
+  options.max_connections_per_client = 3;
+  start(options);
+  std::vector<std::unique_ptr<Client>> slow;
+  for (int i = 0; i < 6; ++i) {
+    slow.push_back(std::make_unique<Client>(server_->port()));
+    ASSERT_TRUE(slow.back()->connected());
+    ASSERT_TRUE(slow.back()->send("GET /heal"));
+  }
+  // The three oldest made room for the three newest.
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(slow[static_cast<std::size_t>(i)]->wait_closed()) << i;
+  // A complete request from the same address is still answered, by replacing a slow one.
+  const auto answer = exchange(get("/healthz"));
+  EXPECT_EQ(answer.status, 200);
+  EXPECT_TRUE(slow[3]->wait_closed());
+}
+
+TEST_F(HttpServerTest, TransferEncodingOtherThanExactlyChunkedIsRefused) {
+  start();
+  for (const std::string coding : {"gzip, chunked", "chunked, chunked", "identity, chunked"}) {
+    const auto response =
+        exchange("POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nAuthorization: " + bearer() +
+                 "\r\nTransfer-Encoding: " + coding + "\r\n\r\n4\r\n{}{}\r\n0\r\n\r\n");
+    EXPECT_EQ(response.status, 400) << coding;
+    EXPECT_NE(response.body.find("only chunked"), std::string::npos) << response.body;
+  }
+  // Two Transfer-Encoding fields are two codings.
+  EXPECT_EQ(exchange("POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nAuthorization: " + bearer() +
+                     "\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     "2\r\n{}\r\n0\r\n\r\n")
+                .status,
+            400);
+  EXPECT_EQ(mutating_calls_, 0);
+  // Exactly chunked, in any case, is read.
+  const auto accepted =
+      exchange("POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nAuthorization: " + bearer() +
+               "\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
+  EXPECT_EQ(accepted.status, 201) << accepted.body;
+  EXPECT_EQ(mutating_calls_, 1);
+}
+
+// Handlers run on the handler context's thread; while one is busy there, quick answers (health
+// checks, pre-rendered pages) still come from the I/O thread.
+TEST(HttpServerHandlerContext, ABusyHandlerDoesNotHoldUpQuickAnswers) {
+  boost::asio::io_context io;
+  boost::asio::io_context work;
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool entered = false;
+  bool release = false;
+  std::thread::id handler_thread;
+  std::vector<Route> routes;
+  routes.push_back({"GET", "/slow", Access::Public, [&](const HttpRequest&) {
+                      std::unique_lock lock(mutex);
+                      handler_thread = std::this_thread::get_id();
+                      entered = true;
+                      changed.notify_all();
+                      changed.wait(lock, [&] { return release; });
+                      return HttpResponse::text(200, "slow\n", "text/plain");
+                    }});
+  std::atomic<int> handler_calls{0};
+  routes.push_back({"GET", "/quick", Access::Public,
+                    [&](const HttpRequest&) {
+                      ++handler_calls;
+                      return HttpResponse::text(200, "from the handler\n", "text/plain");
+                    },
+                    [](const HttpRequest& r) -> std::optional<HttpResponse> {
+                      if (r.query.count("miss")) return std::nullopt;
+                      return HttpResponse::text(200, "quick\n", "text/plain");
+                    }});
+  HttpServerOptions options;
+  options.port = 0;
+  options.handler_context = &work;
+  auto created = HttpServer::create(io, options, std::move(routes), "");
+  ASSERT_TRUE(created) << created.error().message;
+  auto server = std::move(*created);
+  server->start();
+  std::thread io_thread([&] { io.run(); });
+  auto guard = boost::asio::make_work_guard(work);
+  std::thread work_thread([&] { work.run(); });
+
+  Client slow(server->port());
+  ASSERT_TRUE(slow.send(get("/slow")));
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(changed.wait_for(lock, 30s, [&] { return entered; }));
+  }
+  Client quick(server->port());
+  ASSERT_TRUE(quick.send(get("/quick")));
+  const auto answer = quick.read_response();
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->body, "quick\n");
+  EXPECT_EQ(handler_calls, 0);
+  {
+    std::lock_guard lock(mutex);
+    release = true;
+    changed.notify_all();
+  }
+  const auto slow_answer = slow.read_response();
+  ASSERT_TRUE(slow_answer);
+  EXPECT_EQ(slow_answer->body, "slow\n");
+  EXPECT_EQ(handler_thread, work_thread.get_id());
+  // The quick handler declining leaves the answer to the handler.
+  ASSERT_TRUE(quick.send(get("/quick?miss=1")));
+  const auto missed = quick.read_response();
+  ASSERT_TRUE(missed);
+  EXPECT_EQ(missed->body, "from the handler\n");
+  EXPECT_EQ(handler_calls, 1);
+
+  boost::asio::post(io, [&] { server->stop(); });
+  io_thread.join();
+  guard.reset();
+  work.stop();
+  work_thread.join();
 }
 
 TEST_F(HttpServerTest, StopClosesOpenConnections) {

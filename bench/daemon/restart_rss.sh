@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Resident memory of the daemon right after a restart over a long history (issue #15: 817 MB for
+# 32k runs of one key, 16.7 MB after malloc_trim). Generates RUNS runs of one key (1% noise, a
+# 30% step every STEP runs so the replay fires and resolves alerts), imports them, starts the
+# daemon (no benchmarks, no notifiers) and prints VmRSS and VmHWM once it listens.
+#
+#   bench/daemon/restart_rss.sh [--kernelwatch PATH] [--runs 32000] [--step-every 2000]
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+kw="$root/build/ci/daemon/kernelwatch"
+runs=32000
+step_every=2000
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --kernelwatch) kw=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --step-every) step_every=$2; shift 2 ;;
+    -h|--help) sed -n '2,7p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "restart_rss: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ -x "$kw" ]] || { echo "restart_rss: no kernelwatch binary at $kw (--kernelwatch PATH)" >&2; exit 1; }
+
+work=$(mktemp -d)
+kw_pid=""
+cleanup() {
+  [[ -n "$kw_pid" ]] && kill "$kw_pid" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+python3 - "$work/history.jsonl" "$runs" "$step_every" <<'EOF'
+import datetime, json, math, sys
+path, runs, step_every = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+start = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0) - datetime.timedelta(minutes=runs + 60)
+with open(path, "w") as f:
+    for i in range(runs):
+        at = start + datetime.timedelta(minutes=i)
+        level = 1_300_000 if (i // step_every) % 2 else 1_000_000
+        median = level + int(10_000 * math.sin(i * 1.7))
+        f.write(json.dumps({
+            "run": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkRun",
+                    "spec": {"status": "passed",
+                             "timing": {"latencyNs": {"median": median}, "primaryStatistic": "median"},
+                             "observedAt": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                             "measurements": [
+                                 {"metric": "latency", "statistic": "p20", "unit": "ns", "value": median - 500},
+                                 {"metric": "latency", "statistic": "p80", "unit": "ns", "value": median + 500}],
+                             "sourceNative": {"source": "rss-bench", "benchmark": "bench/forward",
+                                              "externalId": f"rss/{i}"}},
+                    "metadata": {"labels": {"provider": "bench", "workload": "one-key"}}},
+            "protocol": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkProtocol",
+                         "spec": {"harness": {"name": "bench"}, "measurement": {"timer": "cuda_events"}},
+                         "metadata": {"name": "bench-protocol"}},
+            "environment": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "ExecutionEnvironment",
+                            "spec": {"hardware": {"vendor": "nvidia", "product": "NVIDIA H100",
+                                                  "formFactor": "80GB HBM3", "architecture": "sm_90"},
+                                     "software": {}}}}) + "\n")
+EOF
+"$kw" import --db "$work/kw.db" "$work/history.jsonl"
+cat > "$work/kernelwatch.json" <<EOF
+{"storage": {"path": "$work/kw.db"}, "http": {"listen": "127.0.0.1:0"}, "backend": "cpu",
+ "benchmarks": [], "notifiers": []}
+EOF
+started=$(date +%s.%N)
+"$kw" daemon --config "$work/kernelwatch.json" > "$work/kw.out" 2> "$work/kw.err" &
+kw_pid=$!
+for _ in $(seq 1 3000); do
+  grep -qs '^kernelwatch: listening on' "$work/kw.out" && break
+  kill -0 "$kw_pid" 2>/dev/null || { cat "$work/kw.err" >&2; exit 1; }
+  sleep 0.1
+done
+ready=$(date +%s.%N)
+echo "runs $runs; start (replay) took $(python3 -c "print(f'{$ready - $started:.1f}')") s"
+grep -E 'VmRSS|VmHWM' "/proc/$kw_pid/status"
