@@ -7,6 +7,7 @@
 #include "core/json_fields.hpp"
 #include "core/key.hpp"
 #include "daemon/clock.hpp"
+#include "daemon/dashboard.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/store_commands.hpp"
 #include "notifiers/worker.hpp"
@@ -295,7 +296,7 @@ std::vector<Route> make_routes(std::function<ApiContext()> context) {
   const auto get = [context](auto f) {
     return [context, f](const HttpRequest& r) { return f(context(), r); };
   };
-  return {
+  std::vector<Route> routes{
       {"GET", "/healthz", Access::Public,
        [](const HttpRequest&) {
          return HttpResponse::json(200, json{{"status", "ok"}});
@@ -329,6 +330,9 @@ std::vector<Route> make_routes(std::function<ApiContext()> context) {
       {"POST", "/api/v1/alerts/{id}/ack", Access::TokenRequired,
        get([](const ApiContext& c, const HttpRequest& r) { return ack(c, r); })},
   };
+  // The dashboard's pages and assets (daemon/dashboard.cpp): public and read-only, like GET.
+  for (auto& route : make_dashboard_routes(context)) routes.push_back(std::move(route));
+  return routes;
 }
 
 }  // namespace kernelwatch::daemon

@@ -107,6 +107,10 @@ class RunStore {
   // `visit` returns.
   [[nodiscard]] Status for_each_in_time_order(
       const std::function<Status(const RunSummary&)>& visit) const;
+  // One key's runs as summaries, oldest first: all of them (newest 0), or only the newest N
+  // (the dashboard's key page and sparklines: no stored record is parsed).
+  [[nodiscard]] Result<std::vector<RunSummary>> key_summaries(std::int64_t key_id,
+                                                              std::size_t newest = 0) const;
   [[nodiscard]] Result<std::int64_t> run_count() const;
   // The id of the key with this digest (ComparabilityKey::digest()); nullopt when not stored.
   [[nodiscard]] Result<std::optional<std::int64_t>> find_key(std::string_view key_digest) const;
