@@ -22,6 +22,7 @@ a{color:var(--accent)}
 table{border-collapse:collapse;width:100%;margin:.2em 0 .6em}
 th,td{border-bottom:1px solid var(--line);padding:.3em .5em;text-align:left;vertical-align:top}
 th{font-weight:600;background:#f6f8fa;white-space:nowrap}
+td.id{white-space:nowrap}
 td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .wl{color:var(--muted)}
 .badge{display:inline-block;padding:0 .45em;border-radius:.8em;border:1px solid var(--line);white-space:nowrap;font-size:.9em}
@@ -42,10 +43,10 @@ select,input,button{font:inherit}
 button{padding:.2em .8em;border:1px solid var(--line);border-radius:4px;background:#f6f8fa;cursor:pointer}
 fieldset.scale{display:inline;border:0;padding:0;margin:0}fieldset.scale legend{display:inline;float:left;margin-right:.4em;color:var(--muted)}
 .spark{width:80px;height:20px}.spark polyline{fill:none;stroke:var(--fg);stroke-width:1.2}
-.chart-box{margin:.6em 0}
-svg.chart{width:100%;height:auto;display:block;border:1px solid var(--line);border-radius:4px;background:#fff}
+.chart-box{margin:.6em 0;overflow-x:auto}
+svg.chart{width:100%;min-width:600px;height:auto;display:block;border:1px solid var(--line);border-radius:4px;background:#fff}
 .grid line{stroke:#eaeef2}.grid text{fill:var(--muted);font-size:11px}
-.ylab{text-anchor:end}.xlab{text-anchor:middle}.axis-name{font-size:12px}
+.ylab{text-anchor:end}.axis-name{font-size:12px;text-anchor:end}
 .band{fill:var(--band);fill-opacity:.45}.band-edge{fill:none;stroke:#0969da;stroke-width:1;stroke-dasharray:4 3}
 .spread{stroke:#57606a;stroke-width:1.2}
 .pt{stroke:#1b1f24;stroke-width:1;fill:#1b1f24;cursor:pointer}

@@ -452,7 +452,7 @@ struct Chart {
   double height = 380;
   double left = 78;
   double right = 14;
-  double top = 46;
+  double top = 66;
   double bottom = 40;
   double lo = 0;
   double hi = 1;
@@ -547,7 +547,8 @@ std::string run_tip(const ReplayedRun& r) {
 
 std::string short_change(const std::vector<core::AttributionChange>& changes) {
   for (const auto& c : changes) {
-    if (c.field == "implementation version") return c.from + "\xE2\x86\x92" + c.to;  // "->"
+    if (c.field.find("version") != std::string::npos)
+      return c.from + "\xE2\x86\x92" + c.to;  // "->"
   }
   std::string text;
   for (const auto& c : changes) {
@@ -613,11 +614,16 @@ std::string chart_svg(const std::vector<const ReplayedRun*>& runs,
   const std::size_t ticks = std::min<std::size_t>(runs.size(), 6);
   for (std::size_t t = 0; t < ticks; ++t) {
     const std::size_t i = ticks == 1 ? 0 : t * (runs.size() - 1) / (ticks - 1);
-    svg += "<text class=\"xlab\" x=\"" + num(c.x(i)) + "\" y=\"" + num(c.height - 12) + "\">" +
+    const char* anchor = t == 0 && ticks > 1           ? "start"
+                         : t + 1 == ticks && ticks > 1 ? "end"
+                                                       : "middle";
+    svg += "<text class=\"xlab\" text-anchor=\"" + std::string(anchor) + "\" x=\"" + num(c.x(i)) +
+           "\" y=\"" + num(c.height - 12) + "\">" +
            escape(core::format_timestamp(runs[i]->run.observed_at).substr(0, 10)) + "</text>";
   }
-  svg += "<text class=\"axis-name\" x=\"" + num(c.left) + "\" y=\"14\">median per run, " +
-         std::string(scale == Scale::Log ? "log" : "linear") + " scale</text></g>";
+  svg += "<text class=\"axis-name\" x=\"" + num(c.width - c.right) +
+         "\" y=\"14\">median per run, " + std::string(scale == Scale::Log ? "log" : "linear") +
+         " scale</text></g>";
 
   // The band each run was judged against, one shaded region per stretch of runs with a band.
   std::string band;
@@ -662,9 +668,9 @@ std::string chart_svg(const std::vector<const ReplayedRun*>& runs,
     }
   }
   if (!spread.empty()) svg += "<path class=\"spread\" d=\"" + spread + "\"/>";
-  // Segment starts, rebaselines, attribution.
-  std::size_t change_count = 0;
-  for (const auto* run : runs) change_count += run->changes.empty() ? 0 : 1;
+  // Segment starts, rebaselines, attribution: a tick at every run where something recorded
+  // changed (its tooltip says what); a label only for version changes with room for it.
+  double last_label = -1e9;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const double x = c.x(i) - c.step() / 2;
     if (runs[i]->segment_start) {
@@ -681,9 +687,11 @@ std::string chart_svg(const std::vector<const ReplayedRun*>& runs,
       svg += "<g class=\"attr\"><line x1=\"" + num(c.x(i)) + "\" x2=\"" + num(c.x(i)) + "\" y1=\"" +
              num(c.top - 8) + "\" y2=\"" + num(c.top) + "\"/><title>" +
              escape(core::describe(runs[i]->changes)) + "</title>";
-      if (change_count <= 8 || runs[i]->segment_start) {
+      const bool version = runs[i]->changes.front().field.find("version") != std::string::npos;
+      if (version && c.x(i) - last_label > 64) {
         svg += "<text x=\"" + num(c.x(i)) + "\" y=\"" + num(c.top - 11) + "\">" +
                escape(short_change(runs[i]->changes)) + "</text>";
+        last_label = c.x(i);
       }
       svg += "</g>";
     }
@@ -749,6 +757,15 @@ std::string legend() {
          "<li>&#9650;/&#9660; label: alert at its onset, ring: firing run</li></ul>";
 }
 
+// The last part of an externalId ("layer_norm/.../2026-03-20-01-01-36" ->
+// "...2026-03-20-01-01-36"); the whole id is in the cell's title and data-id.
+std::string short_id(const std::string& id) {
+  const auto slash = id.rfind('/');
+  return slash == std::string::npos || slash + 1 == id.size()
+             ? id
+             : "\xE2\x80\xA6" + id.substr(slash + 1);
+}
+
 std::string run_table(const std::vector<const ReplayedRun*>& newest_first, std::size_t begin,
                       std::size_t end) {
   std::string html =
@@ -761,18 +778,19 @@ std::string run_table(const std::vector<const ReplayedRun*>& newest_first, std::
     if (r.segment_start) notes += "new segment. ";
     if (r.rebaseline) notes += "rebaselined before this run. ";
     if (!r.changes.empty()) notes += core::describe(r.changes) + ". ";
-    html += "<tr class=\"run k-" + point_kind(r) + "\"><td>" +
-            escape(format_time(r.run.observed_at)) + "</td><td class=\"id\">" +
-            escape(r.run.external_id) + "</td><td>" + escape(core::to_string(r.run.status)) +
-            "</td><td class=\"num\">" + latency(r.run.median) + "</td><td class=\"num\">" +
-            latency(r.run.p20) + "</td><td class=\"num\">" + latency(r.run.p80) + "</td><td>" +
-            escape(r.run.implementation_version) + "</td><td>" + escape(verdict_words(r)) +
-            "</td><td class=\"num\">" +
-            (r.verdict.has_band ? band_text(r.verdict.band) : std::string("&ndash;")) +
-            "</td><td class=\"num\">" +
-            (r.verdict.has_band ? escape(format_percent(r.verdict.relative_change))
-                                : std::string("&ndash;")) +
-            "</td><td>" + escape(notes) + "</td></tr>";
+    html +=
+        "<tr class=\"run k-" + point_kind(r) + "\"><td>" + escape(format_time(r.run.observed_at)) +
+        "</td><td class=\"id\" data-id=\"" + escape(r.run.external_id) + "\" title=\"" +
+        escape(r.run.external_id) + "\">" + escape(short_id(r.run.external_id)) + "</td><td>" +
+        escape(core::to_string(r.run.status)) + "</td><td class=\"num\">" + latency(r.run.median) +
+        "</td><td class=\"num\">" + latency(r.run.p20) + "</td><td class=\"num\">" +
+        latency(r.run.p80) + "</td><td>" + escape(r.run.implementation_version) + "</td><td>" +
+        escape(verdict_words(r)) + "</td><td class=\"num\">" +
+        (r.verdict.has_band ? band_text(r.verdict.band) : std::string("&ndash;")) +
+        "</td><td class=\"num\">" +
+        (r.verdict.has_band ? escape(format_percent(r.verdict.relative_change))
+                            : std::string("&ndash;")) +
+        "</td><td>" + escape(notes) + "</td></tr>";
   }
   return html + "</tbody></table></div>";
 }
@@ -809,6 +827,23 @@ std::string alert_rows(const std::vector<core::Alert>& alerts, LinkMode mode, in
     if (stored_ids.count(alert_page_id(alert)) == 0) html += row_of(alert, "replay of the history");
   }
   return html + "</tbody></table></div>";
+}
+
+// The replay's alerts and the stored ones it did not raise (a posted run the daemon judged
+// alone, say): both are marked on a chart.
+std::vector<core::Alert> with_stored(const std::vector<core::Alert>& replayed,
+                                     const std::vector<storage::AlertRow>& stored,
+                                     const core::Alert* also = nullptr) {
+  std::vector<core::Alert> alerts = replayed;
+  const auto add = [&](const core::Alert& alert) {
+    const bool known = std::any_of(alerts.begin(), alerts.end(), [&](const core::Alert& a) {
+      return alert_page_id(a) == alert_page_id(alert);
+    });
+    if (!known) alerts.push_back(alert);
+  };
+  for (const auto& row : stored) add(row.alert);
+  if (also != nullptr) add(*also);
+  return alerts;
 }
 
 std::string key_query_href(std::string_view ref, const KeyQuery& q, std::size_t rows_page) {
@@ -880,7 +915,7 @@ std::string render_key(const KeyReplay& replay, const std::vector<storage::Alert
                                         std::to_string(replay.runs.size()) + " stored)";
   html += "<figure class=\"chart-box\" data-runs=\"" + std::to_string(charted.size()) + "\">";
   if (!charted.empty()) {
-    html += chart_svg(charted, replay.alerts, query.scale, mode, 1, "",
+    html += chart_svg(charted, with_stored(replay.alerts, stored), query.scale, mode, 1, "",
                       replay.key.display() + ": " + caption);
   }
   html += "<figcaption>" + escape(caption) + "</figcaption>" + legend() + "</figure>";
@@ -990,7 +1025,7 @@ std::string render_alert(const AlertView& view, LinkMode mode) {
       html +=
           "<section id=\"history\"><h2>The band and the runs around it</h2><figure "
           "class=\"chart-box\">" +
-          chart_svg(window, view.replay->alerts, Scale::Linear, mode, 1, id,
+          chart_svg(window, with_stored(view.replay->alerts, {}, &a), Scale::Linear, mode, 1, id,
                     "runs around the alert") +
           "<figcaption>" + std::to_string(window.size()) +
           " runs around the onset; the alert's own flag is bold.</figcaption>" + legend() +

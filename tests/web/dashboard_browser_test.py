@@ -13,7 +13,7 @@ KERNELWATCH_REQUIRE_NEIGHBOURS unset; with it set a missing program is a failure
 """
 import argparse
 import base64
-import http.server
+import http.server as http_server
 import json
 import os
 import re
@@ -141,7 +141,7 @@ class WebDriver:
     def screenshot(self, path, width):
         # The whole page: the window as tall as the document (capped to keep files small).
         self.size(width, 900)
-        height = self.js("return Math.min(document.documentElement.scrollHeight, 2400)")
+        height = self.js("return Math.min(document.documentElement.scrollHeight, 1500)")
         self.size(width, max(600, int(height)))
         with open(path, "wb") as f:
             f.write(base64.b64decode(self.cmd("GET", "/screenshot")))
@@ -163,7 +163,7 @@ class WebDriver:
         self.log.close()
 
 
-class Receiver(http.server.BaseHTTPRequestHandler):
+class Receiver(http_server.BaseHTTPRequestHandler):
     """A loopback webhook destination: answers 200 and counts what arrived."""
     received = []
 
@@ -192,8 +192,14 @@ def record(index, median_ns, start):
                 {"metric": "latency", "statistic": "p20", "unit": "ns", "value": median_ns - median_ns // 2000},
                 {"metric": "latency", "statistic": "p80", "unit": "ns", "value": median_ns + median_ns // 2000}],
             "sourceNative": {"source": "browser-test", "benchmark": "synthetic/forward",
-                             "externalId": "browser-%d" % index},
-        }}}
+                             "externalId": "synthetic/forward/posted/browser-%d" % index},
+        },
+        "metadata": {"labels": {"provider": "posted", "workload": "synthetic-browser"}}},
+        "protocol": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkProtocol",
+                     "spec": {"harness": {"name": "browser-test"}, "measurement": {"timer": "cuda_events"}},
+                     "metadata": {"name": "browser-test-protocol"}},
+        "environment": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "ExecutionEnvironment",
+                        "spec": {"hardware": hardware, "software": {}}}}
 
 
 class Test:
@@ -217,30 +223,36 @@ class Test:
         liger = os.path.join(self.args.data, "liger")
         self.kw("import", "--db", db, os.path.join(liger, "all_benchmark_data.tvd_layer_norm.csv"),
                 os.path.join(liger, "weekly_ci.tvd_layer_norm.csv"))
-        # A workload label with markup, imported from a CSV like any other: shown as text.
-        with open(os.path.join(liger, "all_benchmark_data.tvd_layer_norm.csv")) as f:
+        # Markup imported from a CSV like any other row: the importer turns labels into
+        # [a-z0-9._-], so the version column is what reaches a page raw. Shown as text.
+        with open(os.path.join(liger, "all_benchmark_data.tvd_layer_norm.csv"), newline="") as f:
             header = f.readline()
             row = next(line for line in f if line.startswith("layer_norm,liger,backward"))
-        hostile = row.replace('torch.float32', 'torch.<script>alert(1)</script>')
+        hostile = re.sub(r",[0-9.]+\r?\n?$", ",0.9.9<script>alert(1)</script>\n", row)
+        hostile = re.sub(r"20[0-9-]+ [0-9:]+", "2026-06-01 00:00:00", hostile)
+        hostile = hostile.replace('torch.float32""', 'torch.float32"", ""<script>x"": ""<i>y""')
         check(hostile != row, "the hostile row differs")
         with open(os.path.join(self.dir, "hostile.csv"), "w") as f:
             f.write(header + hostile)
         self.kw("import", "--db", db, os.path.join(self.dir, "hostile.csv"))
 
-        self.receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+        self.receiver = http_server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
         threading.Thread(target=self.receiver.serve_forever, daemon=True).start()
         token = os.path.join(self.dir, "token")
         with open(token, "w") as f:
             f.write(TOKEN + "\n")
         os.chmod(token, 0o600)
+        hook = os.path.join(self.dir, "hook-url")
+        with open(hook, "w") as f:
+            f.write("http://127.0.0.1:%d/hook\n" % self.receiver.server_address[1])
+        os.chmod(hook, 0o600)
         config = {
             "storage": {"path": db},
             "http": {"listen": "127.0.0.1:0", "token_file": token},
             "backend": "cpu",
             "benchmarks": [],
             "notifiers": [{"type": "webhook", "name": "hook",
-                           "url": "http://127.0.0.1:%d/hook" % self.receiver.server_address[1],
-                           "timeout": "5s"}],
+                           "url_file": hook, "timeout": "5s"}],
         }
         with open(os.path.join(self.dir, "kernelwatch.json"), "w") as f:
             json.dump(config, f)
@@ -301,10 +313,8 @@ class Test:
     def key_digest(self, labels):
         keys = json.loads(http("GET", self.base + "/api/v1/keys")[1])
         for k in keys:
-            doc = json.dumps(k)
-            if all(label in doc for label in labels):
-                for value in re.findall(r'sha256:[0-9a-f]{64}', doc):
-                    return k, value
+            if (k["benchmark"], k["provider"], k["workload"], k["environment"]) == labels:
+                return k, k["digest"]
         raise Failure("no key %s in /api/v1/keys" % (labels,))
 
     # ---- the checks ----
@@ -356,7 +366,7 @@ class Test:
         fired = d.js("var m = Array.from(document.querySelectorAll('svg.chart .alert-mark')).find(function(a){"
                      "return a.textContent.indexOf('-80') >= 0}); var id = m.getAttribute('data-fired');"
                      "var row = Array.from(document.querySelectorAll('table.runs tbody tr')).find(function(r){"
-                     "return r.querySelector('td.id').textContent === id}); return row ? row.textContent : ''")
+                     "return r.querySelector('td.id').getAttribute('data-id') === id}); return row ? row.textContent : ''")
         check("0.6.1" in fired, "the -80%% step fires at the 0.6.1 run: %r" % fired)
         check(d.js("return document.querySelectorAll('svg.chart .segment').length") >= 1, "segments are drawn")
         # Each point tells its run on focus.
@@ -414,13 +424,18 @@ class Test:
                      "/keys/%s?from=yesterday" % self.layer_norm_ref, "/keys/%s?last=-1" % self.layer_norm_ref):
             status, body, _ = http("GET", self.base + path)
             check(status == 400 and "Bad request" in body, "%s: %d" % (path, status))
-        # The hostile label: escaped in the HTML, shown as text in the DOM.
-        status, body, _ = http("GET", self.base + "/?environment=nvidia-a100-sxm4-80gb")
+        # The hostile version: escaped in the HTML, shown as text in the DOM.
+        keys = json.loads(http("GET", self.base + "/api/v1/keys")[1])
+        hostile = [k for k in keys if "2026-06-01" in json.dumps(k)]
+        check(len(hostile) == 1, "one key holds the hostile run: %s" % hostile)
+        ref = hostile[0]["digest"].split(":")[1]
+        status, body, _ = http("GET", self.base + "/keys/" + ref)
         check(status == 200 and "<script>alert(1)" not in body and "&lt;script&gt;alert(1)" in body,
-              "the <script> workload label is escaped")
-        self.visit("/?environment=nvidia-a100-sxm4-80gb")
-        check(self.driver.js("return document.body.innerText.indexOf('<script>alert(1)</script>') >= 0"),
-              "the label reads as text")
+              "the <script> version is escaped")
+        self.visit("/keys/" + ref)
+        check(self.driver.js("return document.body.innerText.indexOf('0.9.9<script>alert(1)</script>') >= 0"),
+              "the version reads as text")
+        check(self.driver.js("return document.querySelectorAll('script').length") == 1, "only the page's own script")
 
     def screenshots(self, out):
         os.makedirs(out, exist_ok=True)
