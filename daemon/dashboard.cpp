@@ -47,10 +47,22 @@ web::ReplayOptions replay_options(const EngineOptions& engine) {
   return options;
 }
 
-// The overview's rows, rebuilt only when the engine's state changed (its generation).
+// The overview's rows, rebuilt only when the engine changed (its generation); the last page
+// rendered, answered again while its rows, query and daemon status are the same; and the
+// newest key replays (a key of 10,000 runs takes most of a second to replay on a loaded 2-core
+// host), valid for one engine generation.
 struct RowCache {
   std::uint64_t generation = ~std::uint64_t{0};
   std::vector<web::KeyRow> rows;
+  std::string page_signature;
+  std::string page;
+  struct Replayed {
+    std::uint64_t generation = 0;
+    std::string ref;
+    std::shared_ptr<const web::KeyReplay> replay;
+  };
+  std::vector<Replayed> replays;  // newest last, at most kReplays
+  static constexpr std::size_t kReplays = 8;
 };
 
 core::Result<const std::vector<web::KeyRow>*> key_rows(const ApiContext& c, RowCache& cache) {
@@ -100,14 +112,55 @@ HttpResponse overview(const ApiContext& c, const HttpRequest& r, RowCache& cache
   const auto rows = key_rows(c, cache);
   if (!rows) return failure(rows.error());
   const auto status = daemon_status(c);
-  return html(200, web::render_overview(**rows, *query, &status, web::LinkMode::Served));
+  // What the page shows besides the rows: the query and the status.
+  std::string signature =
+      std::to_string(cache.generation) + "|" + query->environment + "|" + query->benchmark + "|" +
+      query->provider + "|" + (query->state ? std::string(web::to_string(*query->state)) : "") +
+      "|" + std::to_string(query->page) + "|" + std::to_string(status.cycles) + "|" +
+      std::to_string(status.cycle_errors) + "|" + (status.cycle_running ? "r" : "") + "|" +
+      std::to_string(c.cycle->last_end.time_since_epoch().count()) + "|" +
+      std::to_string(c.cycle->next.time_since_epoch().count()) + "|" + c.backend;
+  for (const auto& d : status.outbox) {
+    signature += "|" + d.destination + ":" + std::to_string(d.pending) + ":" +
+                 std::to_string(d.delivered) + ":" + std::to_string(d.dead);
+  }
+  if (signature != cache.page_signature) {
+    cache.page = web::render_overview(**rows, *query, &status, web::LinkMode::Served);
+    cache.page_signature = std::move(signature);
+  }
+  return html(200, cache.page);
 }
 
-HttpResponse key_page(const ApiContext& c, const HttpRequest& r) {
+// The key's replay, from the cache while the engine has not changed.
+core::Result<std::shared_ptr<const web::KeyReplay>> cached_replay(const ApiContext& c,
+                                                                  const std::string& ref,
+                                                                  RowCache& cache) {
+  const auto generation = c.engine->generation();
+  auto& replays = cache.replays;
+  for (auto it = replays.begin(); it != replays.end(); ++it) {
+    if (it->ref != ref) continue;
+    if (it->generation == generation) {
+      auto hit = *it;
+      replays.erase(it);
+      replays.push_back(hit);
+      return hit.replay;
+    }
+    replays.erase(it);
+    break;
+  }
+  auto replay = KW_TRY(web::replay_key(*c.store, ref, replay_options(c.engine->options())));
+  if (!replay) return std::shared_ptr<const web::KeyReplay>();
+  auto shared = std::make_shared<const web::KeyReplay>(std::move(*replay));
+  if (replays.size() >= RowCache::kReplays) replays.erase(replays.begin());
+  replays.push_back({generation, ref, shared});
+  return shared;
+}
+
+HttpResponse key_page(const ApiContext& c, const HttpRequest& r, RowCache& cache) {
   const auto query = web::parse_key_query(r.query);
   if (!query) return page(web::bad_request_page(query.error().message, web::LinkMode::Served));
   const std::string& ref = r.params.at("ref");
-  const auto replay = web::replay_key(*c.store, ref, replay_options(c.engine->options()));
+  const auto replay = cached_replay(c, ref, cache);
   if (!replay) return failure(replay.error());
   if (!*replay) {
     return page(
@@ -151,7 +204,7 @@ std::vector<Route> make_dashboard_routes(std::function<ApiContext()> context) {
       {"GET", "/", Access::Public,
        [context, cache](const HttpRequest& r) { return overview(context(), r, *cache); }},
       {"GET", "/keys/{ref}", Access::Public,
-       [context](const HttpRequest& r) { return key_page(context(), r); }},
+       [context, cache](const HttpRequest& r) { return key_page(context(), r, *cache); }},
       {"GET", "/alerts/{id}", Access::Public,
        [context](const HttpRequest& r) { return alert_page(context(), r); }},
       {"GET", "/assets/kw.css", Access::Public,

@@ -1,5 +1,6 @@
 #include "storage/run_store.hpp"
 
+#include <algorithm>
 #include <tuple>
 
 #include "core/digest.hpp"
@@ -342,6 +343,30 @@ Status RunStore::for_each_in_time_order(
   auto stmt =
       KW_TRY(db_->statement(std::string(kSummaryColumns) + "ORDER BY r.observed_at_ns, r.key_id"));
   return visit_summaries(*db_, *stmt, visit);
+}
+
+Result<std::map<std::int64_t, RunStore::RecentMedians>> RunStore::recent_medians(
+    std::size_t newest) const {
+  // The counts in one pass over the (key_id, observed_at) index, then each key's newest runs
+  // through it: a window function over every run was several times slower.
+  std::map<std::int64_t, RecentMedians> out;
+  {
+    auto counts = KW_TRY(db_->statement("SELECT key_id, count(*) FROM runs GROUP BY key_id"));
+    while (KW_TRY(counts->step())) out[counts->column_int(0)].runs = counts->column_int(1);
+  }
+  for (auto& [key_id, recent] : out) {
+    auto stmt = KW_TRY(db_->statement(
+        "SELECT CASE WHEN status = 'passed' THEN median_ns END FROM runs WHERE key_id = ?1 "
+        "ORDER BY observed_at_ns DESC LIMIT ?2"));
+    stmt->bind(1, key_id).bind_limit(2, newest);
+    // Only passed runs with a median are drawn.
+    while (KW_TRY(stmt->step())) {
+      if (!stmt->column_is_null(0) && stmt->column_int(0) > 0)
+        recent.medians_ns.push_back(stmt->column_int(0));
+    }
+    std::reverse(recent.medians_ns.begin(), recent.medians_ns.end());
+  }
+  return out;
 }
 
 Result<std::vector<RunSummary>> RunStore::key_summaries(std::int64_t key_id,

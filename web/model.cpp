@@ -185,15 +185,12 @@ KeyState key_state(const detectors::Verdict& verdict, const std::optional<core::
 
 core::Status add_sparklines(const storage::RunStore& runs, std::vector<KeyRow>& rows,
                             std::size_t points) {
-  std::map<std::int64_t, std::int64_t> counts;
-  for (const auto& key : KW_TRY(runs.keys())) counts[key.id] = key.run_count;
+  const auto recent = KW_TRY(runs.recent_medians(points));
   for (auto& row : rows) {
-    row.run_count = counts[row.key_id];
-    row.spark.clear();
-    for (const auto& run : KW_TRY(runs.key_summaries(row.key_id, points))) {
-      if (run.status == core::RunStatus::Passed && run.median && run.median->count() > 0)
-        row.spark.push_back(run.median->count());
-    }
+    const auto it = recent.find(row.key_id);
+    if (it == recent.end()) continue;
+    row.run_count = it->second.runs;
+    row.spark = it->second.medians_ns;
   }
   return {};
 }

@@ -90,7 +90,7 @@ struct KeyRow {
                                  const std::optional<core::Alert>& open_failed_alert);
 
 // Newest medians per key for the sparklines, and run counts: added to rows built elsewhere
-// (the daemon builds them from its engine). One indexed query per key.
+// (the daemon builds them from its engine). One query for every key.
 [[nodiscard]] core::Status add_sparklines(const storage::RunStore& runs, std::vector<KeyRow>& rows,
                                           std::size_t points = 24);
 

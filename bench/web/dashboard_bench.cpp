@@ -53,8 +53,9 @@ core::Record synthetic_record(int key, std::int64_t run, std::int64_t median) {
           {"sourceNative",
            {{"source", "kernelwatch-bench"},
             {"benchmark", "layer_norm/" + pass},
-            {"externalId", "layer_norm/" + pass + "/" + workload.label() + "/" +
-                               std::to_string(key) + "/" + core::format_id_timestamp(at)}}}}},
+            {"externalId", "layer_norm/" + pass + "/kernelwatch-fused/" +
+                               core::environment_label(hardware) + "/" + workload.label() + "/" +
+                               core::format_id_timestamp(at)}}}}},
         {"metadata", {{"labels", {{"kernelwatch_version", "0.1.0"}}}}}}},
       {"protocol",
        {{"apiVersion", core::kApiVersion},

@@ -141,7 +141,7 @@ class WebDriver:
     def screenshot(self, path, width):
         # The whole page: the window as tall as the document (capped to keep files small).
         self.size(width, 900)
-        height = self.js("return Math.min(document.documentElement.scrollHeight, 1500)")
+        height = self.js("return Math.min(document.documentElement.scrollHeight, 1150)")
         self.size(width, max(600, int(height)))
         with open(path, "wb") as f:
             f.write(base64.b64decode(self.cmd("GET", "/screenshot")))
