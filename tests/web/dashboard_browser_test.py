@@ -447,8 +447,6 @@ class Test:
         d.screenshot(os.path.join(out, "key-phone.png"), 390)
         self.visit("/alerts/" + urllib.parse.quote(self.alert_id, safe=""))
         d.screenshot(os.path.join(out, "alert.png"), 1280)
-        self.visit("/")
-        d.screenshot(os.path.join(out, "overview-phone.png"), 390)
 
 
 def main():
