@@ -7,6 +7,7 @@
 #include "core/json_fields.hpp"
 #include "core/key.hpp"
 #include "daemon/clock.hpp"
+#include "daemon/dashboard.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/store_commands.hpp"
 #include "notifiers/worker.hpp"
@@ -458,7 +459,7 @@ std::vector<Route> make_routes(std::function<ApiContext()> context, Published& p
     return HttpResponse::json(200, json{{"status", "ok"}});
   };
   const auto ready = [&published](const HttpRequest&) { return readiness(published); };
-  return {
+  std::vector<Route> routes{
       {"GET", "/healthz", Access::Public, healthy,
        [healthy](const HttpRequest& r) -> std::optional<HttpResponse> { return healthy(r); }},
       {"GET", "/readyz", Access::Public, ready,
@@ -495,6 +496,9 @@ std::vector<Route> make_routes(std::function<ApiContext()> context, Published& p
       {"POST", "/api/v1/alerts/{id}/ack", Access::TokenRequired,
        changes([](const ApiContext& c, const HttpRequest& r) { return ack(c, r); })},
   };
+  // The dashboard's pages and assets (daemon/dashboard.cpp): public and read-only, like GET.
+  for (auto& route : make_dashboard_routes(context)) routes.push_back(std::move(route));
+  return routes;
 }
 
 }  // namespace kernelwatch::daemon

@@ -9,6 +9,7 @@
 #include "daemon/backtest_command.hpp"
 #include "daemon/bench_command.hpp"
 #include "daemon/daemon.hpp"
+#include "daemon/dashboard.hpp"
 #include "daemon/status_command.hpp"
 #include "daemon/store_commands.hpp"
 
@@ -33,6 +34,7 @@ struct Commands {
   DaemonOptions daemon;
   StatusOptions status;
   bool status_json = false;
+  ReportOptions report;
   std::function<int()> action;
 };
 
@@ -179,6 +181,16 @@ void add_status(CLI::App& app, Commands& c) {
   });
 }
 
+void add_report(CLI::App& app, Commands& c) {
+  auto* sub = app.add_subcommand(
+      "report",
+      "Write the dashboard's pages (overview, one page per key and per alert, with charts) as\n"
+      "static HTML files with relative links: a CI artifact or a folder for any web server");
+  sub->add_option("--db", c.report.db, "SQLite database file")->required();
+  sub->add_option("--out", c.report.out, "Folder to write (created when missing)")->required();
+  sub->callback([&c] { c.action = [&c] { return run_report(c.report, std::cout, std::cerr); }; });
+}
+
 // CLI11 checks required options before it looks for arguments nobody expects, so a mistyped
 // flag was reported as the option it replaced ("keys --dbb x": "--db is required") and a
 // mistyped command as "A subcommand is required". Name what is wrong first.
@@ -233,6 +245,7 @@ int run_cli(int argc, char** argv) {
   add_bench(app, commands);
   add_daemon(app, commands);
   add_status(app, commands);
+  add_report(app, commands);
 
   if (names_unknown_arguments(app, argc, argv)) return 2;
   try {

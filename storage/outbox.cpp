@@ -43,6 +43,9 @@ const std::string kClaimSql = std::string("SELECT ") + kRowColumns +
 const std::string kDeadSql = std::string("SELECT ") + kRowColumns +
                              "WHERE state = 'dead' ORDER BY finished_at_ns DESC, id DESC LIMIT ?1";
 const std::string kFindSql = std::string("SELECT ") + kRowColumns + "WHERE id = ?1";
+// The alert's id as a JSON string inside the payload (a notification lists its alerts by id).
+const std::string kMentioningSql =
+    std::string("SELECT ") + kRowColumns + "WHERE instr(payload, ?1) > 0 ORDER BY id LIMIT ?2";
 
 }  // namespace
 
@@ -162,6 +165,12 @@ Result<std::vector<OutboxCounts>> Outbox::counts() {
 Result<std::vector<OutboxRow>> Outbox::dead_letters(std::size_t limit) {
   auto stmt = KW_TRY(connection_->database().statement(kDeadSql));
   stmt->bind_limit(1, limit);
+  return collect(*stmt, read_row);
+}
+
+Result<std::vector<OutboxRow>> Outbox::for_alert(std::string_view alert_id, std::size_t limit) {
+  auto stmt = KW_TRY(connection_->database().statement(kMentioningSql));
+  stmt->bind(1, nlohmann::json(std::string(alert_id)).dump()).bind_limit(2, limit);
   return collect(*stmt, read_row);
 }
 

@@ -93,6 +93,10 @@ class Outbox {
   [[nodiscard]] Result<std::vector<OutboxCounts>> counts();
   // Dead letters, newest first; limit 0 means all.
   [[nodiscard]] Result<std::vector<OutboxRow>> dead_letters(std::size_t limit);
+  // The rows whose notification names this alert id, oldest first; limit 0 means all. A scan
+  // of the outbox (delivered rows are pruned): for the dashboard's alert page, not a hot path.
+  [[nodiscard]] Result<std::vector<OutboxRow>> for_alert(std::string_view alert_id,
+                                                         std::size_t limit);
   [[nodiscard]] Result<std::optional<OutboxRow>> find(std::int64_t id);
   // Deletes delivered rows finished before `before`; returns how many.
   [[nodiscard]] Result<std::int64_t> prune_delivered(core::Timestamp before);

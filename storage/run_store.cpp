@@ -1,5 +1,6 @@
 #include "storage/run_store.hpp"
 
+#include <algorithm>
 #include <tuple>
 
 #include "core/digest.hpp"
@@ -282,17 +283,19 @@ Result<std::vector<StoredRun>> RunStore::key_history(std::int64_t key_id) const 
   return collect_runs(*db_, *stmt);
 }
 
-Status RunStore::for_each_in_time_order(
-    const std::function<Status(const RunSummary&)>& visit) const {
-  auto stmt = KW_TRY(db_->statement(
-      // Columns only (schema v5): parsing each stored record was half the replay's time. The
-      // record is read only for a run without an externalId.
-      "SELECT r.key_id, r.observed_at_ns, r.status, r.median_ns, r.p20_ns, r.p80_ns, "
-      "coalesce(nullif(r.external_id, ''), json_extract(r.record, '$.run.metadata.name'), ''), "
-      "coalesce(i.version, ''), coalesce(r.implementation_digest, ''), r.software, "
-      "coalesce(r.status_reason, ''), r.settled, coalesce(r.source, '') "
-      "FROM runs r LEFT JOIN implementations i ON i.id = r.implementation_id "
-      "ORDER BY r.observed_at_ns, r.key_id"));
+namespace {
+
+// Columns only (schema v5): parsing each stored record was half the replay's time. The record is
+// read only for a run without an externalId.
+constexpr const char* kSummaryColumns =
+    "SELECT r.key_id, r.observed_at_ns, r.status, r.median_ns, r.p20_ns, r.p80_ns, "
+    "coalesce(nullif(r.external_id, ''), json_extract(r.record, '$.run.metadata.name'), ''), "
+    "coalesce(i.version, ''), coalesce(r.implementation_digest, ''), r.software, "
+    "coalesce(r.status_reason, ''), r.settled, coalesce(r.source, '') "
+    "FROM runs r LEFT JOIN implementations i ON i.id = r.implementation_id ";
+
+Status visit_summaries(const Database& db, Statement& stmt,
+                       const std::function<Status(const RunSummary&)>& visit) {
   const auto optional_ns = [](const Statement& s, int column) {
     return s.column_is_null(column) ? std::optional<std::chrono::nanoseconds>()
                                     : std::optional<std::chrono::nanoseconds>(
@@ -300,13 +303,13 @@ Status RunStore::for_each_in_time_order(
   };
   RunSummary run;
   std::string software;
-  while (KW_TRY(stmt->step())) {
-    const Statement& s = *stmt;
+  while (KW_TRY(stmt.step())) {
+    const Statement& s = stmt;
     run.key_id = s.column_int(0);
     run.observed_at = s.column_timestamp(1);
     auto status = core::parse_run_status(s.column_text(2));
     if (!status) {
-      return core::fail(ErrorCode::NotADatabase, db_->path().string() + ": a run of key " +
+      return core::fail(ErrorCode::NotADatabase, db.path().string() + ": a run of key " +
                                                      std::to_string(run.key_id) + ": " +
                                                      status.error().message);
     }
@@ -331,6 +334,58 @@ Status RunStore::for_each_in_time_order(
     KW_TRY(visit(run));
   }
   return {};
+}
+
+}  // namespace
+
+Status RunStore::for_each_in_time_order(
+    const std::function<Status(const RunSummary&)>& visit) const {
+  auto stmt =
+      KW_TRY(db_->statement(std::string(kSummaryColumns) + "ORDER BY r.observed_at_ns, r.key_id"));
+  return visit_summaries(*db_, *stmt, visit);
+}
+
+Result<std::map<std::int64_t, RunStore::RecentMedians>> RunStore::recent_medians(
+    std::size_t newest) const {
+  // The counts in one pass over the (key_id, observed_at) index, then each key's newest runs
+  // through it: a window function over every run was several times slower.
+  std::map<std::int64_t, RecentMedians> out;
+  {
+    auto counts = KW_TRY(db_->statement("SELECT key_id, count(*) FROM runs GROUP BY key_id"));
+    while (KW_TRY(counts->step())) out[counts->column_int(0)].runs = counts->column_int(1);
+  }
+  for (auto& [key_id, recent] : out) {
+    auto stmt = KW_TRY(db_->statement(
+        "SELECT CASE WHEN status = 'passed' THEN median_ns END FROM runs WHERE key_id = ?1 "
+        "ORDER BY observed_at_ns DESC LIMIT ?2"));
+    stmt->bind(1, key_id).bind_limit(2, newest);
+    // Only passed runs with a median are drawn.
+    while (KW_TRY(stmt->step())) {
+      if (!stmt->column_is_null(0) && stmt->column_int(0) > 0)
+        recent.medians_ns.push_back(stmt->column_int(0));
+    }
+    std::reverse(recent.medians_ns.begin(), recent.medians_ns.end());
+  }
+  return out;
+}
+
+Result<std::vector<RunSummary>> RunStore::key_summaries(std::int64_t key_id,
+                                                        std::size_t newest) const {
+  // The newest N through the (key_id, observed_at) index, then oldest first.
+  static const std::string all =
+      std::string(kSummaryColumns) + "WHERE r.key_id = ?1 ORDER BY r.observed_at_ns";
+  static const std::string limited = "SELECT * FROM (" + std::string(kSummaryColumns) +
+                                     "WHERE r.key_id = ?1 ORDER BY r.observed_at_ns DESC "
+                                     "LIMIT ?2) ORDER BY 2";
+  auto stmt = KW_TRY(db_->statement(newest == 0 ? all : limited));
+  stmt->bind(1, key_id);
+  if (newest != 0) stmt->bind_limit(2, newest);
+  std::vector<RunSummary> runs;
+  KW_TRY(visit_summaries(*db_, *stmt, [&](const RunSummary& run) -> Status {
+    runs.push_back(run);
+    return {};
+  }));
+  return runs;
 }
 
 Status RunStore::mark_judged(Transaction& tx, std::int64_t key_id, core::Timestamp observed_at) {

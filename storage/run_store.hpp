@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -107,6 +108,18 @@ class RunStore {
   // `visit` returns.
   [[nodiscard]] Status for_each_in_time_order(
       const std::function<Status(const RunSummary&)>& visit) const;
+  // One key's runs as summaries, oldest first: all of them (newest 0), or only the newest N
+  // (the dashboard's key page and sparklines: no stored record is parsed).
+  // Every key's run count and the medians of its newest `newest` runs that passed (oldest
+  // first): the dashboard's sparklines, one query for every key.
+  struct RecentMedians {
+    std::int64_t runs = 0;
+    std::vector<std::int64_t> medians_ns;
+  };
+  [[nodiscard]] Result<std::map<std::int64_t, RecentMedians>> recent_medians(
+      std::size_t newest) const;
+  [[nodiscard]] Result<std::vector<RunSummary>> key_summaries(std::int64_t key_id,
+                                                              std::size_t newest = 0) const;
   [[nodiscard]] Result<std::int64_t> run_count() const;
   // The id of the key with this digest (ComparabilityKey::digest()); nullopt when not stored.
   [[nodiscard]] Result<std::optional<std::int64_t>> find_key(std::string_view key_digest) const;

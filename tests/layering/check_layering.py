@@ -12,11 +12,12 @@ import re
 import sys
 
 # The levels of ARCHITECTURE.md. config/ sits above the modules it configures and parses into
-# their types; runners/ (external benchmark programs) is checked as soon as it exists.
+# their types; runners/ (external benchmark programs) is checked as soon as it exists; web/ (the
+# dashboard) sits beside them.
 LEVELS = {
     "core": 0,
     "kernels": 1, "storage": 1, "detectors": 1,
-    "notifiers": 2, "runners": 2,
+    "notifiers": 2, "runners": 2, "web": 2,
     "config": 3,
     "daemon": 4,
 }

@@ -1,0 +1,234 @@
+#include "daemon/dashboard.hpp"
+
+#include <memory>
+
+#include "storage/alerts.hpp"
+#include "storage/outbox.hpp"
+#include "storage/run_store.hpp"
+#include "web/export.hpp"
+#include "web/html.hpp"
+#include "web/pages.hpp"
+
+#ifndef KERNELWATCH_VERSION
+#define KERNELWATCH_VERSION "0.0.0-dev"
+#endif
+
+namespace kernelwatch::daemon {
+namespace {
+
+// Pages load only what the daemon serves: no inline script or style, nothing from elsewhere.
+constexpr const char* kPolicy =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+HttpResponse html(unsigned status, std::string body) {
+  auto response = HttpResponse::text(status, std::move(body), "text/html; charset=utf-8");
+  response.headers.emplace_back("Content-Security-Policy", kPolicy);
+  response.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  response.headers.emplace_back("Cache-Control", "no-store");
+  return response;
+}
+
+HttpResponse page(web::Page p) {
+  return html(p.status, std::move(p.html));
+}
+
+HttpResponse failure(const core::Error& error) {
+  return page({500, "<!doctype html><title>error</title><h1>Internal error</h1><p>" +
+                        web::escape(error.message) + "</p>"});
+}
+
+// The daemon's detector parameters, every stored run confirmed by the next one: the replay
+// `kernelwatch backtest` does by default (the daemon's own reruns are stored runs too).
+web::ReplayOptions replay_options(const EngineOptions& engine) {
+  web::ReplayOptions options;
+  options.parameters = engine.parameters;
+  options.parameters.confirm = detectors::ConfirmPolicy::Next;
+  return options;
+}
+
+// The overview's rows, rebuilt only when the engine changed (its generation); the last page
+// rendered, answered again while its rows, query and daemon status are the same; and the
+// newest key replays (a key of 10,000 runs takes most of a second to replay on a loaded 2-core
+// host), valid for one engine generation.
+struct RowCache {
+  std::uint64_t generation = ~std::uint64_t{0};
+  std::vector<web::KeyRow> rows;
+  std::string page_signature;
+  std::string page;
+  struct Replayed {
+    std::uint64_t generation = 0;
+    std::string ref;
+    std::shared_ptr<const web::KeyReplay> replay;
+  };
+  std::vector<Replayed> replays;  // newest last, at most kReplays
+  static constexpr std::size_t kReplays = 8;
+};
+
+core::Result<const std::vector<web::KeyRow>*> key_rows(const ApiContext& c, RowCache& cache) {
+  if (cache.generation == c.engine->generation()) return &cache.rows;
+  std::vector<web::KeyRow> rows;
+  for (const auto& s : c.engine->status()) {
+    web::KeyRow row;
+    row.key_id = s.key_id;
+    row.key = s.key;
+    row.last_run = s.last_run;
+    row.verdict = s.last_verdict;
+    row.state = web::key_state(s.last_verdict, s.open_alert, s.open_failed_alert);
+    const auto& open = s.open_failed_alert ? s.open_failed_alert : s.open_alert;
+    if (open) {
+      row.alert_id = web::alert_page_id(*open);
+      row.alert_direction = open->direction;
+    }
+    rows.push_back(std::move(row));
+  }
+  KW_TRY(web::add_sparklines(storage::RunStore(*c.store), rows));
+  cache.rows = std::move(rows);
+  cache.generation = c.engine->generation();
+  return &cache.rows;
+}
+
+web::DaemonStatus daemon_status(const ApiContext& c) {
+  web::DaemonStatus s;
+  s.version = KERNELWATCH_VERSION;
+  s.backend = c.backend;
+  s.cycle_running = c.cycle->running;
+  s.cycles = c.cycle->count;
+  s.cycle_errors = c.cycle->errors;
+  if (c.cycle->last_end.time_since_epoch().count() != 0) s.last_cycle_end = c.cycle->last_end;
+  if (!c.config->benchmarks.empty() && c.cycle->next.time_since_epoch().count() != 0)
+    s.next_cycle = c.cycle->next;
+  storage::Outbox outbox(*c.store);
+  if (auto counts = outbox.counts()) {
+    s.outbox = std::move(*counts);
+    for (const auto& d : s.outbox) s.dead_letters += d.dead;
+  }
+  return s;
+}
+
+HttpResponse overview(const ApiContext& c, const HttpRequest& r, RowCache& cache) {
+  const auto query = web::parse_overview_query(r.query);
+  if (!query) return page(web::bad_request_page(query.error().message, web::LinkMode::Served));
+  const auto rows = key_rows(c, cache);
+  if (!rows) return failure(rows.error());
+  const auto status = daemon_status(c);
+  // What the page shows besides the rows: the query and the status.
+  std::string signature =
+      std::to_string(cache.generation) + "|" + query->environment + "|" + query->benchmark + "|" +
+      query->provider + "|" + (query->state ? std::string(web::to_string(*query->state)) : "") +
+      "|" + std::to_string(query->page) + "|" + std::to_string(status.cycles) + "|" +
+      std::to_string(status.cycle_errors) + "|" + (status.cycle_running ? "r" : "") + "|" +
+      std::to_string(c.cycle->last_end.time_since_epoch().count()) + "|" +
+      std::to_string(c.cycle->next.time_since_epoch().count()) + "|" + c.backend;
+  for (const auto& d : status.outbox) {
+    signature += "|" + d.destination + ":" + std::to_string(d.pending) + ":" +
+                 std::to_string(d.delivered) + ":" + std::to_string(d.dead);
+  }
+  if (signature != cache.page_signature) {
+    cache.page = web::render_overview(**rows, *query, &status, web::LinkMode::Served);
+    cache.page_signature = std::move(signature);
+  }
+  return html(200, cache.page);
+}
+
+// The key's replay, from the cache while the engine has not changed.
+core::Result<std::shared_ptr<const web::KeyReplay>> cached_replay(const ApiContext& c,
+                                                                  const std::string& ref,
+                                                                  RowCache& cache) {
+  const auto generation = c.engine->generation();
+  auto& replays = cache.replays;
+  for (auto it = replays.begin(); it != replays.end(); ++it) {
+    if (it->ref != ref) continue;
+    if (it->generation == generation) {
+      auto hit = *it;
+      replays.erase(it);
+      replays.push_back(hit);
+      return hit.replay;
+    }
+    replays.erase(it);
+    break;
+  }
+  auto replay = KW_TRY(web::replay_key(*c.store, ref, replay_options(c.engine->options())));
+  if (!replay) return std::shared_ptr<const web::KeyReplay>();
+  auto shared = std::make_shared<const web::KeyReplay>(std::move(*replay));
+  if (replays.size() >= RowCache::kReplays) replays.erase(replays.begin());
+  replays.push_back({generation, ref, shared});
+  return shared;
+}
+
+HttpResponse key_page(const ApiContext& c, const HttpRequest& r, RowCache& cache) {
+  const auto query = web::parse_key_query(r.query);
+  if (!query) return page(web::bad_request_page(query.error().message, web::LinkMode::Served));
+  const std::string& ref = r.params.at("ref");
+  const auto replay = cached_replay(c, ref, cache);
+  if (!replay) return failure(replay.error());
+  if (!*replay) {
+    return page(
+        web::not_found_page("No key with the reference \"" + ref + "\".", web::LinkMode::Served));
+  }
+  std::vector<storage::AlertRow> stored;
+  if (auto all = storage::AlertStore(*c.store).list(std::nullopt, 0)) {
+    for (auto& row : *all) {
+      if (row.key_id && *row.key_id == (*replay)->key_id) stored.push_back(std::move(row));
+    }
+  }
+  return html(200, web::render_key(**replay, stored, *query, web::LinkMode::Served));
+}
+
+HttpResponse alert_page(const ApiContext& c, const HttpRequest& r) {
+  if (!r.query.empty()) {
+    return page(
+        web::bad_request_page("an alert page takes no query parameters", web::LinkMode::Served));
+  }
+  const std::string& id = r.params.at("id");
+  const auto view = web::find_alert(*c.store, id, replay_options(c.engine->options()));
+  if (!view) return failure(view.error());
+  if (!*view) {
+    return page(web::not_found_page("No alert with the id \"" + id + "\".", web::LinkMode::Served));
+  }
+  return html(200, web::render_alert(**view, web::LinkMode::Served));
+}
+
+HttpResponse asset(std::string_view body, const char* type) {
+  auto response = HttpResponse::text(200, std::string(body), type);
+  response.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  response.headers.emplace_back("Cache-Control", "max-age=300");
+  return response;
+}
+
+}  // namespace
+
+std::vector<Route> make_dashboard_routes(std::function<ApiContext()> context) {
+  auto cache = std::make_shared<RowCache>();
+  return {
+      {"GET", "/", Access::Public,
+       [context, cache](const HttpRequest& r) { return overview(context(), r, *cache); }},
+      {"GET", "/keys/{ref}", Access::Public,
+       [context, cache](const HttpRequest& r) { return key_page(context(), r, *cache); }},
+      {"GET", "/alerts/{id}", Access::Public,
+       [context](const HttpRequest& r) { return alert_page(context(), r); }},
+      {"GET", "/assets/kw.css", Access::Public,
+       [](const HttpRequest&) { return asset(web::stylesheet(), "text/css; charset=utf-8"); }},
+      {"GET", "/assets/kw.js", Access::Public,
+       [](const HttpRequest&) { return asset(web::script(), "text/javascript; charset=utf-8"); }},
+  };
+}
+
+int run_report(const ReportOptions& options, std::ostream& out, std::ostream& err) {
+  auto store = storage::Connection::open(options.db, storage::OpenMode::ReadOnly);
+  if (!store) {
+    err << "kernelwatch report: " << store.error().message << '\n';
+    return 1;
+  }
+  const auto written = web::export_site(*store, replay_options(EngineOptions{}), options.out);
+  if (!written) {
+    err << "kernelwatch report: " << written.error().message << '\n';
+    return 1;
+  }
+  out << "wrote " << written->files << " files (" << written->keys << " keys, " << written->alerts
+      << " alerts) to " << options.out.string() << "; open "
+      << (options.out / "index.html").string() << '\n';
+  return 0;
+}
+
+}  // namespace kernelwatch::daemon
