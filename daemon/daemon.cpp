@@ -31,6 +31,7 @@
 #include "notifiers/worker.hpp"
 #include "runners/producer.hpp"
 #include "storage/outbox.hpp"
+#include "storage/run_store.hpp"
 
 namespace kernelwatch::daemon {
 namespace {
@@ -228,6 +229,10 @@ core::Status Daemon::start() {
   for (const auto& w : config_.warnings) log_.warning(w);
   log_.info("config " + config_.source + ": " + config::redacted_json(config_).dump());
   KW_TRY(engine_.rebuild());
+  // A stored row that cannot be read is left out of every query, never fatal: say which.
+  for (const auto& why : storage::RunStore(store_).unreadable()) {
+    log_.warning("skipping an unreadable stored run: " + why);
+  }
 
   HttpServerOptions http_options;
   http_options.host = config_.http.host;
