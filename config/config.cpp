@@ -10,11 +10,14 @@
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <optional>
+#include <set>
 #include <type_traits>
 #include <utility>
 
 #include "config/duration.hpp"
 #include "core/json_fields.hpp"
+#include "core/json_limits.hpp"
 #include "core/url.hpp"
 
 namespace kernelwatch::config {
@@ -128,12 +131,18 @@ Status read_number(const JsonField& field, double minimum, double maximum, Lower
 }
 
 // A duration string ("15m") of at least `minimum`.
+constexpr milliseconds kMaxDuration = std::chrono::days(365);
+
 Status read_duration(const JsonField& field, milliseconds minimum, milliseconds& out) {
   if (!field.present()) return {};
   const std::string text = KW_TRY(field.string("a duration string like \"15m\""));
   const milliseconds duration = KW_TRY(field.wrap(parse_duration(text)));
   if (duration < minimum) {
     return field.error(text + " is shorter than " + format_duration(minimum));
+  }
+  // Longer would overflow the timers (nanoseconds added to the clock); no schedule needs it.
+  if (duration > kMaxDuration) {
+    return field.error(text + " is longer than " + format_duration(kMaxDuration));
   }
   out = duration;
   return {};
@@ -963,11 +972,63 @@ void secret_json(json& object, const std::string& name, const std::string& value
 Result<Config> parse_config(std::string_view json_text, std::string_view source_name,
                             const Environment& environment, const std::filesystem::path& base_dir) {
   Reader reader(source_name, environment, base_dir);
+  if (const auto deep = core::json_depth_exceeded(json_text)) {
+    return core::fail(ErrorCode::ParseError,
+                      std::string(source_name) + ": line " +
+                          std::to_string(core::line_of_offset(json_text, *deep)) +
+                          ": nesting deeper than " + std::to_string(core::kMaxJsonDepth) +
+                          " levels of arrays and objects");
+  }
+  // A member named twice in one object is refused: which of the two was meant is a guess.
+  // Each open object's names so far, and the name each was opened under.
+  std::vector<std::pair<std::string, std::set<std::string>>> open_objects;
+  std::string last_key;
+  std::optional<std::string> duplicate;
+  const json::parser_callback_t check_keys = [&](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+        open_objects.emplace_back(std::exchange(last_key, std::string()), std::set<std::string>());
+        break;
+      case json::parse_event_t::object_end:
+        if (!open_objects.empty()) open_objects.pop_back();
+        break;
+      case json::parse_event_t::array_start:
+        last_key.clear();
+        break;
+      case json::parse_event_t::key: {
+        last_key = parsed.get<std::string>();
+        if (!open_objects.empty() && !open_objects.back().second.insert(last_key).second &&
+            !duplicate) {
+          std::string where;
+          for (const auto& [name, unused] : open_objects) {
+            if (!name.empty()) where += (where.empty() ? "" : ".") + name;
+          }
+          duplicate = shown(last_key) + " appears twice in " +
+                      (where.empty() ? std::string("the top-level object") : where);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    return true;
+  };
   json document;
   try {
-    document = json::parse(json_text);
+    document = json::parse(json_text, check_keys);
   } catch (const json::parse_error& error) {
     return core::fail(ErrorCode::ParseError, describe_parse_error(source_name, json_text, error));
+  } catch (const json::exception& error) {
+    // A number beyond a double (1e400) is out_of_range.406; no text of the input is echoed.
+    return core::fail(ErrorCode::ParseError,
+                      std::string(source_name) + ": " +
+                          (error.id == 406 ? std::string("a number is out of range (beyond a "
+                                                         "double, like 1e400)")
+                                           : std::string("malformed JSON")));
+  }
+  if (duplicate) {
+    return core::fail(ErrorCode::ParseError,
+                      std::string(source_name) + ": duplicate key: " + *duplicate);
   }
   try {
     return parse_document(reader, document, source_name);

@@ -71,11 +71,18 @@ void write_metadata(json& doc, const Metadata& metadata) {
   if (out.empty()) doc.erase("metadata");
 }
 
-// A count of ns: a number first (so a word is "expected a number"), then a non-negative integer.
+// A count of ns: a number first (so a word is "expected a number"), then a non-negative integer
+// read exactly (nlohmann's int64, uint64 or double, never through a double when it is an
+// integer) and at most kMaxLatencyNs, so that it is exact as a double too.
 Result<std::int64_t> nanoseconds(const JsonField& field) {
   KW_TRY(field.number());
   const auto ns = field.integer();
   if (!ns || *ns < 0) return field.error("expected a non-negative integer number of ns");
+  if (*ns > kMaxLatencyNs) {
+    return field.error(std::to_string(*ns) +
+                       " ns is over the largest latency kernelwatch stores (" +
+                       std::to_string(kMaxLatencyNs) + " ns, 2^53, about 104 days)");
+  }
   return *ns;
 }
 
@@ -99,6 +106,10 @@ Status parse_timing(const JsonField& spec, BenchmarkRun& run) {
   KW_TRY(latency.object());
   if (const JsonField median = latency["median"]; median.present() || passed) {
     run.median = std::chrono::nanoseconds{KW_TRY(nanoseconds(median))};
+    // A passed run with a median of 0 ns measured nothing.
+    if (passed && run.median->count() == 0) {
+      return median.error("a passed run's median must be at least 1 ns, got 0");
+    }
   }
   return {};
 }

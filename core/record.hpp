@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,6 +19,11 @@
 namespace kernelwatch::core {
 
 inline constexpr std::string_view kApiVersion = "kernelindex.dev/v1alpha1";
+
+// The largest latency a record may carry, in ns: 2^53 (about 104 days), the largest integer a
+// double holds exactly, so a median or a p20/p80 measurement never changes on its way through
+// the store. Larger values are refused, never wrapped.
+inline constexpr std::int64_t kMaxLatencyNs = std::int64_t{1} << 53;
 
 enum class RunStatus { Passed, Failed, Inconclusive };
 

@@ -22,23 +22,33 @@ bool read_int(std::string_view text, std::size_t pos, std::size_t width, int& ou
   return ec == std::errc() && ptr == text.data() + pos + width;
 }
 
+enum class DateTime { Ok, Malformed, OutOfRange };
+
 // Parses "YYYY-MM-DD?HH:MM:SS" where ? is `separator`; returns the time and the position after.
-bool parse_date_time(std::string_view text, char separator, Timestamp& out, std::size_t& end) {
+// A year outside [kFirstYear, kLastYear] is OutOfRange: its nanoseconds would not fit 64 bits.
+DateTime parse_date_time(std::string_view text, char separator, Timestamp& out, std::size_t& end) {
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   if (!read_int(text, 0, 4, year) || text.size() < 19 || text[4] != '-' ||
       !read_int(text, 5, 2, month) || text[7] != '-' || !read_int(text, 8, 2, day) ||
       (text[10] != separator && !(separator == 'T' && text[10] == 't')) ||
       !read_int(text, 11, 2, hour) || text[13] != ':' || !read_int(text, 14, 2, minute) ||
       text[16] != ':' || !read_int(text, 17, 2, second)) {
-    return false;
+    return DateTime::Malformed;
   }
   const std::chrono::year_month_day date{std::chrono::year{year},
                                          std::chrono::month{static_cast<unsigned>(month)},
                                          std::chrono::day{static_cast<unsigned>(day)}};
-  if (!date.ok() || hour > 23 || minute > 59 || second > 60) return false;
+  if (!date.ok() || hour > 23 || minute > 59 || second > 60) return DateTime::Malformed;
+  if (year < kFirstYear || year > kLastYear) return DateTime::OutOfRange;
   out = Timestamp{std::chrono::sys_days{date}} + hours{hour} + minutes{minute} + seconds{second};
   end = 19;
-  return true;
+  return DateTime::Ok;
+}
+
+tl::unexpected<Error> out_of_range(std::string_view text) {
+  return fail(ErrorCode::ParseError, "timestamp \"" + std::string(text) +
+                                         "\" is outside the years " + std::to_string(kFirstYear) +
+                                         " to " + std::to_string(kLastYear));
 }
 
 }  // namespace
@@ -46,7 +56,9 @@ bool parse_date_time(std::string_view text, char separator, Timestamp& out, std:
 Result<Timestamp> parse_timestamp(std::string_view text) {
   Timestamp t;
   std::size_t pos = 0;
-  if (!parse_date_time(text, 'T', t, pos)) {
+  const DateTime parsed = parse_date_time(text, 'T', t, pos);
+  if (parsed == DateTime::OutOfRange) return out_of_range(text);
+  if (parsed != DateTime::Ok) {
     return fail(ErrorCode::ParseError, "timestamp \"" + std::string(text) +
                                            "\" is not RFC 3339 (like 2025-07-17T18:18:16.000Z)");
   }
@@ -83,7 +95,10 @@ Result<Timestamp> parse_timestamp(std::string_view text) {
 Result<Timestamp> parse_naive_timestamp(std::string_view text) {
   Timestamp t;
   std::size_t pos = 0;
-  if (text.size() != 19 || !parse_date_time(text, ' ', t, pos)) {
+  const DateTime parsed =
+      text.size() == 19 ? parse_date_time(text, ' ', t, pos) : DateTime::Malformed;
+  if (parsed == DateTime::OutOfRange) return out_of_range(text);
+  if (parsed != DateTime::Ok) {
     return fail(ErrorCode::ParseError,
                 "timestamp \"" + std::string(text) + "\" is not of the form 2025-07-17 18:18:16");
   }

@@ -13,6 +13,15 @@ namespace kernelwatch::core {
 
 using Timestamp = std::chrono::sys_time<std::chrono::nanoseconds>;
 
+// The range of a Timestamp that parse_timestamp accepts: whole years inside what 64-bit
+// nanoseconds hold (1677-09-21 to 2262-04-11). Anything outside is refused, never wrapped.
+inline constexpr int kFirstYear = 1678;
+inline constexpr int kLastYear = 2261;
+
+// How far after the receiver's clock a run's observedAt may be (clock skew between hosts); a run
+// dated later is refused.
+inline constexpr std::chrono::minutes kFutureTolerance{5};
+
 // Accepts "2025-07-17T18:18:16Z", fractional seconds up to 9 digits, and "+HH:MM" offsets.
 [[nodiscard]] Result<Timestamp> parse_timestamp(std::string_view text);
 

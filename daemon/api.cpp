@@ -6,6 +6,7 @@
 
 #include "core/json_fields.hpp"
 #include "core/key.hpp"
+#include "core/record_batch.hpp"
 #include "daemon/clock.hpp"
 #include "daemon/dashboard.hpp"
 #include "daemon/metrics.hpp"
@@ -224,35 +225,19 @@ HttpResponse alerts(const ApiContext& c, const HttpRequest& r) {
 }
 
 HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
-  const json body = json::parse(r.body, nullptr, false);
-  if (body.is_discarded()) return HttpResponse::error(400, "body is not JSON");
-  if (!body.is_object() && !body.is_array()) {
-    return HttpResponse::error(400, "body must be a kernelindex record or an array of them");
-  }
-  const json items = body.is_array() ? body : json::array({body});
-  if (items.empty()) return HttpResponse::error(400, "empty array: no records");
   // Every record is checked before the first is stored: a bad one stores nothing.
-  std::vector<core::Record> records;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    auto record = core::parse_record(items[i]);
-    if (!record)
-      return HttpResponse::error(400,
-                                 "record " + std::to_string(i) + ": " + record.error().message);
-    if (auto key = core::key_of(*record); !key) {
-      return HttpResponse::error(400, "record " + std::to_string(i) + ": " + key.error().message);
-    }
-    records.push_back(std::move(*record));
-  }
+  auto batch = core::parse_record_batch(r.body, wall_now());
+  if (!batch) return HttpResponse::error(400, batch.error().message);
+  const std::vector<core::Record>& records = *batch;
   json results = json::array();
   std::size_t stored = 0;
   std::size_t duplicates = 0;
-  for (const auto& record : records) {
-    auto processed = c.engine->process(record, wall_now());
-    if (!processed) {
-      // What was stored before the failure keeps its alerts: decide and send them.
-      if (stored > 0 && c.flush && !c.cycle->running) (void)c.flush();
-      return internal(processed.error());
-    }
+  // One batch is one transaction: a failure (a full disk) stores none of it.
+  auto batch_processed = c.engine->process_batch(records, wall_now());
+  if (!batch_processed) return internal(batch_processed.error());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const core::Record& record = records[i];
+    const Processed* processed = &(*batch_processed)[i];
     c.cycle->count_run(record.run.status, record.run.median.value_or(std::chrono::nanoseconds{0}));
     (processed->duplicate ? duplicates : stored) += 1;
     results.push_back({{"externalId", record.run.source_native.external_id},

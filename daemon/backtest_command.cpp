@@ -41,6 +41,9 @@ int run_backtest(const BacktestCommandOptions& options, std::ostream& out, std::
     err << "kernelwatch backtest: " << streamed.error().message << '\n';
     return 1;
   }
+  for (const auto& why : runs.unreadable()) {
+    err << "kernelwatch backtest: skipped an unreadable stored run: " << why << '\n';
+  }
   const auto alerts = replay.finish();
   if (options.format == OutputFormat::Json) {
     out << detectors::to_json(alerts).dump(2) << '\n';

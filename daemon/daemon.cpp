@@ -35,6 +35,7 @@
 #include "notifiers/worker.hpp"
 #include "runners/producer.hpp"
 #include "storage/outbox.hpp"
+#include "storage/run_store.hpp"
 
 namespace kernelwatch::daemon {
 namespace {
@@ -263,6 +264,10 @@ core::Status Daemon::start() {
   log_.info("config " + config_.source + ": " + config::redacted_json(config_).dump());
   KW_TRY(engine_.rebuild());
   release_free_memory();
+  // A stored row that cannot be read is left out of every query, never fatal: say which.
+  for (const auto& why : storage::RunStore(store_).unreadable()) {
+    log_.warning("skipping an unreadable stored run: " + why);
+  }
 
   HttpServerOptions http_options;
   http_options.host = config_.http.host;

@@ -41,25 +41,39 @@ core::Status Engine::store_events(Transaction& tx, const std::vector<detectors::
 }
 
 core::Result<Processed> Engine::process(const core::Record& record, core::Timestamp now) {
+  auto processed = process_batch(std::span<const core::Record>(&record, 1), now);
+  if (!processed) return tl::unexpected(processed.error());
+  return std::move(processed->front());
+}
+
+core::Result<std::vector<Processed>> Engine::process_batch(std::span<const core::Record> records,
+                                                           core::Timestamp now) {
   ++generation_;
-  auto processed = process_run(record, now);
-  // An error after the detectors saw the run rolled the database back: make them match what
-  // is stored again, or the run's alert would be remembered as fired and never written.
+  const auto store_all = [&]() -> core::Result<std::vector<Processed>> {
+    auto tx = KW_TRY(store_->begin());
+    std::vector<Processed> out;
+    out.reserve(records.size());
+    for (const auto& record : records) out.push_back(KW_TRY(process_run(tx, record, now)));
+    KW_TRY(tx.commit());
+    return out;
+  };
+  auto processed = store_all();
+  // An error after the detectors saw a run rolled the whole batch back: make them match what
+  // is stored again, or a run's alert would be remembered as fired and never written.
   if (!processed) (void)rebuild();
   return processed;
 }
 
-core::Result<Processed> Engine::process_run(const core::Record& record, core::Timestamp now) {
+core::Result<Processed> Engine::process_run(Transaction& tx, const core::Record& record,
+                                            core::Timestamp now) {
   const auto key = KW_TRY(core::key_of(record));
   Processed processed;
   processed.key_display = key.display();
   processed.key_digest = key.digest();
-  auto tx = KW_TRY(store_->begin());
   storage::RunStore runs(*store_);
   const auto inserted = KW_TRY(runs.insert_run(tx, record, ""));
   if (inserted.outcome == storage::InsertOutcome::Duplicate) {
     processed.duplicate = true;
-    KW_TRY(tx.commit());
     return processed;
   }
   KW_TRY(runs.mark_judged(tx, inserted.key_id, record.run.observed_at));
@@ -73,7 +87,6 @@ core::Result<Processed> Engine::process_run(const core::Record& record, core::Ti
   const auto* view = watch_.find(labels.identity());
   if (view != nullptr && view->last_run && observation.observed_at <= view->last_run->observed_at) {
     processed.verdict.explanation = "stored; older than the key's newest run, so not judged";
-    KW_TRY(tx.commit());
     return processed;
   }
   const auto step =
@@ -89,7 +102,6 @@ core::Result<Processed> Engine::process_run(const core::Record& record, core::Ti
       processed.resolved.push_back(event.alert.id);
   }
   KW_TRY(store_events(tx, step.events, now));
-  KW_TRY(tx.commit());
   return processed;
 }
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,10 @@ class Engine {
   [[nodiscard]] core::Status rebuild();
   // Stores and judges one run. A run older than its key's newest is stored, not judged.
   [[nodiscard]] core::Result<Processed> process(const core::Record& record, core::Timestamp now);
+  // process() for each record, in order, in ONE transaction: an error (a full disk) stores none
+  // of them.
+  [[nodiscard]] core::Result<std::vector<Processed>> process_batch(
+      std::span<const core::Record> records, core::Timestamp now);
   // Ends a cycle: the held steps become the keys' alerts or environment incidents, stored.
   [[nodiscard]] core::Result<CycleClose> close_cycle(core::Timestamp now);
   // close_cycle(), then queues every notice the alert rows say is due (detectors::notice_due)
@@ -111,7 +116,7 @@ class Engine {
  private:
   using Transaction = storage::Transaction;
 
-  [[nodiscard]] core::Result<Processed> process_run(const core::Record& record,
+  [[nodiscard]] core::Result<Processed> process_run(Transaction& tx, const core::Record& record,
                                                     core::Timestamp now);
   [[nodiscard]] core::Status store_events(Transaction& tx,
                                           const std::vector<detectors::AlertEvent>& events,

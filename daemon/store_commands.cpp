@@ -64,8 +64,13 @@ int run_import(const ImportOptions& options, std::ostream& out, std::ostream& er
       *store, options.inputs,
       options.skip_invalid ? storage::InvalidPolicy::Skip : storage::InvalidPolicy::Abort);
   if (!report) {
-    err << "kernelwatch import: " << report.error().message << '\n'
-        << "kernelwatch import: nothing was imported (use --skip-invalid to import the rest)\n";
+    err << "kernelwatch import: " << report.error().message << '\n';
+    // --skip-invalid helps with bad input only; a failing database or disk is not skipped.
+    const auto code = report.error().code;
+    const bool bad_input = code == core::ErrorCode::ParseError;
+    err << "kernelwatch import: nothing was imported"
+        << (bad_input && !options.skip_invalid ? " (use --skip-invalid to import the rest)" : "")
+        << '\n';
     return 1;
   }
   created.keep();
@@ -120,6 +125,9 @@ int run_history(const HistoryOptions& options, std::ostream& out, std::ostream& 
   if (!runs) {
     err << "kernelwatch history: " << runs.error().message << '\n';
     return 1;
+  }
+  for (const auto& why : storage::RunStore(*store).unreadable()) {
+    err << "kernelwatch history: skipped an unreadable stored run: " << why << '\n';
   }
   if (options.format == OutputFormat::Json) {
     json array = json::array();

@@ -8,6 +8,8 @@
 #include <system_error>
 
 #include "core/digest.hpp"
+#include "core/json_limits.hpp"
+#include "core/record.hpp"
 #include "runners/child_process.hpp"
 #include "storage/liger_csv.hpp"
 
@@ -47,10 +49,12 @@ struct CaseResult {
 // Checks one output line against the case it answers; the reason when it is not a valid result.
 CaseResult parse_line(std::string_view line, const json& requested) {
   CaseResult r;
-  const json value = json::parse(line, nullptr, false);
+  // The same limits as every JSON input (depth, numbers beyond a double); never throws.
+  auto parsed = core::parse_json_text(line);
+  const json value = parsed ? std::move(*parsed) : json(json::value_t::discarded);
   const auto malformed = [&](const std::string& why) {
     CaseResult f;
-    std::string shown(line.substr(0, 120));
+    const std::string shown = core::utf8_prefix(line, 120);
     f.reason = "malformed runner output (" + why + "): " + shown;
     return f;
   };
@@ -58,7 +62,7 @@ CaseResult parse_line(std::string_view line, const json& requested) {
                                line.find("Infinity") != std::string_view::npos)) {
     // Python's json writes NaN and Infinity, which JSON does not have.
     CaseResult f;
-    f.reason = "NaN, infinite or non-positive time: " + std::string(line.substr(0, 200));
+    f.reason = "NaN, infinite or non-positive time: " + core::utf8_prefix(line, 200);
     return f;
   }
   if (value.is_discarded() || !value.is_object()) return malformed("not a JSON object");
@@ -83,13 +87,16 @@ CaseResult parse_line(std::string_view line, const json& requested) {
     if (it == ms->end() || !it->is_number()) return malformed(std::string("no ms.") + names[i]);
     *slots[i] = it->get<double>();
   }
-  if (!(std::isfinite(r.p50) && std::isfinite(r.p20) && std::isfinite(r.p80) && r.p50 > 0 &&
-        r.p20 > 0 && r.p80 > 0)) {
+  // In integer ns each time must be at least 1 and at most what a record carries (2^53 ns).
+  const auto storable = [](double ms) {
+    return std::isfinite(ms) && ms * 1e6 >= 0.5 && ms * 1e6 <= double(core::kMaxLatencyNs);
+  };
+  if (!(storable(r.p50) && storable(r.p20) && storable(r.p80))) {
     CaseResult f;
     char buffer[160];
     std::snprintf(buffer, sizeof buffer,
-                  "NaN, infinite or non-positive time: p50=%g p20=%g p80=%g ms", r.p50, r.p20,
-                  r.p80);
+                  "NaN, infinite or non-positive time (or over 2^53 ns): p50=%g p20=%g p80=%g ms",
+                  r.p50, r.p20, r.p80);
     f.reason = buffer;
     return f;
   }

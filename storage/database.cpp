@@ -1,5 +1,8 @@
 #include "storage/detail/database.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace kernelwatch::storage {
 namespace {
 
@@ -141,6 +144,12 @@ Statement::Handle::~Handle() {
 }
 
 Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& path, OpenMode mode) {
+  if (mode == OpenMode::Create && path != ":memory:") {
+    // A new database is created 0600 whatever the umask (it holds alert history and the
+    // outbox's payloads); SQLite gives its -wal and -shm files the same mode.
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) ::close(fd);
+  }
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &raw, open_flags(mode), nullptr);
   std::unique_ptr<Database> db(new Database(path, raw));

@@ -1,5 +1,7 @@
 #include "storage/importer.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -72,11 +74,26 @@ Result<std::string> read_text(const std::filesystem::path& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return core::fail(ErrorCode::NotFound, path.string() + ": cannot open for reading");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  // Read once into a buffer of the file's size (no second copy), at most kMaxInputBytes + 1
+  // whatever the size said: a file that grows while read is still capped.
+  std::string text;
+  const std::uintmax_t expected = std::filesystem::file_size(path, ec);
+  if (!ec) text.reserve(static_cast<std::size_t>(std::min(expected, kMaxInputBytes)));
+  std::size_t size = 0;
+  std::array<char, 1 << 16> chunk{};
+  while (in) {
+    in.read(chunk.data(), chunk.size());
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    if (size + got > kMaxInputBytes) {
+      return core::fail(ErrorCode::InvalidArgument, path.string() + ": is over 1 GiB; split it");
+    }
+    text.append(chunk.data(), got);
+    size += got;
+  }
   if (in.bad()) return core::fail(ErrorCode::IoError, path.string() + ": read failed");
-  if (gzipped(path)) return gunzip(buffer.str(), path);
-  return buffer.str();
+  if (gzipped(path)) return gunzip(text, path);
+  return text;
 }
 
 }  // namespace
@@ -129,9 +146,21 @@ Result<std::vector<ParsedFile>> read_all(std::span<const std::filesystem::path> 
 }
 
 // Stores one parsed item inside the import's transaction and counts it.
-Status store_item(RunStore& runs, Transaction& tx, const SourceItem& item, const std::string& where,
-                  InvalidPolicy policy, ImportReport& report) {
+Status store_item(RunStore& runs, Transaction& tx, const SourceItem& given,
+                  const std::string& where, InvalidPolicy policy, core::Timestamp now,
+                  ImportReport& report) {
   ++report.read;
+  const SourceItem* checked = &given;
+  SourceItem future;
+  if (given.kind == ItemKind::Run && given.record.run.observed_at > now + core::kFutureTolerance) {
+    future.line = given.line;
+    future.kind = ItemKind::Invalid;
+    future.reason = "run.spec.observedAt " + core::format_timestamp(given.record.run.observed_at) +
+                    " is more than " + std::to_string(core::kFutureTolerance.count()) +
+                    " minutes after this machine's clock (" + core::format_timestamp(now) + ")";
+    checked = &future;
+  }
+  const SourceItem& item = *checked;
   switch (item.kind) {
     case ItemKind::Skipped:
       ++report.skipped;
@@ -166,7 +195,7 @@ Status store_item(RunStore& runs, Transaction& tx, const SourceItem& item, const
 
 Result<ImportReport> import_files(Connection& connection,
                                   std::span<const std::filesystem::path> paths,
-                                  InvalidPolicy policy, SourceFormat format) {
+                                  InvalidPolicy policy, SourceFormat format, core::Timestamp now) {
   ImportReport report;
   // Every file is read and parsed before the transaction starts: a bad file costs no lock time.
   const std::vector<ParsedFile> parsed = KW_TRY(read_all(paths, policy, format, report));
@@ -174,8 +203,8 @@ Result<ImportReport> import_files(Connection& connection,
   auto tx = KW_TRY(connection.begin());  // rolled back by every early return
   for (const auto& file : parsed) {
     for (const auto& item : file.items) {
-      KW_TRY(
-          store_item(runs, tx, item, file.name + ":" + std::to_string(item.line), policy, report));
+      KW_TRY(store_item(runs, tx, item, file.name + ":" + std::to_string(item.line), policy, now,
+                        report));
     }
   }
   KW_TRY(tx.commit());

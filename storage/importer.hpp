@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/time.hpp"
 #include "storage/connection.hpp"
 
 namespace kernelwatch::storage {
@@ -29,10 +30,10 @@ struct ImportReport {
 [[nodiscard]] SourceFormat detect_format(const std::filesystem::path& path, std::string_view text);
 
 // On Abort, the first invalid record fails the whole import with "FILE:LINE: why" and the
-// database is unchanged.
-[[nodiscard]] Result<ImportReport> import_files(Connection& connection,
-                                                std::span<const std::filesystem::path> paths,
-                                                InvalidPolicy policy,
-                                                SourceFormat format = SourceFormat::Auto);
+// database is unchanged. A run dated more than core::kFutureTolerance after `now` is invalid:
+// as its key's newest run it would keep every later run from being judged.
+[[nodiscard]] Result<ImportReport> import_files(
+    Connection& connection, std::span<const std::filesystem::path> paths, InvalidPolicy policy,
+    SourceFormat format = SourceFormat::Auto, core::Timestamp now = core::Timestamp::clock::now());
 
 }  // namespace kernelwatch::storage

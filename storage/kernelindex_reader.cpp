@@ -5,15 +5,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_limits.hpp"
+
 namespace kernelwatch::storage {
 namespace {
 
 using nlohmann::json;
 
 std::size_t line_at(std::string_view text, std::size_t offset) {
-  offset = std::min(offset, text.size());
-  return 1 + static_cast<std::size_t>(std::count(
-                 text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+  return core::line_of_offset(text, offset);
 }
 
 // Byte offsets where each element of the top-level array starts. The text must be valid JSON
@@ -61,12 +61,8 @@ std::vector<std::size_t> array_element_offsets(std::string_view text) {
   return offsets;
 }
 
-std::string parse_error_text(const json::parse_error& e) {
-  // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ..." ->
-  // "syntax error ..."
-  std::string what = e.what();
-  if (const auto pos = what.find(": "); pos != std::string::npos) what = what.substr(pos + 2);
-  return "malformed JSON: " + what;
+std::string parse_error_text(const core::JsonTextError& e) {
+  return "malformed JSON: " + e.message;
 }
 
 SourceItem to_item(const json& value, std::size_t line) {
@@ -94,10 +90,11 @@ SourceItem invalid(std::size_t line, std::string reason) {
 
 std::vector<SourceItem> read_kernelindex(std::string_view text) {
   std::vector<SourceItem> items;
-  json whole;
-  try {
-    whole = json::parse(text);
-  } catch (const json::parse_error& whole_error) {
+  // Nesting deeper than any record has is refused before anything parses it (the whole text,
+  // then each line of JSON Lines).
+  auto parsed = core::parse_json_text(text);
+  if (!parsed) {
+    const core::JsonTextError& whole_error = parsed.error();
     // JSON Lines: the first non-empty line must parse as an object on its own.
     std::size_t start = 0;
     std::size_t line = 1;
@@ -107,14 +104,13 @@ std::vector<SourceItem> read_kernelindex(std::string_view text) {
       if (end == std::string_view::npos) end = text.size();
       const std::string_view row = text.substr(start, end - start);
       if (row.find_first_not_of(" \t\r") != std::string_view::npos) {
-        try {
-          items.push_back(to_item(json::parse(row), line));
-        } catch (const json::parse_error& e) {
-          if (first) {
-            return {invalid(line_at(text, whole_error.byte == 0 ? 0 : whole_error.byte - 1),
-                            parse_error_text(whole_error))};
-          }
-          items.push_back(invalid(line, parse_error_text(e)));
+        auto value = core::parse_json_text(row);
+        if (value) {
+          items.push_back(to_item(*value, line));
+        } else {
+          if (first)
+            return {invalid(line_at(text, whole_error.byte), parse_error_text(whole_error))};
+          items.push_back(invalid(line, parse_error_text(value.error())));
         }
         first = false;
       }
@@ -124,6 +120,7 @@ std::vector<SourceItem> read_kernelindex(std::string_view text) {
     if (items.empty()) items.push_back(invalid(1, "no records (the file is empty)"));
     return items;
   }
+  const json& whole = *parsed;
   if (whole.is_array()) {
     const auto offsets = array_element_offsets(text);
     for (std::size_t i = 0; i < whole.size(); ++i) {

@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/digest.hpp"
+#include "core/json_limits.hpp"
 #include "core/key.hpp"
+#include "core/record.hpp"
 
 namespace kernelwatch::storage {
 namespace {
@@ -199,8 +201,12 @@ core::Result<core::Workload> generic_workload(std::string_view x_name, const std
 core::Result<core::Workload> liger_workload(std::string_view kernel, std::string_view x_name,
                                             const std::string& x_value,
                                             const std::string& config_text) {
-  const json config = json::parse(config_text, nullptr, false);
-  if (config.is_discarded() || !config.is_object()) {
+  const auto parsed = core::parse_json_text(config_text);
+  if (!parsed) {
+    return bad("extra_benchmark_config_str is not a JSON object: " + parsed.error().message);
+  }
+  const json& config = *parsed;
+  if (!config.is_object()) {
     return bad("extra_benchmark_config_str is not a JSON object: " + config_text);
   }
   std::optional<core::DType> given_dtype;
@@ -244,6 +250,11 @@ core::Result<std::array<double, 3>> latencies_ms(const RowReader& row) {
     if (!value || *value <= 0) {
       return bad(std::string(value_columns[i]) + " \"" + row[value_columns[i]] +
                  "\" is not a positive number of ms");
+    }
+    // In integer ns: at least 1, at most what a record may carry (2^53 ns).
+    if (*value * 1e6 < 0.5 || *value * 1e6 > static_cast<double>(core::kMaxLatencyNs)) {
+      return bad(std::string(value_columns[i]) + " \"" + row[value_columns[i]] +
+                 "\" ms is outside 1 ns to 2^53 ns");
     }
     ms[i] = *value;
   }
@@ -403,10 +414,17 @@ core::Result<std::vector<CsvRow>> parse_csv(std::string_view text) {
 
 core::Result<std::vector<SourceItem>> read_liger_csv(std::string_view text,
                                                      std::string_view file_name) {
+  // A UTF-8 byte-order mark (Excel writes one) is not part of the first column's name.
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   const std::vector<CsvRow> rows = KW_TRY(parse_csv(text));
   if (rows.empty())
     return core::fail(ErrorCode::ParseError, "1: empty file, expected a header row");
   const CsvRow& header = rows.front();
+  if (!std::all_of(header.fields.begin(), header.fields.end(),
+                   [](const std::string& f) { return core::valid_utf8(f); })) {
+    return core::fail(ErrorCode::ParseError,
+                      std::to_string(header.line) + ": the header is not valid UTF-8");
+  }
   std::map<std::string, std::size_t> columns;
   for (std::size_t i = 0; i < header.fields.size(); ++i) columns.emplace(header.fields[i], i);
   for (const char* name : kRequired) {
@@ -421,6 +439,21 @@ core::Result<std::vector<SourceItem>> read_liger_csv(std::string_view text,
     const CsvRow& row = rows[r];
     SourceItem item;
     item.line = row.line;
+    // Text that is not UTF-8 cannot enter a JSON record: the row is invalid, the import goes on.
+    if (const auto bad_field =
+            std::find_if(row.fields.begin(), row.fields.end(),
+                         [](const std::string& f) { return !core::valid_utf8(f); });
+        bad_field != row.fields.end()) {
+      const auto column = static_cast<std::size_t>(bad_field - row.fields.begin());
+      item.kind = ItemKind::Invalid;
+      item.reason = "column " + std::to_string(column + 1) +
+                    (column < header.fields.size() && core::valid_utf8(header.fields[column])
+                         ? " (" + header.fields[column] + ")"
+                         : std::string()) +
+                    " is not valid UTF-8";
+      items.push_back(std::move(item));
+      continue;
+    }
     if (row.fields.size() != header.fields.size()) {
       item.kind = ItemKind::Invalid;
       item.reason = "expected " + std::to_string(header.fields.size()) + " columns, got " +

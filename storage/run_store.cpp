@@ -1,6 +1,8 @@
 #include "storage/run_store.hpp"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <tuple>
 
 #include "core/digest.hpp"
@@ -209,8 +211,38 @@ Result<StoredRun> read_run(const Statement& stmt, const std::filesystem::path& p
   return run;
 }
 
+// Rows that cannot be read (a record that no longer parses, a column out of range), per database
+// file: each is skipped with its reason, never fatal, so no stored row can stop the daemon from
+// starting or a query from answering.
+std::mutex unreadable_mutex;
+std::map<std::string, std::map<std::int64_t, std::string>>& unreadable_rows() {
+  static std::map<std::string, std::map<std::int64_t, std::string>> rows;
+  return rows;
+}
+
+void note_unreadable(const std::filesystem::path& path, std::int64_t id, std::string why) {
+  const std::lock_guard lock(unreadable_mutex);
+  unreadable_rows()[path.string()].try_emplace(id, std::move(why));
+}
+
+// Every readable row; an unreadable one is noted and left out.
 Result<std::vector<StoredRun>> collect_runs(const Database& db, Statement& stmt) {
-  return collect(stmt, [&](const Statement& s) { return read_run(s, db.path()); });
+  std::vector<StoredRun> out;
+  while (KW_TRY(stmt.step())) {
+    auto run = read_run(stmt, db.path());
+    if (!run) {
+      note_unreadable(db.path(), stmt.column_int(0), run.error().message);
+      continue;
+    }
+    out.push_back(std::move(*run));
+  }
+  return out;
+}
+
+bool latency_column_ok(const Statement& s, int column) {
+  if (s.column_is_null(column)) return true;
+  const std::int64_t ns = s.column_int(column);
+  return ns >= 0 && ns <= core::kMaxLatencyNs;
 }
 
 KeySummary read_summary(const Statement& s) {
@@ -291,7 +323,7 @@ constexpr const char* kSummaryColumns =
     "SELECT r.key_id, r.observed_at_ns, r.status, r.median_ns, r.p20_ns, r.p80_ns, "
     "coalesce(nullif(r.external_id, ''), json_extract(r.record, '$.run.metadata.name'), ''), "
     "coalesce(i.version, ''), coalesce(r.implementation_digest, ''), r.software, "
-    "coalesce(r.status_reason, ''), r.settled, coalesce(r.source, '') "
+    "coalesce(r.status_reason, ''), r.settled, coalesce(r.source, ''), r.id "
     "FROM runs r LEFT JOIN implementations i ON i.id = r.implementation_id ";
 
 Status visit_summaries(const Database& db, Statement& stmt,
@@ -309,9 +341,16 @@ Status visit_summaries(const Database& db, Statement& stmt,
     run.observed_at = s.column_timestamp(1);
     auto status = core::parse_run_status(s.column_text(2));
     if (!status) {
-      return core::fail(ErrorCode::NotADatabase, db.path().string() + ": a run of key " +
-                                                     std::to_string(run.key_id) + ": " +
-                                                     status.error().message);
+      note_unreadable(db.path(), s.column_int(13),
+                      db.path().string() + ": run " + std::to_string(s.column_int(13)) + ": " +
+                          status.error().message);
+      continue;
+    }
+    if (!latency_column_ok(s, 3) || !latency_column_ok(s, 4) || !latency_column_ok(s, 5)) {
+      note_unreadable(db.path(), s.column_int(13),
+                      db.path().string() + ": run " + std::to_string(s.column_int(13)) +
+                          ": a stored latency is negative or over 2^53 ns");
+      continue;
     }
     run.status = *status;
     run.median = optional_ns(s, 3);
@@ -400,6 +439,15 @@ Status RunStore::close_judged_cycles(Transaction& tx) {
   KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
   auto stmt = KW_TRY(db_->statement("UPDATE runs SET settled = 1 WHERE settled = 0"));
   return stmt->run();
+}
+
+std::vector<std::string> RunStore::unreadable() const {
+  const std::lock_guard lock(unreadable_mutex);
+  std::vector<std::string> out;
+  const auto it = unreadable_rows().find(db_->path().string());
+  if (it == unreadable_rows().end()) return out;
+  for (const auto& [id, why] : it->second) out.push_back(why);
+  return out;
 }
 
 Result<std::int64_t> RunStore::run_count() const {

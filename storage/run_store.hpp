@@ -121,6 +121,10 @@ class RunStore {
   [[nodiscard]] Result<std::vector<RunSummary>> key_summaries(std::int64_t key_id,
                                                               std::size_t newest = 0) const;
   [[nodiscard]] Result<std::int64_t> run_count() const;
+  // The stored rows of this database file that this process could not read, each with why
+  // ("FILE: run 12: ..."). Every query skips them instead of failing: no stored row can stop
+  // the daemon from starting or an answer from being given.
+  [[nodiscard]] std::vector<std::string> unreadable() const;
   // The id of the key with this digest (ComparabilityKey::digest()); nullopt when not stored.
   [[nodiscard]] Result<std::optional<std::int64_t>> find_key(std::string_view key_digest) const;
   // The canonical digest a source digest is an alias of ("" when unknown).

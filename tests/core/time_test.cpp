@@ -51,5 +51,23 @@ TEST(FormatLatency, FourSignificantDigitsInAReadableUnit) {
   EXPECT_EQ(format_latency(-1'500'000.0), "-1.500 ms");  // a drift's slope may fall
 }
 
+// 64-bit nanoseconds hold 1677-09-21 to 2262-04-11: whole years inside are accepted and read
+// back exactly; anything outside is refused, never wrapped (9999-12-31 once became 1816-03-29).
+TEST(Time, TimestampsOutsideTheRepresentableYearsAreRefused) {
+  for (const char* text : {"1678-01-01T00:00:00.000Z", "2261-12-31T23:59:59.999999999Z"}) {
+    const auto t = parse_timestamp(text);
+    ASSERT_TRUE(t.has_value()) << text;
+    EXPECT_EQ(format_timestamp(*t), text);
+  }
+  for (const char* text : {"9999-12-31T00:00:00Z", "2262-01-01T00:00:00Z", "1677-12-31T23:59:59Z",
+                           "0000-01-01T00:00:00Z"}) {
+    const auto t = parse_timestamp(text);
+    ASSERT_FALSE(t.has_value()) << text << " -> " << format_timestamp(*t);
+    EXPECT_NE(t.error().message.find("outside the years 1678 to 2261"), std::string::npos);
+  }
+  EXPECT_FALSE(parse_naive_timestamp("9999-12-31 00:00:00").has_value());
+  EXPECT_TRUE(parse_naive_timestamp("2261-12-31 23:59:59").has_value());
+}
+
 }  // namespace
 }  // namespace kernelwatch::core

@@ -1,0 +1,48 @@
+#include "core/record_batch.hpp"
+
+#include "core/json_limits.hpp"
+#include "core/key.hpp"
+
+namespace kernelwatch::core {
+
+Result<std::vector<Record>> parse_record_batch(std::string_view body, Timestamp now) {
+  using nlohmann::json;
+  auto parsed = parse_json_text(body);
+  if (!parsed) {
+    return fail(ErrorCode::ParseError, "body is not JSON (byte " +
+                                           std::to_string(parsed.error().byte + 1) +
+                                           "): " + parsed.error().message);
+  }
+  const json& body_json = *parsed;
+  if (!body_json.is_object() && !body_json.is_array()) {
+    return fail(ErrorCode::ParseError, "body must be a kernelindex record or an array of them");
+  }
+  const json items = body_json.is_array() ? body_json : json::array({body_json});
+  if (items.empty()) return fail(ErrorCode::ParseError, "empty array: no records");
+  if (items.size() > kMaxBatchRecords) {
+    return fail(ErrorCode::ParseError, std::to_string(items.size()) + " records: at most " +
+                                           std::to_string(kMaxBatchRecords) + " per request");
+  }
+  std::vector<Record> records;
+  records.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string where = "record " + std::to_string(i) + ": ";
+    auto record = parse_record(items[i]);
+    if (!record) return fail(ErrorCode::ParseError, where + record.error().message);
+    if (auto key = key_of(*record); !key) {
+      return fail(ErrorCode::ParseError, where + key.error().message);
+    }
+    // A run dated in the future would be its key's newest until that date: every run posted
+    // before then would be stored and never judged. Beyond a small clock skew it is refused.
+    if (record->run.observed_at > now + kFutureTolerance) {
+      return fail(ErrorCode::ParseError,
+                  where + "run.spec.observedAt " + format_timestamp(record->run.observed_at) +
+                      " is more than " + std::to_string(kFutureTolerance.count()) +
+                      " minutes after the receiver's clock (" + format_timestamp(now) + ")");
+    }
+    records.push_back(std::move(*record));
+  }
+  return records;
+}
+
+}  // namespace kernelwatch::core
