@@ -29,6 +29,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/alert.hpp"
 #include "core/digest.hpp"
 #include "core/time.hpp"
 #include "tests/notifiers/support/spawn.hpp"
@@ -802,27 +803,14 @@ TEST(DaemonE2E, ARestartNeverRemindsEarlyAndEachAlertIsRemindedOnceWhenDue) {
   EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
 }
 
-// An alert id as one path segment: every byte outside the unreserved set percent-encoded.
-std::string path_segment(const std::string& id) {
-  std::string out;
-  for (const unsigned char c : id) {
-    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      char hex[4];
-      std::snprintf(hex, sizeof hex, "%%%02X", c);
-      out += hex;
-    }
-  }
-  return out;
-}
-
 // id -> state of a JSON array of alerts (those of one origin, when it is given).
 std::map<std::string, std::string> states_of(const json& alerts, const std::string& origin = "") {
   std::map<std::string, std::string> out;
   for (const auto& a : alerts) {
     if (!origin.empty() && a.value("origin", "") != origin) continue;
-    out[a["id"].get<std::string>()] = a["state"].get<std::string>();
+    // The API lists the short id and the long one; backtest, the long one.
+    const json& id = a.contains("longId") ? a["longId"] : a["id"];
+    out[id.get<std::string>()] = a["state"].get<std::string>();
   }
   return out;
 }
@@ -863,7 +851,7 @@ TEST(DaemonE2E, ImportedHistorysAlertsAreBacktestsListedInStatusAndNeverPaged) {
   for (const auto& key : status["keys"]) {
     if (!key["openAlert"].is_object()) continue;
     EXPECT_EQ(key["openAlert"]["origin"], "history") << key.dump();
-    open_in_status.insert(key["openAlert"]["id"].get<std::string>());
+    open_in_status.insert(key["openAlert"]["longId"].get<std::string>());
   }
   std::set<std::string> firing;
   for (const auto& [id, state] : expected) {
@@ -879,8 +867,8 @@ TEST(DaemonE2E, ImportedHistorysAlertsAreBacktestsListedInStatusAndNeverPaged) {
 
   // Acknowledging one of them works and pages nobody.
   const std::string acked = *firing.begin();
-  const auto ack =
-      http(daemon.port(), "POST", "/api/v1/alerts/" + path_segment(acked) + "/ack", "{}", kToken);
+  const auto ack = http(daemon.port(), "POST",
+                        "/api/v1/alerts/" + core::short_alert_id(acked) + "/ack", "{}", kToken);
   ASSERT_EQ(ack.status, 200) << ack.body;
   // A live alert goes out; it is the only one the receiver ever gets.
   ASSERT_EQ(
