@@ -10,12 +10,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <condition_variable>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -34,81 +32,21 @@
 #include "core/time.hpp"
 #include "tests/notifiers/support/spawn.hpp"
 #include "tests/notifiers/support/test_receiver.hpp"
+#include "tests/support/loopback_http.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace kernelwatch {
 namespace {
+
+using Reply = testing::HttpReply;
+using testing::eventually;
+using testing::http;
 
 using nlohmann::json;
 using namespace std::chrono_literals;
 namespace spawn = notifiers::testing;
 
 constexpr const char* kToken = "e2e-token-5f1d";
-
-struct Reply {
-  int status = 0;
-  std::string body;
-};
-
-// One blocking HTTP/1.1 request on a fresh connection; status 0 when the connection failed.
-Reply http(std::uint16_t port, const std::string& method, const std::string& path,
-           const std::string& body = "", const std::string& token = "") {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  timeval tv{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return {};
-  }
-  std::string request =
-      method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
-  if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
-  if (!body.empty() || method == "POST") {
-    request +=
-        "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
-  }
-  request += "\r\n" + body;
-  (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  std::string response;
-  char buffer[65536];
-  ssize_t n = 0;
-  while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0)
-    response.append(buffer, static_cast<std::size_t>(n));
-  ::close(fd);
-  Reply reply;
-  if (response.size() < 12) return reply;
-  reply.status = std::stoi(response.substr(9, 3));
-  const auto end = response.find("\r\n\r\n");
-  reply.body = end == std::string::npos ? "" : response.substr(end + 4);
-  if (response.find("chunked") != std::string::npos) {
-    std::string decoded;
-    std::size_t pos = 0;
-    while (pos < reply.body.size()) {
-      const auto eol = reply.body.find("\r\n", pos);
-      if (eol == std::string::npos) break;
-      const std::size_t size = std::stoul(reply.body.substr(pos, eol - pos), nullptr, 16);
-      if (size == 0) break;
-      decoded += reply.body.substr(eol + 2, size);
-      pos = eol + 2 + size + 2;
-    }
-    reply.body = decoded;
-  }
-  return reply;
-}
-
-// Polls `done` until it holds or 30 s pass (a condition, not a sleep, decides).
-bool eventually(const std::function<bool()>& done, std::chrono::milliseconds deadline = 30s) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return done();
-}
 
 // Runs are dated relative to the test's clock, never to a calendar date: by default run i of a
 // series is observed i minutes after the hour that began a day before the test started.
