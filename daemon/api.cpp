@@ -133,6 +133,11 @@ HttpResponse status(const ApiContext& c) {
            {"at", d.finished_at ? json(core::format_timestamp(*d.finished_at)) : json(nullptr)}});
     }
   }
+  // Stored rows that could not be read (skipped everywhere, logged once): how many, and the
+  // first reasons, so that an operator sees them without reading the log.
+  const auto unreadable = storage::RunStore(*c.store).unreadable();
+  json reasons = json::array();
+  for (std::size_t i = 0; i < unreadable.size() && i < 10; ++i) reasons.push_back(unreadable[i]);
   const auto uptime =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - c.started).count();
   const json head{
@@ -151,7 +156,8 @@ HttpResponse status(const ApiContext& c) {
         {"lastDurationSeconds", c.cycle->last_duration_seconds},
         {"next", c.config->benchmarks.empty() ? json(nullptr) : timestamp_or_null(c.cycle->next)}}},
       {"outbox", std::move(outbox)},
-      {"deadLetters", std::move(dead)}};
+      {"deadLetters", std::move(dead)},
+      {"unreadableRuns", {{"count", unreadable.size()}, {"reasons", std::move(reasons)}}}};
   // The cached keys part goes in as text: {"...":...,"keys":[...],"protocolChanges":[...]}.
   std::string body = head.dump();
   body.pop_back();

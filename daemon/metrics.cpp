@@ -7,6 +7,7 @@
 #include "notifiers/worker.hpp"
 #include "storage/alerts.hpp"
 #include "storage/outbox.hpp"
+#include "storage/run_store.hpp"
 
 #ifndef KERNELWATCH_VERSION
 #define KERNELWATCH_VERSION "0.0.0-dev"
@@ -68,6 +69,9 @@ core::Result<std::string> render_metrics(const ApiContext& c) {
   text.family("kernelwatch_last_successful_cycle_timestamp_seconds", MetricType::Gauge,
               "End of the last cycle without an error, Unix seconds; 0 before the first one")
       .sample(unix_seconds(c.cycle->last_success));
+  text.family("kernelwatch_unreadable_stored_runs", MetricType::Gauge,
+              "Stored runs that cannot be read and are left out of detection and answers")
+      .sample(static_cast<double>(storage::RunStore(*c.store).unreadable().size()));
   text.family("kernelwatch_cycle_duration_seconds", MetricType::Gauge,
               "Wall time of the last finished cycle")
       .sample(c.cycle->last_duration_seconds);

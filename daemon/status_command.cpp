@@ -187,6 +187,16 @@ void print_daemon(std::ostream& out, const json& status) {
     out << "outbox " << field(d, "destination") << ": pending " << field(d, "pending")
         << ", delivered " << field(d, "delivered") << ", dead " << field(d, "dead") << '\n';
   }
+  const json unreadable = status.value("unreadableRuns", json::object());
+  if (integer(unreadable, "count") > 0) {
+    out << "unreadable stored runs: " << integer(unreadable, "count")
+        << ", left out of detection and answers (the log names each)";
+    const json reasons = unreadable.value("reasons", json::array());
+    if (!reasons.empty() && reasons[0].is_string()) {
+      out << "\n  first: " << reasons[0].get<std::string>();
+    }
+    out << '\n';
+  }
 }
 
 // "218 key(s)", the count of each problem state, of each other, and of the open alerts found in

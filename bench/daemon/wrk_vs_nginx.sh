@@ -139,13 +139,15 @@ for path in /api/v1/status /metrics; do
 done
 
 # --- /healthz while 450-run batches are posted ----------------------------------------------
-# Batches of 450 new runs (45 keys x 10 runs, dated before now), one file per POST.
-python3 - "$work" <<'EOF'
+# Batches of 450 new runs (45 keys x 10 runs, dated before now), one file per POST: enough
+# files for 12 POSTs a second, so that the loop is still posting when wrk stops (checked below).
+batches=$((post_seconds * 12 > 200 ? post_seconds * 12 : 200))
+python3 - "$work" "$batches" <<'EOF'
 import datetime, json, sys
-work = sys.argv[1]
+work, batches = sys.argv[1], int(sys.argv[2])
 now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
 def record(batch, key, i):
-    at = now - datetime.timedelta(days=2) + datetime.timedelta(minutes=batch * 10 + i)
+    at = now - datetime.timedelta(minutes=(batches - batch) * 10) + datetime.timedelta(minutes=i)
     median = 1_000_000 + key * 1000 + (i % 7) * 100
     return {
         "run": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkRun",
@@ -165,13 +167,13 @@ def record(batch, key, i):
                         "spec": {"hardware": {"vendor": "nvidia", "product": "NVIDIA H100",
                                               "formFactor": "80GB HBM3", "architecture": "sm_90"},
                                  "software": {}}}}
-for batch in range(200):
+for batch in range(batches):
     with open(f"{work}/batch-{batch}.json", "w") as f:
         json.dump([record(batch, key, i) for key in range(45) for i in range(10)], f)
 EOF
 (
   n=0
-  while [[ $n -lt 200 ]]; do
+  while [[ $n -lt $batches ]]; do
     start=$(date +%s.%N)
     curl -sf -o /dev/null -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
       --data-binary "@$work/batch-$n.json" "http://127.0.0.1:$kw_port/api/v1/runs" || echo "POST failed" >&2
@@ -187,6 +189,10 @@ kill "$poster_pid" 2>/dev/null || true
 wait "$poster_pid" 2>/dev/null || true
 poster_pid=""
 posts=$(wc -l < "$work/posts.txt")
+if [[ $posts -ge $batches ]]; then
+  echo "wrk_vs_nginx: all $batches batches were posted before wrk stopped: the latencies below" \
+    "include time without POSTs" >&2
+fi
 mean_post=$(awk '{s += $2 - $1} END {if (NR) printf "%.2f", s / NR; else print "-"}' "$work/posts.txt")
 echo
 echo "# /healthz (wrk -t1 -c4 -d${post_seconds}s --latency) while 450-run batches are POSTed"

@@ -301,9 +301,21 @@ TEST(HostileInputE2E, AStoredRowThatCannotBeReadIsSkippedAndTheDaemonStarts) {
   daemon.start();
   ASSERT_NE(daemon.port(), 0) << "the daemon must start on any stored row\n" << daemon.log();
   EXPECT_EQ(daemon.runs().size(), 4u);  // the two unreadable rows are left out
-  EXPECT_EQ(http(daemon.port(), "GET", "/api/v1/status").status, 200);
   EXPECT_NE(daemon.log().find("skipping an unreadable stored run"), std::string::npos)
       << daemon.log();
+  // An operator sees them without reading the log: the status, its table and the metrics.
+  const Reply status = http(daemon.port(), "GET", "/api/v1/status");
+  ASSERT_EQ(status.status, 200);
+  const json unreadable = json::parse(status.body)["unreadableRuns"];
+  EXPECT_EQ(unreadable["count"], 2) << unreadable.dump();
+  ASSERT_EQ(unreadable["reasons"].size(), 2u) << unreadable.dump();
+  EXPECT_NE(unreadable["reasons"][0].get<std::string>().find("kw.db"), std::string::npos);
+  const auto table = testing::run_kernelwatch(
+      {"status", "--url", "http://127.0.0.1:" + std::to_string(daemon.port())});
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("unreadable stored runs: 2"), std::string::npos) << table.out;
+  EXPECT_NE(http(daemon.port(), "GET", "/metrics").body.find("kernelwatch_unreadable_stored_runs 2"),
+            std::string::npos);
   // The key still judges new runs.
   const Reply next = daemon.post(record(10, 1'000'000));
   EXPECT_EQ(next.status, 200) << next.body;
