@@ -118,6 +118,10 @@ void release_free_memory() {
 
 // Answers already rendered stay current at most this long (ages and uptimes in them move).
 constexpr std::chrono::milliseconds kRenderedMaxAge{1000};
+// How long a notification request in flight may finish after SIGTERM or a SIGHUP that changed the
+// notifiers (its outcome is then recorded: a receiver that answered is never sent it again);
+// shutdown() gives up on everything at 9 s, inside systemd's 10 s.
+constexpr std::chrono::milliseconds kDeliveryDrain{5000};
 
 // A case's producer comes from the current config (a SIGHUP's bench settings, runner path or
 // timeout apply at the next cycle) and takes over what the previous cycle's producer of the same
@@ -173,6 +177,7 @@ class Daemon {
   void wait_for_bench(std::chrono::steady_clock::time_point deadline);
   void ping_watchdog(std::chrono::microseconds interval);
   core::Status start_worker();
+  void replace_worker();
   std::vector<Route> routes();
   ApiContext api_context();
   void stop_http_thread();
@@ -199,6 +204,10 @@ class Daemon {
   asio::steady_timer reminder_timer_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<notifiers::DeliveryWorker> worker_;
+  // io thread: stopped workers whose request in flight may still finish (SIGHUP), and whether
+  // the worker stopped by shutdown() has ended.
+  int retiring_workers_ = 0;
+  bool worker_drained_ = true;
   std::chrono::steady_clock::time_point started_;
   core::Timestamp started_wall_;
   std::mt19937_64 rng_{std::random_device{}()};
@@ -344,6 +353,23 @@ core::Status Daemon::start_worker() {
       options));
   worker_->start();
   return {};
+}
+
+// SIGHUP changed the notifiers. The old worker starts nothing new; a request it has in flight
+// finishes (its outcome recorded) or is cut after kDeliveryDrain, and only then does the new
+// worker read the outbox, so no row goes out from both.
+void Daemon::replace_worker() {
+  if (worker_) {
+    ++retiring_workers_;
+    worker_->stop(kDeliveryDrain, [this] {
+      --retiring_workers_;
+      if (!stopping_) replace_worker();
+    });
+    worker_.reset();
+    return;
+  }
+  if (retiring_workers_ > 0 || stopping_) return;  // started once the retiring one has ended
+  if (auto ok = start_worker(); !ok) log_.error("SIGHUP: notifiers: " + ok.error().message);
 }
 
 void Daemon::wait_signal() {
@@ -549,12 +575,7 @@ void Daemon::reload() {
   release_free_memory();
   published_.invalidate();
   http_->set_token(config_.http.token);
-  if (notifiers_changed) {
-    // Rows in flight stay pending in the outbox and are delivered by the new worker.
-    if (worker_) worker_->stop();
-    worker_.reset();
-    if (auto ok = start_worker(); !ok) log_.error("SIGHUP: notifiers: " + ok.error().message);
-  }
+  if (notifiers_changed) replace_worker();
   schedule_timer_.cancel();
   if (!config_.benchmarks.empty()) schedule_next(config_.schedule.interval);
   log_.info("SIGHUP: config reloaded from " + config_.source);
@@ -572,7 +593,10 @@ void Daemon::shutdown() {
   signals_.cancel();
   // The server belongs to its thread; run() ends that thread once io_ is done.
   if (http_) asio::post(http_io_, [this] { http_->stop(); });
-  if (worker_) worker_->stop();
+  if (worker_) {
+    worker_drained_ = false;
+    worker_->stop(kDeliveryDrain, [this] { worker_drained_ = true; });
+  }
   {
     std::lock_guard lock(bench_mutex_);
     bench_wake_.notify_all();
@@ -582,7 +606,8 @@ void Daemon::shutdown() {
 }
 
 void Daemon::wait_for_bench(std::chrono::steady_clock::time_point deadline) {
-  if (bench_idle_ || std::chrono::steady_clock::now() >= deadline) {
+  const bool idle = bench_idle_ && worker_drained_ && retiring_workers_ == 0;
+  if (idle || std::chrono::steady_clock::now() >= deadline) {
     io_.stop();
     return;
   }

@@ -52,6 +52,9 @@ struct Decision {
   Kind kind = Kind::RetryAt;
   core::Timestamp at{};  // RetryAt: next attempt; otherwise `now`
   std::string message;   // the error (RetryAt) or the dead-letter reason (Dead)
+  // false: stopped before the request went out or while it was in flight; nothing to record,
+  // the row stays due as it was.
+  bool sent = true;
 };
 
 // What to record after a failed or successful attempt. `failed_attempts` counts this one.

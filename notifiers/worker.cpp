@@ -1,8 +1,11 @@
 #include "notifiers/worker.hpp"
 
 #include <atomic>
+#include <functional>
+#include <optional>
 #include <random>
 #include <set>
+#include <utility>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -73,6 +76,19 @@ struct DeliveryWorker::State {
   std::vector<std::unique_ptr<Lane>> lanes;
   std::atomic<bool> stopping{false};
   bool started = false;
+  // io thread only: destination coroutines still running, the drain deadline after stop(), and
+  // what to call once they have all ended.
+  int running_lanes = 0;
+  std::optional<asio::steady_timer> drain_timer;
+  std::function<void()> on_drained;
+
+  void lane_ended() {
+    if (--running_lanes == 0 && stopping) drained();
+  }
+  void drained() {
+    if (drain_timer) drain_timer->cancel();
+    if (on_drained) std::exchange(on_drained, {})();
+  }
   std::atomic<std::uint64_t> delivered{0}, retried{0}, dead{0}, resent{0}, resend_failed{0};
 
   void log(LogLevel level, const std::string& message) const {
@@ -139,9 +155,15 @@ struct DeliveryWorker::State {
         co_await sleep(lane, std::chrono::ceil<milliseconds>(ready - now), /*wakeable=*/false);
       }
     }
-    if (stopping) co_return Decision{Decision::Kind::RetryAt, row.next_attempt_at, "stopped"};
+    if (stopping) {
+      co_return Decision{Decision::Kind::RetryAt, row.next_attempt_at, "stopped", false};
+    }
     auto request = build_request(lane.destination, *notification, lane.format, clock());
     auto response = co_await lane.client->post(std::move(request));
+    // Cut short by stop() after the drain: whether it arrived is unknown, so it stays pending.
+    if (!response && stopping) {
+      co_return Decision{Decision::Kind::RetryAt, row.next_attempt_at, "stopped", false};
+    }
     // Paced from the end of a request, so the receiver sees at least the gap between arrivals.
     lane.last_send = std::chrono::steady_clock::now();
     const auto now = clock();
@@ -290,7 +312,7 @@ struct DeliveryWorker::State {
       std::optional<core::Timestamp> paused_until;
       for (const auto& row : *rows) {
         Decision decision = co_await attempt(lane, row);
-        if (stopping) break;  // the request was cut short: the row stays due as it was
+        if (!decision.sent) break;  // stopped first: the row stays due as it was
         storage::OutboxUpdate update{row.id, storage::OutboxUpdate::Kind::Delivered, decision.at,
                                      decision.message};
         if (decision.kind == Decision::Kind::RetryAt) {
@@ -306,6 +328,7 @@ struct DeliveryWorker::State {
           paused_until = decision.at;
           break;
         }
+        if (stopping) break;  // a request that finished during the drain: record it, send no more
       }
       if (!updates.empty()) co_await record_outcomes(lane, updates);
       if (paused_until && !stopping) {
@@ -366,24 +389,42 @@ void DeliveryWorker::start() {
     if (state->started || state->stopping) return;
     state->started = true;
     for (auto& lane : state->lanes) {
+      ++state->running_lanes;
       asio::co_spawn(
           state->io,
           [state, lane = lane.get()]() -> asio::awaitable<void> {
             co_await state->run_lane(*lane);
+            state->lane_ended();
           },
           asio::detached);
     }
   });
 }
 
-void DeliveryWorker::stop() {
+void DeliveryWorker::stop(std::chrono::milliseconds drain, std::function<void()> on_drained) {
   if (state_->stopping.exchange(true)) return;
-  asio::post(state_->io, [state = state_] {
+  asio::post(state_->io, [state = state_, drain, on_drained = std::move(on_drained)]() mutable {
+    state->on_drained = std::move(on_drained);
+    const auto cut = [state] {
+      for (auto& lane : state->lanes) lane->client->close();
+    };
     for (auto& lane : state->lanes) {
       lane->idle_timer.cancel();
       lane->pace_timer.cancel();
-      lane->client->close();
     }
+    if (state->running_lanes == 0) {
+      cut();
+      state->drained();
+      return;
+    }
+    if (drain <= std::chrono::milliseconds(0)) {
+      cut();
+      return;
+    }
+    state->drain_timer.emplace(state->io, drain);
+    state->drain_timer->async_wait([state, cut](const boost::system::error_code& ec) {
+      if (!ec) cut();
+    });
   });
 }
 

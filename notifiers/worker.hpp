@@ -73,9 +73,15 @@ class DeliveryWorker {
 
   // Spawns the per-destination coroutines. The store is used on the io_context thread only.
   void start();
-  // Cancels timers and requests in flight; outcomes already known are still recorded, so keep
-  // the store alive while the io_context keeps running. Thread-safe.
-  void stop();
+  // Starts nothing new and cancels every wait. A request already in flight may finish for up to
+  // `drain` (then it is cut short, and its row stays pending to be sent again, with the same
+  // idempotency key, by whoever runs the outbox next); the outcome of a finished one is recorded,
+  // so a receiver that answered is not sent the notification again after a restart. `on_drained`
+  // runs on the io_context's thread once every destination's coroutine has ended (at once when
+  // none runs). Keep the store alive while the io_context keeps running. Thread-safe; a second
+  // call does nothing.
+  void stop(std::chrono::milliseconds drain = std::chrono::milliseconds(0),
+            std::function<void()> on_drained = {});
   // New rows were enqueued: look now instead of at the next poll. Thread-safe.
   void wake();
 

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -481,6 +482,55 @@ TEST(DaemonE2E, SigkillWithAQueuedNotificationLosesNothing) {
   EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
 }
 
+// "A restart never pages twice": SIGTERM arrives while the receiver holds the notification and
+// has not answered yet. The daemon lets that request finish (up to 5 s), records it delivered and
+// exits 0; after a restart nothing is sent again. (Before, the request was cut, the row stayed
+// pending and the restart sent the same notification a second time.)
+TEST(DaemonE2E, ASigtermWhileTheReceiverIsAnsweringNeverPagesTwice) {
+  testing::TempDir dir;
+  std::promise<void> arrived;
+  std::promise<void> release;
+  auto released = release.get_future().share();
+  notifiers::testing::TestReceiver receiver;
+  receiver.set_script([&, released](std::size_t index, const auto&) {
+    if (index == 0) {
+      arrived.set_value();
+      released.wait_for(std::chrono::seconds(30));
+    }
+    return notifiers::testing::Action::respond(200);
+  });
+  DaemonProcess daemon(dir, receiver.url());
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  const auto posted = http(daemon.port(), "POST", "/api/v1/runs",
+                           stepped_batch({"first-marker"}).dump(), kToken);
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  ASSERT_EQ(arrived.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready)
+      << daemon.log();
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  ASSERT_TRUE(eventually([&] { return daemon.log().find("SIGTERM: stopping") != std::string::npos; }))
+      << daemon.log();
+  release.set_value();
+  ASSERT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/runs", stepped_batch({"second-marker"}).dump(),
+                 kToken)
+                .status,
+            200);
+  ASSERT_TRUE(receiver.wait_for_requests(2)) << daemon.log();
+  const auto requests = receiver.snapshot().requests;
+  ASSERT_EQ(requests.size(), 2u);
+  const json second = json::parse(requests[1].body);
+  ASSERT_FALSE(second["alerts"].empty()) << requests[1].body;
+  for (const auto& a : second["alerts"]) {
+    EXPECT_EQ(a["key"]["workload"], "second-marker") << requests[1].body;
+  }
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+}
+
 // A connected blocking socket to 127.0.0.1:port, or -1.
 int connect_to(std::uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -815,7 +865,9 @@ TEST(DaemonE2E, ImportedHistorysAlertsAreBacktestsListedInStatusAndNeverPaged) {
       200);
   ASSERT_TRUE(receiver.wait_for_requests(1)) << daemon.log();
   for (const auto& request : receiver.snapshot().requests) {
-    for (const auto& a : json::parse(request.body)["alerts"]) {
+    // Named: a range over `json::parse(...)["alerts"]` would outlive the parsed document.
+    const json body = json::parse(request.body);
+    for (const auto& a : body["alerts"]) {
       EXPECT_EQ(a["key"]["workload"], "live-marker") << request.body;
     }
   }
@@ -836,8 +888,13 @@ TEST(DaemonE2E, ImportedHistorysAlertsAreBacktestsListedInStatusAndNeverPaged) {
       200);
   ASSERT_TRUE(receiver.wait_for_requests(2)) << daemon.log();
   const auto requests = receiver.snapshot().requests;
-  ASSERT_EQ(requests.size(), 2u);
-  for (const auto& a : json::parse(requests[1].body)["alerts"]) {
+  ASSERT_EQ(requests.size(), 2u) << [&] {
+    std::string bodies;
+    for (const auto& r : requests) bodies += r.body + "\n";
+    return bodies + daemon.log();
+  }();
+  const json second = json::parse(requests[1].body);
+  for (const auto& a : second["alerts"]) {
     EXPECT_EQ(a["key"]["workload"], "second-marker") << requests[1].body;
   }
   ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);

@@ -5,6 +5,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <set>
 
@@ -472,6 +473,65 @@ TEST_F(WorkerTest, WakePicksUpRowsEnqueuedAfterStart) {
   worker_->wake();
   ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));
   EXPECT_EQ(worker_->stats().delivered, 1u);
+}
+
+// SIGTERM right after a receiver got a notification: the answer still counts. Without the drain
+// the request was cut, the row stayed pending and a restart sent it again (a second page).
+TEST_F(WorkerTest, AStopWithADrainRecordsTheRequestInFlightAndStartsNoOther) {
+  std::promise<void> arrived;
+  std::promise<void> release;
+  auto released = release.get_future().share();
+  TestReceiver receiver;
+  receiver.set_script([&, released](std::size_t index, const auto&) {
+    if (index == 0) {
+      arrived.set_value();
+      released.wait_for(std::chrono::seconds(30));  // answers once the worker is stopping
+    }
+    return Action::respond(200);
+  });
+  enqueue("hook", testing::sample_notification("in-flight"));
+  enqueue("hook", testing::sample_notification("queued-behind"));
+  start({destination(DestinationType::Webhook, "hook", receiver.url())});
+  auto got = arrived.get_future();
+  ASSERT_TRUE(run_until([&] { return got.wait_for(milliseconds(0)) == std::future_status::ready; }));
+
+  bool drained = false;
+  worker_->stop(std::chrono::seconds(30), [&] { drained = true; });
+  io_.poll();  // the stop is in effect before the receiver answers
+  release.set_value();
+  ASSERT_TRUE(run_until([&] { return drained; }));
+  EXPECT_EQ(count(Decision::Kind::Delivered), 1u);
+  EXPECT_EQ(receiver.snapshot().requests.size(), 1u) << "nothing new starts while stopping";
+  // The first row is delivered; only the second is still pending.
+  auto counts = outbox_->counts();
+  ASSERT_TRUE(counts) << counts.error().message;
+  ASSERT_EQ(counts->size(), 1u);
+  EXPECT_EQ((*counts)[0].delivered, 1);
+  EXPECT_EQ((*counts)[0].pending, 1);
+}
+
+// A receiver that never answers: the drain ends, the request is cut and its row stays pending as
+// it was (no attempt counted), to be sent again with the same idempotency key after a restart.
+TEST_F(WorkerTest, ARequestStillInFlightWhenTheDrainEndsStaysPending) {
+  TestReceiver receiver;
+  receiver.set_script([](std::size_t, const auto&) { return Action::hang(); });
+  enqueue("hook", testing::sample_notification("hanging"));
+  auto slow = destination(DestinationType::Webhook, "hook", receiver.url());
+  slow.timeouts.read = std::chrono::minutes(5);
+  start({slow});
+  ASSERT_TRUE(run_until([&] { return receiver.snapshot().requests.size() == 1; }));
+  bool drained = false;
+  worker_->stop(milliseconds(100), [&] { drained = true; });
+  ASSERT_TRUE(run_until([&] { return drained; }));
+  EXPECT_TRUE(events_.empty()) << events_.size() << " outcome(s) recorded for a cut request";
+  auto counts = outbox_->counts();
+  ASSERT_TRUE(counts) << counts.error().message;
+  ASSERT_EQ(counts->size(), 1u);
+  EXPECT_EQ((*counts)[0].pending, 1);
+  auto rows = outbox_->claim_due("hook", now_, 10);
+  ASSERT_TRUE(rows) << rows.error().message;
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].attempts, 0);
 }
 
 TEST_F(WorkerTest, RefusesDuplicateDestinationNamesAndBadUrls) {
