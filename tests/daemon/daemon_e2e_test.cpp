@@ -531,6 +531,41 @@ TEST(DaemonE2E, ASigtermWhileTheReceiverIsAnsweringNeverPagesTwice) {
   EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
 }
 
+// SIGHUP with another webhook URL: the old destination's worker ends first, then the new one
+// sends the next alert; the old receiver gets nothing more.
+TEST(DaemonE2E, ASighupThatChangesTheWebhookSendsTheNextAlertToTheNewOne) {
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver old_hook;
+  notifiers::testing::TestReceiver new_hook;
+  DaemonProcess daemon(dir, old_hook.url());
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/runs", stepped_batch({"before-hup"}).dump(),
+                 kToken)
+                .status,
+            200);
+  ASSERT_TRUE(old_hook.wait_for_2xx(1)) << daemon.log();
+
+  daemon.write_config(new_hook.url());
+  ASSERT_EQ(::kill(daemon.pid(), SIGHUP), 0);
+  ASSERT_TRUE(eventually([&] {
+    return daemon.log().find("SIGHUP: config reloaded") != std::string::npos;
+  })) << daemon.log();
+  ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/runs", stepped_batch({"after-hup"}).dump(),
+                 kToken)
+                .status,
+            200);
+  ASSERT_TRUE(new_hook.wait_for_2xx(1)) << daemon.log();
+  const auto requests = new_hook.snapshot().requests;
+  ASSERT_EQ(requests.size(), 1u);
+  const json body = json::parse(requests[0].body);
+  ASSERT_FALSE(body["alerts"].empty()) << requests[0].body;
+  for (const auto& a : body["alerts"]) EXPECT_EQ(a["key"]["workload"], "after-hup");
+  EXPECT_EQ(old_hook.snapshot().requests.size(), 1u);
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+}
+
 // A connected blocking socket to 127.0.0.1:port, or -1.
 int connect_to(std::uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
