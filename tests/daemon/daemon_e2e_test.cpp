@@ -502,23 +502,24 @@ TEST(DaemonE2E, ASigtermWhileTheReceiverIsAnsweringNeverPagesTwice) {
   DaemonProcess daemon(dir, receiver.url());
   daemon.start();
   ASSERT_NE(daemon.port(), 0) << daemon.log();
-  const auto posted = http(daemon.port(), "POST", "/api/v1/runs",
-                           stepped_batch({"first-marker"}).dump(), kToken);
+  const auto posted =
+      http(daemon.port(), "POST", "/api/v1/runs", stepped_batch({"first-marker"}).dump(), kToken);
   ASSERT_EQ(posted.status, 200) << posted.body;
   ASSERT_EQ(arrived.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready)
       << daemon.log();
   ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  ASSERT_TRUE(eventually([&] { return daemon.log().find("SIGTERM: stopping") != std::string::npos; }))
-      << daemon.log();
+  ASSERT_TRUE(eventually([&] {
+    return daemon.log().find("SIGTERM: stopping") != std::string::npos;
+  })) << daemon.log();
   release.set_value();
   ASSERT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
 
   daemon.start();
   ASSERT_NE(daemon.port(), 0) << daemon.log();
-  ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/runs", stepped_batch({"second-marker"}).dump(),
-                 kToken)
-                .status,
-            200);
+  ASSERT_EQ(
+      http(daemon.port(), "POST", "/api/v1/runs", stepped_batch({"second-marker"}).dump(), kToken)
+          .status,
+      200);
   ASSERT_TRUE(receiver.wait_for_requests(2)) << daemon.log();
   const auto requests = receiver.snapshot().requests;
   ASSERT_EQ(requests.size(), 2u);
@@ -540,10 +541,10 @@ TEST(DaemonE2E, ASighupThatChangesTheWebhookSendsTheNextAlertToTheNewOne) {
   DaemonProcess daemon(dir, old_hook.url());
   daemon.start();
   ASSERT_NE(daemon.port(), 0) << daemon.log();
-  ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/runs", stepped_batch({"before-hup"}).dump(),
-                 kToken)
-                .status,
-            200);
+  ASSERT_EQ(
+      http(daemon.port(), "POST", "/api/v1/runs", stepped_batch({"before-hup"}).dump(), kToken)
+          .status,
+      200);
   ASSERT_TRUE(old_hook.wait_for_2xx(1)) << daemon.log();
 
   daemon.write_config(new_hook.url());
@@ -551,8 +552,7 @@ TEST(DaemonE2E, ASighupThatChangesTheWebhookSendsTheNextAlertToTheNewOne) {
   ASSERT_TRUE(eventually([&] {
     return daemon.log().find("SIGHUP: config reloaded") != std::string::npos;
   })) << daemon.log();
-  ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/runs", stepped_batch({"after-hup"}).dump(),
-                 kToken)
+  ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/runs", stepped_batch({"after-hup"}).dump(), kToken)
                 .status,
             200);
   ASSERT_TRUE(new_hook.wait_for_2xx(1)) << daemon.log();

@@ -314,8 +314,9 @@ TEST(HostileInputE2E, AStoredRowThatCannotBeReadIsSkippedAndTheDaemonStarts) {
       {"status", "--url", "http://127.0.0.1:" + std::to_string(daemon.port())});
   EXPECT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("unreadable stored runs: 2"), std::string::npos) << table.out;
-  EXPECT_NE(http(daemon.port(), "GET", "/metrics").body.find("kernelwatch_unreadable_stored_runs 2"),
-            std::string::npos);
+  EXPECT_NE(
+      http(daemon.port(), "GET", "/metrics").body.find("kernelwatch_unreadable_stored_runs 2"),
+      std::string::npos);
   // The key still judges new runs.
   const Reply next = daemon.post(record(10, 1'000'000));
   EXPECT_EQ(next.status, 200) << next.body;

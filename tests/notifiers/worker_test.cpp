@@ -493,7 +493,8 @@ TEST_F(WorkerTest, AStopWithADrainRecordsTheRequestInFlightAndStartsNoOther) {
   enqueue("hook", testing::sample_notification("queued-behind"));
   start({destination(DestinationType::Webhook, "hook", receiver.url())});
   auto got = arrived.get_future();
-  ASSERT_TRUE(run_until([&] { return got.wait_for(milliseconds(0)) == std::future_status::ready; }));
+  ASSERT_TRUE(
+      run_until([&] { return got.wait_for(milliseconds(0)) == std::future_status::ready; }));
 
   bool drained = false;
   worker_->stop(std::chrono::seconds(30), [&] { drained = true; });
