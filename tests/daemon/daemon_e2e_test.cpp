@@ -566,6 +566,63 @@ TEST(DaemonE2E, ASighupThatChangesTheWebhookSendsTheNextAlertToTheNewOne) {
   EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
 }
 
+// The value of an unlabelled sample in a /metrics answer; NaN when absent.
+double metric(const std::string& metrics, const std::string& name) {
+  std::istringstream in(metrics);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
+  }
+  return std::nan("");
+}
+
+// The operator's metrics for cycles (config/kernelwatch.rules.yml alerts on them): a case that
+// cannot run (a shape needing 1 PiB) fails its cycle; the next cycle without an error sets the
+// time of the last successful one and leaves the failed count where it was.
+TEST(DaemonE2E, ACaseThatCannotRunFailsItsCycleAndTheNextGoodCycleSucceeds) {
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;
+  DaemonProcess daemon(
+      dir, receiver.url(),
+      R"([{"kernel": "layer_norm", "pass": "forward", "providers": ["kernelwatch-fused"],
+           "workloads": ["hidden65536-rows2147483648-fp32"]}])");
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  ASSERT_TRUE(eventually([&] {
+    return daemon.log().find("cycle 1 (schedule) done in ") != std::string::npos;
+  })) << daemon.log();
+  EXPECT_NE(daemon.log().find("0 run(s) stored, 1 error(s)"), std::string::npos) << daemon.log();
+  std::string metrics = http(daemon.port(), "GET", "/metrics").body;
+  EXPECT_EQ(metric(metrics, "kernelwatch_cycles_failed_total"), 1.0) << metrics;
+  EXPECT_EQ(metric(metrics, "kernelwatch_cycle_errors_total"), 1.0) << metrics;
+  EXPECT_EQ(metric(metrics, "kernelwatch_last_successful_cycle_timestamp_seconds"), 0.0) << metrics;
+
+  daemon.write_config(receiver.url(),
+                      R"([{"kernel": "layer_norm", "pass": "forward",
+                           "providers": ["kernelwatch-fused"],
+                           "workloads": ["hidden256-rows16-fp32"]}])");
+  ASSERT_EQ(::kill(daemon.pid(), SIGHUP), 0);
+  ASSERT_TRUE(eventually([&] {
+    return daemon.log().find("SIGHUP: config reloaded") != std::string::npos;
+  })) << daemon.log();
+  const auto before = std::chrono::system_clock::now();
+  ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/trigger", "{}", kToken).status, 202);
+  ASSERT_TRUE(eventually([&] {
+    return daemon.log().find("cycle 2 (") != std::string::npos &&
+           daemon.log().find("1 run(s) stored") != std::string::npos;
+  })) << daemon.log();
+  ASSERT_TRUE(eventually([&] {
+    metrics = http(daemon.port(), "GET", "/metrics").body;
+    return metric(metrics, "kernelwatch_last_successful_cycle_timestamp_seconds") > 0.0;
+  })) << metrics;
+  EXPECT_EQ(metric(metrics, "kernelwatch_cycles_failed_total"), 1.0) << metrics;
+  // Dated by the daemon's wall clock at the cycle's end: not before the trigger.
+  EXPECT_GE(metric(metrics, "kernelwatch_last_successful_cycle_timestamp_seconds"),
+            std::chrono::duration<double>(before.time_since_epoch()).count() - 1.0);
+  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
+  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+}
+
 // A connected blocking socket to 127.0.0.1:port, or -1.
 int connect_to(std::uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
