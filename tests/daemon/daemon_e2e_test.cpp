@@ -5,7 +5,6 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,11 +15,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <future>
 #include <map>
 #include <mutex>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -31,6 +28,7 @@
 #include "core/alert.hpp"
 #include "core/digest.hpp"
 #include "core/time.hpp"
+#include "tests/daemon/support/daemon_child.hpp"
 #include "tests/notifiers/support/spawn.hpp"
 #include "tests/notifiers/support/test_receiver.hpp"
 #include "tests/support/loopback_http.hpp"
@@ -49,13 +47,8 @@ namespace spawn = notifiers::testing;
 
 constexpr const char* kToken = "e2e-token-5f1d";
 
-// Runs are dated relative to the test's clock, never to a calendar date: by default run i of a
-// series is observed i minutes after the hour that began a day before the test started.
-core::Timestamp day_before_now() {
-  static const core::Timestamp start =
-      std::chrono::floor<std::chrono::hours>(core::Timestamp::clock::now()) - 24h;
-  return start;
-}
+// By default run i of a series is observed i minutes after day_before_now().
+using testing::day_before_now;
 
 json synthetic_record(int index, std::int64_t median_ns,
                       const std::string& workload = "synthetic-e2e",
@@ -138,12 +131,6 @@ class DaemonProcess {
         dir / "secret", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     write_config(hook_url, extra);
   }
-  // A test that failed half-way leaves no daemon running behind it. waitpid answers 0 only for
-  // our own child still running (a reaped pid, even if reused, is ECHILD).
-  ~DaemonProcess() {
-    int status = 0;
-    if (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == 0) kill_hard();
-  }
   DaemonProcess(const DaemonProcess&) = delete;
   DaemonProcess& operator=(const DaemonProcess&) = delete;
   void write_config(const std::string& hook_url, const std::string& benchmarks = "") {
@@ -179,41 +166,21 @@ class DaemonProcess {
     write_config(hook_url);
   }
   void start() {
-    const auto log = dir_ / ("daemon-" + std::to_string(starts_++) + ".log");
-    pid_ = spawn::spawn(testing::kernelwatch_binary(),
-                        {"daemon", "--config", (dir_ / "kernelwatch.json").string()}, log);
-    log_ = log;
-    eventually([&] { return port_from_log() != 0 || exited(); });
-    port_ = port_from_log();
+    child_.start(dir_ / "kernelwatch.json",
+                 dir_ / ("daemon-" + std::to_string(starts_++) + ".log"));
   }
-  std::uint16_t port_from_log() const {
-    std::ifstream in(log_);
-    std::string line;
-    static const std::regex listening("kernelwatch: listening on 127\\.0\\.0\\.1:([0-9]+)");
-    while (std::getline(in, line)) {
-      std::smatch m;
-      if (std::regex_search(line, m, listening)) return static_cast<std::uint16_t>(std::stoi(m[1]));
-    }
-    return 0;
-  }
-  // The child has exited (it could not start); reaps it.
-  bool exited() {
-    int status = 0;
-    return ::waitpid(pid_, &status, WNOHANG) == pid_;
-  }
-  [[nodiscard]] std::uint16_t port() const { return port_; }
-  [[nodiscard]] pid_t pid() const { return pid_; }
-  [[nodiscard]] std::string log() const { return testing::read_file(log_); }
-  void kill_hard() { spawn::kill_hard(pid_); }
+  [[nodiscard]] std::uint16_t port() const { return child_.port(); }
+  [[nodiscard]] pid_t pid() const { return child_.pid(); }
+  [[nodiscard]] std::string log() const { return child_.log(); }
+  void kill_hard() { child_.kill_hard(); }
+  void stop() { child_.stop(); }
 
  private:
   const testing::TempDir& dir_;
   json detector_;
   std::string warmup_ = "1ms";
   json http_;
-  std::filesystem::path log_;
-  pid_t pid_ = -1;
-  std::uint16_t port_ = 0;
+  testing::DaemonChild child_;
   int starts_ = 0;
 };
 
@@ -278,8 +245,7 @@ TEST(DaemonE2E, ScheduledRunsPostedStepOneFiringOneResolveAndSigterm) {
   EXPECT_EQ(daemon.log().find(kToken), std::string::npos);
   EXPECT_EQ(daemon.log().find("hook-secret"), std::string::npos);
 
-  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.stop();
 }
 
 TEST(DaemonE2E, AlertsOfOneBatchGoOutAsOneGroupedNotification) {
@@ -304,8 +270,7 @@ TEST(DaemonE2E, AlertsOfOneBatchGoOutAsOneGroupedNotification) {
     workloads.insert(alert["key"]["workload"]);
   }
   EXPECT_EQ(workloads.size(), 3u);
-  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.stop();
 }
 
 TEST(DaemonE2E, ASubjectAndItsReferenceSteppingTogetherIsOneEnvironmentIncident) {
@@ -347,8 +312,7 @@ TEST(DaemonE2E, ASubjectAndItsReferenceSteppingTogetherIsOneEnvironmentIncident)
   EXPECT_EQ(alerts[0]["incident"], alerts[0]["id"]);
   EXPECT_EQ(alerts[0]["members"].size(), 2u);
   EXPECT_TRUE(json::parse(http(daemon.port(), "GET", "/api/v1/alerts?state=firing").body).empty());
-  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.stop();
 }
 
 // Two keys that differ only in their protocol (what a changed bench.repetitions makes) have the
@@ -382,8 +346,7 @@ TEST(DaemonE2E, MetricsTellKeysOfAnotherProtocolApart) {
   EXPECT_NE(metrics.body.find("kernelwatch_run_median_seconds_count 2"), std::string::npos)
       << metrics.body;
   EXPECT_EQ(metrics.body.find("metrics error"), std::string::npos) << metrics.body;
-  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.stop();
 }
 
 TEST(DaemonE2E, APermanentFailureIsADeadLetterTheStatusShows) {
@@ -407,8 +370,7 @@ TEST(DaemonE2E, APermanentFailureIsADeadLetterTheStatusShows) {
       << status["deadLetters"].dump();
   EXPECT_EQ(status["deadLetters"].dump().find("/hook"), std::string::npos);  // no URL path
   EXPECT_EQ(receiver.snapshot().requests.size(), 1u);                        // no retry storm
-  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.stop();
 }
 
 TEST(DaemonE2E, BadRequestsAreRefusedAndStoreNothing) {
@@ -450,8 +412,7 @@ TEST(DaemonE2E, BadRequestsAreRefusedAndStoreNothing) {
   EXPECT_EQ(http(port, "GET", "/healthz").status, 200);
   EXPECT_EQ(http(port, "POST", "/api/v1/runs", good, kToken).status, 200);
 
-  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.stop();
 }
 
 TEST(DaemonE2E, SigkillWithAQueuedNotificationLosesNothing) {
@@ -478,8 +439,7 @@ TEST(DaemonE2E, SigkillWithAQueuedNotificationLosesNothing) {
   std::set<std::string> keys;
   for (const auto& r : requests) keys.insert(r.header("idempotency-key"));
   EXPECT_EQ(keys.size(), 1u);  // every attempt, before and after the crash, is one notification
-  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.stop();
 }
 
 // "A restart never pages twice": SIGTERM arrives while the receiver holds the notification and
@@ -528,8 +488,7 @@ TEST(DaemonE2E, ASigtermWhileTheReceiverIsAnsweringNeverPagesTwice) {
   for (const auto& a : second["alerts"]) {
     EXPECT_EQ(a["key"]["workload"], "second-marker") << requests[1].body;
   }
-  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.stop();
 }
 
 // SIGHUP with another webhook URL: the old destination's worker ends first, then the new one
@@ -562,8 +521,7 @@ TEST(DaemonE2E, ASighupThatChangesTheWebhookSendsTheNextAlertToTheNewOne) {
   ASSERT_FALSE(body["alerts"].empty()) << requests[0].body;
   for (const auto& a : body["alerts"]) EXPECT_EQ(a["key"]["workload"], "after-hup");
   EXPECT_EQ(old_hook.snapshot().requests.size(), 1u);
-  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.stop();
 }
 
 // The value of an unlabelled sample in a /metrics answer; NaN when absent.
@@ -619,8 +577,7 @@ TEST(DaemonE2E, ACaseThatCannotRunFailsItsCycleAndTheNextGoodCycleSucceeds) {
   // Dated by the daemon's wall clock at the cycle's end: not before the trigger.
   EXPECT_GE(metric(metrics, "kernelwatch_last_successful_cycle_timestamp_seconds"),
             std::chrono::duration<double>(before.time_since_epoch()).count() - 1.0);
-  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.stop();
 }
 
 // A connected blocking socket to 127.0.0.1:port, or -1.
@@ -724,8 +681,7 @@ TEST(DaemonE2E, HealthChecksAreAnsweredDuringASlowlorisAttackThatIsThenClosed) {
       << daemon.log();
   for (const int fd : fds) ::close(fd);
   EXPECT_EQ(http(port, "GET", "/healthz").status, 200);
-  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.stop();
 }
 
 // Issue 15: on a full disk the mark "delivered" could not be written and the receiver got the
@@ -789,8 +745,7 @@ TEST(DaemonE2E, AFullDiskWhileMarkingDeliveredIsRetriedWithBackoffAndNeverResent
   })) << daemon.log();
   EXPECT_EQ(receiver.snapshot().requests.size(), 1u);
   EXPECT_NE(daemon.log().find("recorded 1 outcome(s) after "), std::string::npos) << daemon.log();
-  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.stop();
   // The database is whole.
   const auto check = testing::run_kernelwatch({"history", "--db", (dir / "kw.db").string()});
   EXPECT_EQ(check.exit_code, 0) << check.err;
@@ -879,8 +834,7 @@ TEST(DaemonE2E, ARestartNeverRemindsEarlyAndEachAlertIsRemindedOnceWhenDue) {
     }
   }
   for (const auto& id : fired) EXPECT_EQ(reminders[id], 1) << id;
-  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.stop();
 }
 
 // id -> state of a JSON array of alerts (those of one origin, when it is given).
@@ -989,8 +943,7 @@ TEST(DaemonE2E, ImportedHistorysAlertsAreBacktestsListedInStatusAndNeverPaged) {
   for (const auto& a : second["alerts"]) {
     EXPECT_EQ(a["key"]["workload"], "second-marker") << requests[1].body;
   }
-  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.stop();
 }
 
 // bench.warmup is part of the protocol: changing it starts every case over in a new key. The
@@ -1045,8 +998,7 @@ TEST(DaemonE2E, AChangedProtocolIsLoggedAndShownInTheStatus) {
                            "hidden256-rows16-fp32"),
             std::string::npos)
       << table.out;
-  ASSERT_EQ(::kill(daemon.pid(), SIGTERM), 0);
-  EXPECT_EQ(spawn::wait_exit(daemon.pid(), 10s), std::optional<int>(0)) << daemon.log();
+  daemon.stop();
 }
 
 }  // namespace

@@ -3,21 +3,18 @@
 // test's clock; the daemon runs no benchmarks (it only watches posted runs) and has no notifier.
 #include <sqlite3.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
-#include <fstream>
 #include <functional>
-#include <regex>
 #include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "core/time.hpp"
-#include "tests/notifiers/support/spawn.hpp"
+#include "tests/daemon/support/daemon_child.hpp"
 #include "tests/support/loopback_http.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -30,16 +27,11 @@ using testing::http;
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-namespace spawn = notifiers::testing;
 
 constexpr const char* kToken = "hostile-token-7c2e";
 
-// Run i of a series is observed i minutes after the hour that began a day before the test.
-core::Timestamp day_before_now() {
-  static const core::Timestamp start =
-      std::chrono::floor<std::chrono::hours>(core::Timestamp::clock::now()) - 24h;
-  return start;
-}
+// Run i of a series is observed i minutes after day_before_now().
+using testing::day_before_now;
 
 json record_at(core::Timestamp observed, json median_ns, const std::string& workload = "hostile") {
   const std::string id_time = core::format_id_timestamp(observed);
@@ -81,10 +73,6 @@ class Daemon {
         dir / "token", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     testing::write_file(dir / "kernelwatch.json", config().dump(2));
   }
-  ~Daemon() {
-    int status = 0;
-    if (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == 0) spawn::kill_hard(pid_);
-  }
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
@@ -96,49 +84,27 @@ class Daemon {
                 {"notifiers", json::array()}};
   }
   void start() {
-    log_ = dir_ / ("daemon-" + std::to_string(starts_++) + ".log");
-    pid_ = spawn::spawn(testing::kernelwatch_binary(),
-                        {"daemon", "--config", (dir_ / "kernelwatch.json").string()}, log_);
-    eventually([&] { return port_from_log() != 0 || exited(); });
-    port_ = port_from_log();
+    child_.start(dir_ / "kernelwatch.json",
+                 dir_ / ("daemon-" + std::to_string(starts_++) + ".log"));
   }
-  [[nodiscard]] std::uint16_t port_from_log() const {
-    std::ifstream in(log_);
-    std::string line;
-    static const std::regex listening("kernelwatch: listening on 127\\.0\\.0\\.1:([0-9]+)");
-    while (std::getline(in, line)) {
-      std::smatch m;
-      if (std::regex_search(line, m, listening)) return static_cast<std::uint16_t>(std::stoi(m[1]));
-    }
-    return 0;
-  }
-  bool exited() {
-    int status = 0;
-    return ::waitpid(pid_, &status, WNOHANG) == pid_;
-  }
-  [[nodiscard]] bool alive() const { return ::kill(pid_, 0) == 0; }
-  [[nodiscard]] std::uint16_t port() const { return port_; }
-  [[nodiscard]] pid_t pid() const { return pid_; }
-  [[nodiscard]] std::string log() const { return testing::read_file(log_); }
+  [[nodiscard]] bool alive() const { return child_.alive(); }
+  [[nodiscard]] std::uint16_t port() const { return child_.port(); }
+  [[nodiscard]] pid_t pid() const { return child_.pid(); }
+  [[nodiscard]] std::string log() const { return child_.log(); }
   Reply post(const std::string& body) const {
-    return http(port_, "POST", "/api/v1/runs", body, kToken);
+    return http(port(), "POST", "/api/v1/runs", body, kToken);
   }
   Reply post(const json& body) const { return post(body.dump()); }
   [[nodiscard]] json runs() const {
-    const auto r = http(port_, "GET", "/api/v1/runs?limit=10000");
+    const auto r = http(port(), "GET", "/api/v1/runs?limit=10000");
     EXPECT_EQ(r.status, 200) << r.body;
     return r.status == 200 ? json::parse(r.body) : json::array();
   }
-  void stop() {
-    ASSERT_EQ(::kill(pid_, SIGTERM), 0);
-    EXPECT_EQ(spawn::wait_exit(pid_, 20s), std::optional<int>(0)) << log();
-  }
+  void stop() { child_.stop(20s); }
 
  private:
   const testing::TempDir& dir_;
-  std::filesystem::path log_;
-  pid_t pid_ = -1;
-  std::uint16_t port_ = 0;
+  testing::DaemonChild child_;
   int starts_ = 0;
 };
 

@@ -15,9 +15,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
-#include <regex>
 #include <set>
 #include <thread>
 
@@ -26,6 +24,7 @@
 
 #include "core/alert.hpp"
 #include "core/time.hpp"
+#include "tests/daemon/support/daemon_child.hpp"
 #include "tests/notifiers/support/spawn.hpp"
 #include "tests/notifiers/support/test_receiver.hpp"
 #include "tests/support/loopback_http.hpp"
@@ -107,7 +106,6 @@ class Child {
   Child& operator=(const Child&) = delete;
   [[nodiscard]] pid_t pid() const { return pid_; }
   [[nodiscard]] std::string log() const { return testing::read_file(log_); }
-  [[nodiscard]] const std::filesystem::path& log_path() const { return log_; }
   // Reaps the child if it has exited (it could not start).
   bool exited() {
     int status = 0;
@@ -119,13 +117,8 @@ class Child {
   pid_t pid_;
 };
 
-// Runs are dated relative to the test's clock: run i is observed i minutes after the hour that
-// began a day before the test started.
-core::Timestamp day_before_now() {
-  static const core::Timestamp start =
-      std::chrono::floor<std::chrono::hours>(core::Timestamp::clock::now()) - 24h;
-  return start;
-}
+// Run i is observed i minutes after day_before_now().
+using testing::day_before_now;
 
 json record(int index, std::int64_t median_ns) {
   const core::Timestamp observed = day_before_now() + std::chrono::minutes(index);
@@ -190,32 +183,16 @@ class Kernelwatch {
         {"bench", {{"warmup", "1ms"}, {"repetitions", "5ms"}}},
         {"notifiers", notifiers}};
     testing::write_file(dir / "kernelwatch.json", config.dump(2));
-    child_.emplace(
-        testing::kernelwatch_binary(),
-        std::vector<std::string>{"daemon", "--config", (dir / "kernelwatch.json").string()},
-        dir / "kernelwatch.log");
-    eventually([&] { return port_from_log() != 0 || child_->exited(); }, 30s);
-    port_ = port_from_log();
+    child_.start(dir / "kernelwatch.json", dir / "kernelwatch.log", 30s);
   }
-  [[nodiscard]] std::uint16_t port() const { return port_; }
-  [[nodiscard]] std::string log() const { return child_->log(); }
+  [[nodiscard]] std::uint16_t port() const { return child_.port(); }
+  [[nodiscard]] std::string log() const { return child_.log(); }
   Reply post_runs(const json& body) const {
-    return http(port_, "POST", "/api/v1/runs", body.dump(), kToken);
+    return http(port(), "POST", "/api/v1/runs", body.dump(), kToken);
   }
 
  private:
-  std::uint16_t port_from_log() const {
-    std::ifstream in(child_->log_path());
-    std::string line;
-    static const std::regex listening("kernelwatch: listening on 127\\.0\\.0\\.1:([0-9]+)");
-    while (std::getline(in, line)) {
-      std::smatch m;
-      if (std::regex_search(line, m, listening)) return static_cast<std::uint16_t>(std::stoi(m[1]));
-    }
-    return 0;
-  }
-  std::optional<Child> child_;
-  std::uint16_t port_ = 0;
+  testing::DaemonChild child_;
 };
 
 // Ten runs of one key with 1% noise, then one 30% slower: the alert fires.
