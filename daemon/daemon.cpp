@@ -1,5 +1,6 @@
 #include "daemon/daemon.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -64,7 +65,7 @@ EngineOptions engine_options(const config::Config& c) {
 using Plan = std::vector<std::shared_ptr<runners::RunProducer>>;
 
 Plan cycle_plan(const config::Config& c, kernels::Backend backend,
-                const runners::GpuSampler& sampler) {
+                const runners::GpuSampler& sampler, int cancel_fd) {
   Plan out;
   for (const auto& b : c.benchmarks) {
     if (b.runner == config::Runner::LigerBench) {
@@ -72,6 +73,7 @@ Plan cycle_plan(const config::Config& c, kernels::Backend backend,
         for (const auto& workload : b.workloads) {
           runners::LigerBenchOptions options = b.liger;
           options.sampler = sampler;
+          options.cancel_fd = cancel_fd;
           out.push_back(std::make_shared<runners::LigerBenchProducer>(
               std::move(options), runners::LigerCase{b.kernel, b.pass, provider, workload}));
         }
@@ -137,6 +139,28 @@ Plan carry_over(Plan fresh, const Plan& previous) {
   }
   return fresh;
 }
+
+// A pipe whose read end becomes readable when the daemon stops (runners::ChildRequest::cancel_fd).
+class StopPipe {
+ public:
+  StopPipe() {
+    if (::pipe2(fds_, O_CLOEXEC) != 0) fds_[0] = fds_[1] = -1;
+  }
+  ~StopPipe() {
+    for (int fd : fds_) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  StopPipe(const StopPipe&) = delete;
+  StopPipe& operator=(const StopPipe&) = delete;
+  [[nodiscard]] int read_end() const { return fds_[0]; }
+  void signal() {
+    if (fds_[1] >= 0) ::close(std::exchange(fds_[1], -1));
+  }
+
+ private:
+  int fds_[2] = {-1, -1};
+};
 
 class Daemon {
  public:
@@ -234,6 +258,9 @@ class Daemon {
   Plan cycle_plan_;
   Plan last_plan_;  // the previous cycle's producers (carry_over)
   runners::GpuSampler sampler_ = runners::nvml_sampler();
+  // Written once at stop: a benchmark program running then is killed at once, with everything
+  // it started, instead of holding the stop until the grace period ends.
+  StopPipe stop_pipe_;
   int cycle_confirm_reruns_ = 0;  // copied with the plan: reload() replaces config_
   std::atomic<bool> stopping_{false};
   std::atomic<bool> bench_idle_{true};
@@ -412,7 +439,8 @@ void Daemon::schedule_next(std::chrono::milliseconds delay) {
 
 void Daemon::start_cycle(std::string reason) {
   std::lock_guard lock(bench_mutex_);
-  auto plan = carry_over(cycle_plan(config_, backend_, sampler_), last_plan_);
+  auto plan =
+      carry_over(cycle_plan(config_, backend_, sampler_, stop_pipe_.read_end()), last_plan_);
   if (cycle_.running || cycle_requested_) {
     log_.info("cycle (" + reason + ") skipped: one is already running");
     return;
@@ -601,6 +629,7 @@ void Daemon::shutdown() {
     std::lock_guard lock(bench_mutex_);
     bench_wake_.notify_all();
   }
+  stop_pipe_.signal();
   // The current repetition may finish; past 9 s it is abandoned (systemd waits 10 s).
   wait_for_bench(std::chrono::steady_clock::now() + 9s);
 }

@@ -1,0 +1,307 @@
+// The real kernelwatch daemon running external benchmark programs (issue #24's probe of the
+// liger-bench runner): output that is not UTF-8, 100 MB with and without newlines, quantiles out
+// of order, and a daemon killed with SIGKILL or stopped with SIGTERM during a case. The runners
+// are fake liger_bench.py scripts the tests write (no GPU, no torch here); the system python3
+// runs them. Nothing sleeps to synchronise: the tests poll files, pids and the HTTP API.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/json_limits.hpp"
+#include "tests/daemon/support/daemon_child.hpp"
+#include "tests/support/loopback_http.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace kernelwatch {
+namespace {
+
+using nlohmann::json;
+using testing::eventually;
+using testing::http;
+using namespace std::chrono_literals;
+
+constexpr const char* kToken = "runner-e2e-token-41ad";
+
+// The fake's preamble: reads the request like liger_bench.py.
+const std::string kPreamble = R"(import json, os, subprocess, sys, time
+cases = json.load(sys.stdin)["cases"]
+def passed(case, p50, p20, p80):
+    print(json.dumps({"case": case, "status": "passed", "ms": {"p50": p50, "p20": p20, "p80": p80},
+        "device": {"name": "NVIDIA H100 80GB HBM3", "capability": "9.0", "index": 0},
+        "versions": {"torch": "2.7.0", "liger_kernel": "0.6.1"}}), flush=True)
+)";
+
+// A liger-bench entry of one kernel and pass whose runner is the fake with this body.
+struct FakeEntry {
+  std::string kernel;
+  std::string pass;
+  std::string body;
+};
+
+std::string workload_of(const std::string& kernel) {
+  return kernel == "tvd" ? "tokens16384-vocab65536-fp32" : "hidden16384-rows4096-fp32";
+}
+
+class RunnerDaemon {
+ public:
+  RunnerDaemon(const testing::TempDir& dir, const std::vector<FakeEntry>& entries) : dir_(dir) {
+    testing::write_file(dir / "token", std::string(kToken) + "\n");
+    std::filesystem::permissions(
+        dir / "token", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    json benchmarks = json::array();
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const auto script = dir / ("fake" + std::to_string(i) + ".py");
+      testing::write_file(script, kPreamble + entries[i].body);
+      benchmarks.push_back({{"runner", "liger-bench"},
+                            {"python", "python3"},
+                            {"script", script.string()},
+                            {"kernel", entries[i].kernel},
+                            {"pass", entries[i].pass},
+                            {"providers", {"liger"}},
+                            {"workloads", {workload_of(entries[i].kernel)}},
+                            {"timeout", "120s"}});
+    }
+    const json config = {
+        {"storage", {{"path", (dir / "kw.db").string()}}},
+        {"http", {{"listen", "127.0.0.1:0"}, {"token_file", (dir / "token").string()}}},
+        {"backend", "cpu"},
+        {"schedule", {{"interval", "1h"}, {"run_at_start", true}}},
+        {"benchmarks", benchmarks},
+        {"notifiers", json::array()}};
+    testing::write_file(dir / "kernelwatch.json", config.dump(2));
+  }
+
+  void start() {
+    child_.start(dir_ / "kernelwatch.json",
+                 dir_ / ("daemon-" + std::to_string(starts_++) + ".log"));
+  }
+  testing::DaemonChild& child() { return child_; }
+  [[nodiscard]] std::uint16_t port() const { return child_.port(); }
+
+  [[nodiscard]] json runs() const {
+    const auto r = http(port(), "GET", "/api/v1/runs?limit=10000");
+    return r.status == 200 ? json::parse(r.body) : json::array();
+  }
+  // Polls until `count` runs are stored.
+  [[nodiscard]] json wait_for_runs(std::size_t count, std::chrono::seconds deadline = 120s) const {
+    json out;
+    eventually(
+        [&] {
+          out = runs();
+          return out.size() >= count;
+        },
+        deadline);
+    return out;
+  }
+  // The `cycle N ... done` lines of the log.
+  [[nodiscard]] std::size_t cycles_done() const {
+    std::istringstream in(child_.log());
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(") done in ") != std::string::npos) ++n;
+    }
+    return n;
+  }
+
+ private:
+  const testing::TempDir& dir_;
+  testing::DaemonChild child_;
+  int starts_ = 0;
+};
+
+std::string reason_of(const json& record) {
+  const json& run = record["run"];
+  if (const auto it = run["spec"].find("statusReason"); it != run["spec"].end()) return *it;
+  if (run.contains("metadata") && run["metadata"].contains("description")) {
+    return run["metadata"]["description"];
+  }
+  return "";
+}
+
+std::string benchmark_of(const json& record) {
+  return record["run"]["spec"]["sourceNative"]["benchmark"];
+}
+
+bool gone(pid_t pid) {
+  return ::kill(pid, 0) == -1 && errno == ESRCH;
+}
+
+// A status line's value in kB ("VmHWM:   12345 kB").
+long status_kb(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
+  }
+  return -1;
+}
+
+std::size_t open_descriptors(pid_t pid) {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
+
+// The children of a process (every thread's), from /proc.
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  const auto tasks = std::filesystem::path("/proc") / std::to_string(pid) / "task";
+  for (auto it = std::filesystem::directory_iterator(tasks, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    std::istringstream in(testing::read_file(it->path() / "children"));
+    for (pid_t child; in >> child;) out.push_back(child);
+  }
+  return out;
+}
+
+TEST(RunnerE2E, ProbeOutputsAreFailedRunsWithReadableReasonsAndTheDaemonLives) {
+  testing::TempDir dir;
+  RunnerDaemon daemon(
+      dir,
+      {// A partial last line with 0xff.
+       {"tvd", "forward",
+        "sys.stdout.buffer.write(b'{\"case\": \\xff\\xfe'); sys.stdout.flush()\n"},
+       // A character cut at the 120-byte excerpt of a partial line.
+       {"tvd", "backward",
+        "sys.stdout.buffer.write(b'x' * 119 + '\\u00e9'.encode() + b'tail'); sys.stdout.flush()\n"},
+       // Invalid bytes on stderr with a non-zero exit.
+       {"layer_norm", "forward",
+        "sys.stderr.buffer.write(b'oops \\xff\\xfe\\xc3\\n'); sys.stderr.flush()\nos._exit(1)\n"},
+       // p20 > median > p80.
+       {"layer_norm", "backward", "passed(cases[0], 1.0, 1.2, 0.8)\n"},
+       // 100 MB without a newline.
+       {"tvd", "full",
+        "chunk = b'\\xff' * (1 << 20)\n"
+        "for _ in range(100): sys.stdout.buffer.write(chunk)\n"
+        "sys.stdout.flush()\n"},
+       // 100 MB of lines that are no result.
+       {"layer_norm", "full",
+        "line = b'\\xfe' * 1023 + b'\\n'\n"
+        "for _ in range(100 * 1024): sys.stdout.buffer.write(line)\n"
+        "sys.stdout.flush()\n"}});
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.child().log();
+  const pid_t pid = daemon.child().pid();
+  const json runs = daemon.wait_for_runs(6);
+  ASSERT_EQ(runs.size(), 6U) << daemon.child().log();
+  std::map<std::string, std::string> reasons;
+  for (const auto& r : runs) {
+    EXPECT_EQ(r["run"]["spec"]["status"], "failed") << r.dump();
+    const std::string why = reason_of(r);
+    EXPECT_TRUE(core::valid_utf8(why));
+    EXPECT_EQ(why.find('\n'), std::string::npos);
+    EXPECT_LE(why.size(), 1000U);
+    reasons[benchmark_of(r)] = why;
+  }
+  EXPECT_EQ(reasons["tvd/forward"].rfind(
+                "malformed runner output (a line without its newline): {\"case\": \xEF\xBF\xBD", 0),
+            0U)
+      << reasons["tvd/forward"];
+  EXPECT_EQ(reasons["tvd/backward"].rfind(
+                "malformed runner output (a line without its newline): xxxxxxxx", 0),
+            0U)
+      << reasons["tvd/backward"];
+  EXPECT_EQ(reasons["layer_norm/forward"],
+            "runner exited with status 1: oops \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(reasons["layer_norm/backward"],
+            "quantiles out of order: p50=1 p20=1.2 p80=0.8 ms (p20 <= p50 <= p80 expected)");
+  EXPECT_EQ(reasons["tvd/full"],
+            "malformed runner output: 1 stdout line(s) longer than 65536 bytes, dropped unread");
+  EXPECT_EQ(reasons["layer_norm/full"].rfind("malformed runner output (not a JSON object): ", 0),
+            0U)
+      << reasons["layer_norm/full"];
+
+  // Alive, answering, nothing left behind: no child (no zombie), the same descriptors after a
+  // second cycle as after the first, and memory far below the 200 MB the runners printed.
+  EXPECT_EQ(http(daemon.port(), "GET", "/healthz").status, 200);
+  ASSERT_TRUE(eventually([&] { return daemon.cycles_done() >= 1; }));
+  EXPECT_TRUE(children_of(pid).empty());
+  const std::size_t descriptors = open_descriptors(pid);
+  ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/trigger", "{}", kToken).status, 202);
+  ASSERT_EQ(daemon.wait_for_runs(12).size(), 12U) << daemon.child().log();
+  ASSERT_TRUE(eventually([&] { return daemon.cycles_done() >= 2; }));
+  EXPECT_TRUE(children_of(pid).empty());
+  EXPECT_EQ(open_descriptors(pid), descriptors);
+  const long peak_kb = status_kb(pid, "VmHWM");
+  std::printf("daemon peak RSS after two cycles of 200 MB of runner output: %ld kB\n", peak_kb);
+  EXPECT_GT(peak_kb, 0);
+  EXPECT_LT(peak_kb, 100 * 1024);
+  // It starts again on what it stored, and runs the cycle again (run_at_start).
+  daemon.child().stop();
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.child().log();
+  ASSERT_EQ(daemon.wait_for_runs(18).size(), 18U) << daemon.child().log();
+  daemon.child().stop();
+}
+
+// The fake's body: starts a grandchild in its process group and one in its own session, writes
+// the three pids to `pids`, and runs for ten minutes.
+std::string hanging_runner(const std::filesystem::path& pids) {
+  return "g = subprocess.Popen(['sleep', '600'])\n"
+         "s = subprocess.Popen(['sleep', '600'], start_new_session=True)\n"
+         "with open('" +
+         pids.string() + ".tmp', 'w') as f: f.write(f'{os.getpid()} {g.pid} {s.pid}\\n')\n" +
+         "os.rename('" + pids.string() + ".tmp', '" + pids.string() + "')\n" + "time.sleep(600)\n";
+}
+
+// Starts the daemon on hanging_runner(pids) and waits until the runner wrote its pids: the
+// runner's, its grandchild's and its grandchild's in its own session, all running.
+std::vector<pid_t> start_during_a_case(RunnerDaemon& daemon, const std::filesystem::path& pids) {
+  daemon.start();
+  EXPECT_NE(daemon.port(), 0) << daemon.child().log();
+  EXPECT_TRUE(eventually([&] { return std::filesystem::exists(pids); })) << daemon.child().log();
+  std::istringstream in(std::filesystem::exists(pids) ? testing::read_file(pids) : "");
+  std::vector<pid_t> out;
+  for (pid_t pid; in >> pid;) out.push_back(pid);
+  EXPECT_EQ(out.size(), 3U);
+  for (const pid_t p : out) EXPECT_FALSE(gone(p)) << p;
+  return out;
+}
+
+TEST(RunnerE2E, ARunnerAndItsGrandchildrenDieWithADaemonKilledDuringACase) {
+  for (int round = 0; round < 3; ++round) {
+    testing::TempDir dir;
+    const auto pids_file = dir / "pids";
+    RunnerDaemon daemon(dir, {{"tvd", "backward", hanging_runner(pids_file)}});
+    const auto pids = start_during_a_case(daemon, pids_file);
+    ASSERT_EQ(pids.size(), 3U);
+    daemon.child().kill_hard();
+    EXPECT_TRUE(eventually([&] { return gone(pids[0]) && gone(pids[1]) && gone(pids[2]); }, 20s))
+        << "round " << round << ": runner " << pids[0] << ", grandchild " << pids[1]
+        << ", grandchild in its own session " << pids[2] << " outlived the daemon";
+  }
+}
+
+TEST(RunnerE2E, ASigtermDuringACaseStopsTheDaemonAndItsRunnerAtOnce) {
+  testing::TempDir dir;
+  const auto pids_file = dir / "pids";
+  RunnerDaemon daemon(dir, {{"tvd", "backward", hanging_runner(pids_file)}});
+  const auto pids = start_during_a_case(daemon, pids_file);
+  ASSERT_EQ(pids.size(), 3U);
+  const auto start = std::chrono::steady_clock::now();
+  daemon.child().stop(10s);  // exit 0 within 10 s
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("SIGTERM during a case: the daemon exited after %.2f s\n", seconds);
+  EXPECT_LT(seconds, 5.0) << daemon.child().log();
+  for (const pid_t p : pids) EXPECT_TRUE(gone(p)) << p;
+  EXPECT_EQ(daemon.child().log().find("stopped without waiting"), std::string::npos)
+      << daemon.child().log();
+}
+
+}  // namespace
+}  // namespace kernelwatch
