@@ -52,7 +52,7 @@ struct Metadata {
 
 struct BenchmarkRun {
   RunStatus status = RunStatus::Passed;
-  std::optional<std::chrono::nanoseconds> median;  // absent only on failed runs
+  std::optional<std::chrono::nanoseconds> median;  // or the mean, when primary; absent: failed
   std::string primary_statistic = "median";
   Timestamp observed_at{};
   std::vector<Measurement> measurements;

@@ -64,10 +64,27 @@ EngineOptions engine_options(const config::Config& c) {
 // kernels through the in-process harness, Liger's and PyTorch's through the liger-bench runner.
 using Plan = std::vector<std::shared_ptr<runners::RunProducer>>;
 
-Plan cycle_plan(const config::Config& c, kernels::Backend backend,
-                const runners::GpuSampler& sampler, int cancel_fd) {
+// What the cycle's runners share: the daemon's own probe of the host, its GPU sampler, the pipe
+// that stops a program when the daemon stops.
+struct RunnerServices {
+  runners::GpuSampler sampler;
+  runners::HostProbe probe;
+  int cancel_fd = -1;
+};
+
+Plan cycle_plan(const config::Config& c, kernels::Backend backend, const RunnerServices& services) {
+  const auto& sampler = services.sampler;
+  const int cancel_fd = services.cancel_fd;
   Plan out;
   for (const auto& b : c.benchmarks) {
+    if (b.runner == config::Runner::Command) {
+      runners::CommandContext context;
+      context.probe = services.probe;
+      context.sampler = services.sampler;
+      context.cancel_fd = services.cancel_fd;
+      out.push_back(std::make_shared<runners::CommandProducer>(b.command, std::move(context)));
+      continue;
+    }
     if (b.runner == config::Runner::LigerBench) {
       for (const auto provider : b.liger_providers) {
         for (const auto& workload : b.workloads) {
@@ -191,7 +208,7 @@ class Daemon {
   void bench_loop();
   bool take_cycle(Plan& plan, int& confirm_reruns);
   void run_case(runners::RunProducer& producer, int confirm_reruns);
-  bool judge(const std::string& name, const core::Result<kernels::BenchOutcome>& outcome);
+  bool judge(const std::string& name, const kernels::BenchOutcome& outcome);
   void end_cycle(double seconds);
   void reload();
   void shutdown();
@@ -258,6 +275,7 @@ class Daemon {
   Plan cycle_plan_;
   Plan last_plan_;  // the previous cycle's producers (carry_over)
   runners::GpuSampler sampler_ = runners::nvml_sampler();
+  runners::HostProbe host_probe_ = runners::system_host_probe();
   // Written once at stop: a benchmark program running then is killed at once, with everything
   // it started, instead of holding the stop until the grace period ends.
   StopPipe stop_pipe_;
@@ -439,8 +457,8 @@ void Daemon::schedule_next(std::chrono::milliseconds delay) {
 
 void Daemon::start_cycle(std::string reason) {
   std::lock_guard lock(bench_mutex_);
-  auto plan =
-      carry_over(cycle_plan(config_, backend_, sampler_, stop_pipe_.read_end()), last_plan_);
+  auto plan = carry_over(
+      cycle_plan(config_, backend_, {sampler_, host_probe_, stop_pipe_.read_end()}), last_plan_);
   if (cycle_.running || cycle_requested_) {
     log_.info("cycle (" + reason + ") skipped: one is already running");
     return;
@@ -486,31 +504,42 @@ bool Daemon::take_cycle(Plan& plan, int& confirm_reruns) {
   return true;
 }
 
-// Runs one case and, while its run breached the band and awaits confirmation, reruns it at once
-// (at most confirm_reruns times). The engine lives on the io thread: each run is judged there
-// while this thread waits for the verdict.
+// Runs one source and, while one of its runs breached the band and awaits confirmation, runs it
+// again at once (at most confirm_reruns times), unless its runs are confirmed by its next
+// scheduled run. The engine lives on the io thread: the runs are judged there while this thread
+// waits for the verdicts.
 void Daemon::run_case(runners::RunProducer& producer, int confirm_reruns) {
   const std::string name = producer.name();
   for (int attempt = 0; attempt <= confirm_reruns && !stopping_; ++attempt) {
-    const auto outcome = producer.run(wall_now);
-    if (stopping_) return;
+    const auto produced = producer.run(wall_now);
+    if (stopping_ || (produced && produced->cancelled)) return;
     std::promise<bool> rerun;
     auto answer = rerun.get_future();
-    asio::post(io_, [this, &outcome, &rerun, &name] { rerun.set_value(judge(name, outcome)); });
+    asio::post(io_, [this, &produced, &rerun, &name] {
+      if (!produced) {
+        log_.error(name + ": " + produced.error().message);
+        ++cycle_.errors;
+        ++tally_.errors;
+        rerun.set_value(false);
+        return;
+      }
+      if (!produced->error.empty()) log_.warning(name + ": " + produced->error);
+      bool breached = false;
+      for (const auto& outcome : produced->runs) breached = judge(name, outcome) || breached;
+      rerun.set_value(breached);
+    });
     if (!answer.get()) return;
+    if (producer.confirm() == runners::ConfirmMode::Next) {
+      log_.info(name + ": breached its band; its next scheduled run confirms");
+      return;
+    }
     log_.info(name + ": breached its band; rerunning to confirm");
   }
 }
 
 // io thread: stores and judges one run; true when it breached and awaits a rerun.
-bool Daemon::judge(const std::string& name, const core::Result<kernels::BenchOutcome>& outcome) {
-  if (!outcome) {
-    log_.error(name + ": " + outcome.error().message);
-    ++cycle_.errors;
-    ++tally_.errors;
-    return false;
-  }
-  auto processed = engine_.process(outcome->record, wall_now());
+bool Daemon::judge(const std::string& name, const kernels::BenchOutcome& outcome) {
+  auto processed = engine_.process(outcome.record, wall_now());
   published_.invalidate();
   if (!processed) {
     log_.error(name + ": storing the run failed: " + processed.error().message);
@@ -531,7 +560,7 @@ bool Daemon::judge(const std::string& name, const core::Result<kernels::BenchOut
   ++tally_.runs;
   ++tally_.verdicts[std::string(detectors::to_string(processed->verdict.kind))];
   tally_.resolved += processed->resolved.size();
-  cycle_.count_run(outcome->record.run.status, outcome->summary ? outcome->summary->median : 0ns);
+  cycle_.count_run(outcome.record.run.status, outcome.summary ? outcome.summary->median : 0ns);
   if (!processed->fired.empty() || !processed->resolved.empty()) {
     log_.info(processed->key_display + ": " + std::to_string(processed->fired.size()) +
               " failed-run alert(s) fired, " + std::to_string(processed->resolved.size()) +

@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_limits.hpp"
-#include "tests/daemon/support/daemon_child.hpp"
+#include "tests/daemon/support/watching_daemon.hpp"
 #include "tests/support/loopback_http.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -28,9 +28,8 @@ namespace {
 using nlohmann::json;
 using testing::eventually;
 using testing::http;
+using testing::reason_of;
 using namespace std::chrono_literals;
-
-constexpr const char* kToken = "runner-e2e-token-41ad";
 
 // The fake's preamble: reads the request like liger_bench.py.
 const std::string kPreamble = R"(import json, os, subprocess, sys, time
@@ -48,85 +47,31 @@ struct FakeEntry {
   std::string body;
 };
 
-std::string workload_of(const std::string& kernel) {
-  return kernel == "tvd" ? "tokens16384-vocab65536-fp32" : "hidden16384-rows4096-fp32";
+json liger_entries(const std::filesystem::path& dir, const std::vector<FakeEntry>& entries) {
+  json benchmarks = json::array();
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto script = dir / ("fake" + std::to_string(i) + ".py");
+    testing::write_file(script, kPreamble + entries[i].body);
+    benchmarks.push_back({{"runner", "liger-bench"},
+                          {"python", "python3"},
+                          {"script", script.string()},
+                          {"kernel", entries[i].kernel},
+                          {"pass", entries[i].pass},
+                          {"providers", {"liger"}},
+                          {"workloads",
+                           {entries[i].kernel == "tvd" ? "tokens16384-vocab65536-fp32"
+                                                       : "hidden16384-rows4096-fp32"}},
+                          {"timeout", "120s"}});
+  }
+  return benchmarks;
 }
 
-class RunnerDaemon {
+// A daemon whose liger-bench entries run the fakes.
+class RunnerDaemon : public testing::WatchingDaemon {
  public:
-  RunnerDaemon(const testing::TempDir& dir, const std::vector<FakeEntry>& entries) : dir_(dir) {
-    testing::write_file(dir / "token", std::string(kToken) + "\n");
-    std::filesystem::permissions(
-        dir / "token", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-    json benchmarks = json::array();
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      const auto script = dir / ("fake" + std::to_string(i) + ".py");
-      testing::write_file(script, kPreamble + entries[i].body);
-      benchmarks.push_back({{"runner", "liger-bench"},
-                            {"python", "python3"},
-                            {"script", script.string()},
-                            {"kernel", entries[i].kernel},
-                            {"pass", entries[i].pass},
-                            {"providers", {"liger"}},
-                            {"workloads", {workload_of(entries[i].kernel)}},
-                            {"timeout", "120s"}});
-    }
-    const json config = {
-        {"storage", {{"path", (dir / "kw.db").string()}}},
-        {"http", {{"listen", "127.0.0.1:0"}, {"token_file", (dir / "token").string()}}},
-        {"backend", "cpu"},
-        {"schedule", {{"interval", "1h"}, {"run_at_start", true}}},
-        {"benchmarks", benchmarks},
-        {"notifiers", json::array()}};
-    testing::write_file(dir / "kernelwatch.json", config.dump(2));
-  }
-
-  void start() {
-    child_.start(dir_ / "kernelwatch.json",
-                 dir_ / ("daemon-" + std::to_string(starts_++) + ".log"));
-  }
-  testing::DaemonChild& child() { return child_; }
-  [[nodiscard]] std::uint16_t port() const { return child_.port(); }
-
-  [[nodiscard]] json runs() const {
-    const auto r = http(port(), "GET", "/api/v1/runs?limit=10000");
-    return r.status == 200 ? json::parse(r.body) : json::array();
-  }
-  // Polls until `count` runs are stored.
-  [[nodiscard]] json wait_for_runs(std::size_t count, std::chrono::seconds deadline = 120s) const {
-    json out;
-    eventually(
-        [&] {
-          out = runs();
-          return out.size() >= count;
-        },
-        deadline);
-    return out;
-  }
-  // The `cycle N ... done` lines of the log.
-  [[nodiscard]] std::size_t cycles_done() const {
-    std::istringstream in(child_.log());
-    std::size_t n = 0;
-    for (std::string line; std::getline(in, line);) {
-      if (line.find(") done in ") != std::string::npos) ++n;
-    }
-    return n;
-  }
-
- private:
-  const testing::TempDir& dir_;
-  testing::DaemonChild child_;
-  int starts_ = 0;
+  RunnerDaemon(const testing::TempDir& dir, const std::vector<FakeEntry>& entries)
+      : WatchingDaemon(dir.path(), liger_entries(dir.path(), entries)) {}
 };
-
-std::string reason_of(const json& record) {
-  const json& run = record["run"];
-  if (const auto it = run["spec"].find("statusReason"); it != run["spec"].end()) return *it;
-  if (run.contains("metadata") && run["metadata"].contains("description")) {
-    return run["metadata"]["description"];
-  }
-  return "";
-}
 
 std::string benchmark_of(const json& record) {
   return record["run"]["spec"]["sourceNative"]["benchmark"];
@@ -231,7 +176,9 @@ TEST(RunnerE2E, ProbeOutputsAreFailedRunsWithReadableReasonsAndTheDaemonLives) {
   ASSERT_TRUE(eventually([&] { return daemon.cycles_done() >= 1; }));
   EXPECT_TRUE(children_of(pid).empty());
   const std::size_t descriptors = open_descriptors(pid);
-  ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/trigger", "{}", kToken).status, 202);
+  ASSERT_EQ(
+      http(daemon.port(), "POST", "/api/v1/trigger", "{}", testing::WatchingDaemon::kToken).status,
+      202);
   ASSERT_EQ(daemon.wait_for_runs(12).size(), 12U) << daemon.child().log();
   ASSERT_TRUE(eventually([&] { return daemon.cycles_done() >= 2; }));
   EXPECT_TRUE(children_of(pid).empty());

@@ -332,14 +332,15 @@ TEST_F(LigerBenchTest, TheProducerRemembersTheGpuForALaterFailedRun) {
   auto o = fake("for c in cases: passed(c, 0.5)\n");
   LigerBenchProducer producer(o, tvd_torch_backward());
   auto first = producer.run(test_now);
-  ASSERT_TRUE(first);
-  EXPECT_EQ(first->record.run.status, core::RunStatus::Passed);
+  ASSERT_TRUE(first && first->runs.size() == 1);
+  const core::Record& first_record = first->runs[0].record;
+  EXPECT_EQ(first_record.run.status, core::RunStatus::Passed);
   EXPECT_EQ(producer.name(), "tvd/backward/torch/liger-bench tokens16384-vocab65536-fp32");
   std::filesystem::remove(o.script);  // the runner can no longer run: python fails at once
   auto second = producer.run(test_now);
-  ASSERT_TRUE(second);
-  EXPECT_EQ(second->record.run.status, core::RunStatus::Failed);
-  EXPECT_EQ(core::key_of(second->record)->digest(), core::key_of(first->record)->digest());
+  ASSERT_TRUE(second && second->runs.size() == 1);
+  EXPECT_EQ(second->runs[0].record.run.status, core::RunStatus::Failed);
+  EXPECT_EQ(core::key_of(second->runs[0].record)->digest(), core::key_of(first_record)->digest());
 }
 
 TEST(LigerBenchScript, TheShippedScriptIsFoundAndAnswersHelp) {
