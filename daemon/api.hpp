@@ -18,6 +18,7 @@
 #include "core/record.hpp"
 #include "daemon/engine.hpp"
 #include "daemon/http_server.hpp"
+#include "daemon/schedule.hpp"
 #include "storage/connection.hpp"
 
 namespace kernelwatch::notifiers {
@@ -38,6 +39,7 @@ struct CycleState {
   core::Timestamp last_end{};
   core::Timestamp next{};
   double last_duration_seconds = 0;
+  std::vector<EntryState> entries;  // each config entry's schedule and last execution
   std::map<std::string, std::uint64_t> runs_by_status;  // since start, scheduled and posted
   double run_seconds_sum = 0;                           // medians of passed runs
   std::uint64_t run_seconds_count = 0;

@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/time.hpp"
 #include "tests/daemon/support/watching_daemon.hpp"
+#include "tests/support/loopback_http.hpp"
 #include "tests/support/test_support.hpp"
 
 #ifndef KW_GBENCH_SAXPY
@@ -116,6 +118,77 @@ TEST(CommandE2E, APytestBenchmarkSuiteIsWatchedAndItsSlowdownAlertsAndResolves) 
       kDetector);
   const Watched w = watch_a_slowdown(daemon, slowdown, 4);
   expect_one_alert_on(w, "pysaxpy/test_saxpy", "n_2000");
+}
+
+// Google Benchmark JSON of one benchmark with three repetitions, as 1.7.1 writes it.
+std::string gbench_fixture() {
+  json rows = json::array();
+  for (int i = 0; i < 3; ++i) {
+    rows.push_back({{"name", "BM_A/8"},
+                    {"run_name", "BM_A/8"},
+                    {"run_type", "iteration"},
+                    {"repetitions", 3},
+                    {"repetition_index", i},
+                    {"threads", 1},
+                    {"iterations", 10},
+                    {"real_time", 10.0 + i},
+                    {"cpu_time", 10.0 + i},
+                    {"time_unit", "us"}});
+  }
+  return json{{"context", {{"library_build_type", "release"}}}, {"benchmarks", rows}}.dump(2);
+}
+
+TEST(CommandE2E, EachEntryRunsAtItsOwnIntervalAndStatusShowsItsLastAndNextRunAndError) {
+  testing::TempDir dir;
+  testing::write_file(dir / "out.json", gbench_fixture());
+  testing::WatchingDaemon daemon(
+      dir.path(),
+      json::array({{{"runner", "command"},
+                    {"name", "fast"},
+                    {"command", {"cat", (dir / "out.json").string()}},
+                    {"format", "gbench-json"},
+                    {"interval", "2s"}},
+                   {{"runner", "command"},
+                    {"name", "slow"},
+                    {"command", {"/bin/sh", "-c", "echo the GPU fell off the bus >&2; exit 4"}},
+                    {"format", "gbench-json"},
+                    {"interval", "1h"}}}));
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  // The fast entry runs every 2 s; the slow one once, at start.
+  ASSERT_TRUE(testing::eventually(
+      [&] { return daemon.get("/api/v1/runs?benchmark=fast/BM_A").size() >= 3; }, 60s))
+      << daemon.log();
+  EXPECT_EQ(daemon.get("/api/v1/runs?benchmark=slow/command").size(), 1U) << daemon.log();
+  const json status = daemon.get("/api/v1/status");
+  ASSERT_EQ(status["entries"].size(), 2U) << status.dump(2);
+  const json& fast = status["entries"][0];
+  const json& slow = status["entries"][1];
+  EXPECT_EQ(fast["name"], "fast");
+  EXPECT_EQ(fast["intervalSeconds"], 2.0);
+  EXPECT_TRUE(fast["lastError"].is_null());
+  EXPECT_EQ(slow["runner"], "command");
+  EXPECT_EQ(slow["lastError"], "exited with status 4: the GPU fell off the bus");
+  EXPECT_EQ(slow["lastFailedRuns"], 1);
+  // The slow entry's next run is an hour after its first.
+  const auto slow_next = core::parse_timestamp(slow["next"].get<std::string>());
+  const auto slow_start = core::parse_timestamp(slow["lastStart"].get<std::string>());
+  ASSERT_TRUE(slow_next && slow_start);
+  EXPECT_GE(*slow_next - *slow_start, 59min);
+  EXPECT_LE(*slow_next - *slow_start, 61min);
+
+  const auto printed = testing::run_kernelwatch(
+      {"status", "--url", "http://127.0.0.1:" + std::to_string(daemon.port())});
+  EXPECT_EQ(printed.exit_code, 0) << printed.err;
+  EXPECT_NE(printed.out.find("ENTRY"), std::string::npos) << printed.out;
+  EXPECT_NE(printed.out.find("exited with status 4: the GPU fell off the bus"), std::string::npos)
+      << printed.out;
+  std::printf("%s", printed.out.c_str());
+  const auto page = testing::http(daemon.port(), "GET", "/");
+  EXPECT_EQ(page.status, 200);
+  EXPECT_NE(page.body.find("<caption>Entries</caption>"), std::string::npos);
+  EXPECT_NE(page.body.find("exited with status 4: the GPU fell off the bus"), std::string::npos);
+  daemon.child().stop(20s);
 }
 
 }  // namespace
