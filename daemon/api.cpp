@@ -71,6 +71,7 @@ std::string status_keys(const ApiContext& c) {
     if (s.last_run) {
       k["lastObservedAt"] = core::format_timestamp(s.last_run->observed_at);
       k["lastStatus"] = core::to_string(s.last_run->status);
+      k["lastOutcome"] = core::to_string(core::outcome_of(s.last_run->status));
       k["lastMedianNs"] = s.last_run->median.count();
     }
     k["verdict"] = detectors::to_string(s.last_verdict.kind);
@@ -388,7 +389,7 @@ void Published::invalidate() {
 }
 
 void CycleState::count_run(core::RunStatus status, std::chrono::nanoseconds median) {
-  ++runs_by_status[std::string(core::to_string(status))];
+  ++runs_by_status[std::string(core::to_string(core::outcome_of(status)))];
   if (status == core::RunStatus::Passed && median.count() > 0) {
     run_seconds_sum += std::chrono::duration<double>(median).count();
     ++run_seconds_count;

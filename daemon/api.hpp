@@ -38,7 +38,7 @@ struct CycleState {
   core::Timestamp last_end{};
   core::Timestamp next{};
   double last_duration_seconds = 0;
-  std::map<std::string, std::uint64_t> runs_by_status;  // since start, scheduled and posted
+  std::map<std::string, std::uint64_t> runs_by_status;  // since start, by outcome
   double run_seconds_sum = 0;                           // medians of passed runs
   std::uint64_t run_seconds_count = 0;
 

@@ -251,10 +251,10 @@ core::Result<std::array<double, 3>> latencies_ms(const RowReader& row) {
       return bad(std::string(value_columns[i]) + " \"" + row[value_columns[i]] +
                  "\" is not a positive number of ms");
     }
-    // In integer ns: at least 1, at most what a record may carry (2^53 ns).
+    // In integer ns: at least 1, at most what a record may carry (2^53 - 1 ns).
     if (*value * 1e6 < 0.5 || *value * 1e6 > static_cast<double>(core::kMaxLatencyNs)) {
       return bad(std::string(value_columns[i]) + " \"" + row[value_columns[i]] +
-                 "\" ms is outside 1 ns to 2^53 ns");
+                 "\" ms is outside 1 ns to 2^53 - 1 ns");
     }
     ms[i] = *value;
   }
@@ -284,7 +284,7 @@ core::Result<SpeedRow> parse_speed_row(const RowReader& row) {
 json liger_environment(const core::Hardware& hardware, const std::string& label) {
   return {{"apiVersion", core::kApiVersion},
           {"kind", "ExecutionEnvironment"},
-          {"spec", core::environment_identity(hardware)["spec"]},
+          {"spec", core::environment_document_spec(hardware)},
           {"metadata",
            {{"name", "liger-bench-" + label},
             {"title", "Liger benchmark host \u00b7 " +

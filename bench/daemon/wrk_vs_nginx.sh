@@ -146,10 +146,26 @@ python3 - "$work" "$batches" <<'EOF'
 import datetime, json, sys
 work, batches = sys.argv[1], int(sys.argv[2])
 now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+def with_digests(record):
+    # The run's four required digests (environment and protocol: their kernelindex digests; these
+    # documents hold only strings and integers, for which sorted compact JSON is RFC 8785's form).
+    import hashlib
+    def canon(v):
+        return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    def digest(value):
+        return "sha256:" + hashlib.sha256(canon(value).encode()).hexdigest()
+    spec, labels = record["run"]["spec"], record["run"]["metadata"]["labels"]
+    for member, field in (("environment", "environmentDigest"), ("protocol", "protocolDigest")):
+        spec[field] = digest({k: record[member][k] for k in ("apiVersion", "kind", "spec")})
+    spec["workloadDigest"] = digest({"workload": labels["workload"]})
+    spec["implementationDigest"] = digest({"provider": labels["provider"]})
+    return record
+
+
 def record(batch, key, i):
     at = now - datetime.timedelta(minutes=(batches - batch) * 10) + datetime.timedelta(minutes=i)
     median = 1_000_000 + key * 1000 + (i % 7) * 100
-    return {
+    return with_digests({
         "run": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkRun",
                 "spec": {"status": "passed",
                          "timing": {"latencyNs": {"median": median}, "primaryStatistic": "median"},
@@ -159,14 +175,14 @@ def record(batch, key, i):
                              {"metric": "latency", "statistic": "p80", "unit": "ns", "value": median + 500}],
                          "sourceNative": {"source": "wrk-bench", "benchmark": "bench/forward",
                                           "externalId": f"bench/{key}/{batch}/{i}"}},
-                "metadata": {"labels": {"provider": "bench", "workload": f"bench-{key}"}}},
+                "metadata": {"name": f"bench-{key}-{batch}-{i}", "labels": {"provider": "bench", "workload": f"bench-{key}"}}},
         "protocol": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkProtocol",
-                     "spec": {"harness": {"name": "bench"}, "measurement": {"timer": "cuda_events"}},
+                     "spec": {"harness": {"name": "bench"}, "measurement": {"timer": "cuda_events", "primaryStatistic": "median"}},
                      "metadata": {"name": "bench-protocol"}},
-        "environment": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "ExecutionEnvironment",
+        "environment": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "ExecutionEnvironment", "metadata": {"name": "test-nvidia-h100"},
                         "spec": {"hardware": {"vendor": "nvidia", "product": "NVIDIA H100",
                                               "formFactor": "80GB HBM3", "architecture": "sm_90"},
-                                 "software": {}}}}
+                                 "software": {}}}})
 for batch in range(batches):
     with open(f"{work}/batch-{batch}.json", "w") as f:
         json.dump([record(batch, key, i) for key in range(45) for i in range(10)], f)

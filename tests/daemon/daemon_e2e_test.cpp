@@ -61,37 +61,42 @@ json synthetic_record(int index, std::int64_t median_ns,
                          {"product", "NVIDIA H100"},
                          {"formFactor", "80GB HBM3"},
                          {"architecture", "sm_90"}};
-  return json{
-      {"run",
-       {{"apiVersion", "kernelindex.dev/v1alpha1"},
-        {"kind", "BenchmarkRun"},
-        {"spec",
-         {{"status", "passed"},
-          {"timing", {{"latencyNs", {{"median", median_ns}}}, {"primaryStatistic", "median"}}},
-          {"observedAt", at},
-          {"measurements", json::array({{{"metric", "latency"},
-                                         {"statistic", "p20"},
-                                         {"unit", "ns"},
-                                         {"value", median_ns - median_ns / 2000}},
-                                        {{"metric", "latency"},
-                                         {"statistic", "p80"},
-                                         {"unit", "ns"},
-                                         {"value", median_ns + median_ns / 2000}}})},
-          {"sourceNative",
-           {{"source", "e2e-test"},
-            {"benchmark", "synthetic/forward"},
-            {"externalId", "synthetic/forward/" + provider +
-                               "/nvidia-h100-80gb-hbm3/synthetic-e2e/" + id_time}}}}},
-        {"metadata", {{"labels", {{"provider", provider}, {"workload", workload}}}}}}},
-      {"protocol",
-       {{"apiVersion", "kernelindex.dev/v1alpha1"},
-        {"kind", "BenchmarkProtocol"},
-        {"spec", {{"harness", {{"name", "e2e"}}}, {"measurement", {{"timer", "cuda_events"}}}}},
-        {"metadata", {{"name", "e2e-protocol"}}}}},
-      {"environment",
-       {{"apiVersion", "kernelindex.dev/v1alpha1"},
-        {"kind", "ExecutionEnvironment"},
-        {"spec", {{"hardware", hardware}, {"software", json::object()}}}}}};
+  return testing::with_digests(
+      json{{"run",
+            {{"apiVersion", "kernelindex.dev/v1alpha1"},
+             {"kind", "BenchmarkRun"},
+             {"spec",
+              {{"status", "passed"},
+               {"timing", {{"latencyNs", {{"median", median_ns}}}, {"primaryStatistic", "median"}}},
+               {"observedAt", at},
+               {"measurements", json::array({{{"metric", "latency"},
+                                              {"statistic", "p20"},
+                                              {"unit", "ns"},
+                                              {"value", median_ns - median_ns / 2000}},
+                                             {{"metric", "latency"},
+                                              {"statistic", "p80"},
+                                              {"unit", "ns"},
+                                              {"value", median_ns + median_ns / 2000}}})},
+               {"sourceNative",
+                {{"source", "e2e-test"},
+                 {"benchmark", "synthetic/forward"},
+                 {"externalId", "synthetic/forward/" + provider +
+                                    "/nvidia-h100-80gb-hbm3/synthetic-e2e/" + id_time}}}}},
+             {"metadata",
+              {{"name", "e2e-" + provider + "-" + workload + "-" + id_time},
+               {"labels", {{"provider", provider}, {"workload", workload}}}}}}},
+           {"protocol",
+            {{"apiVersion", "kernelindex.dev/v1alpha1"},
+             {"kind", "BenchmarkProtocol"},
+             {"spec",
+              {{"harness", {{"name", "e2e"}}},
+               {"measurement", {{"timer", "cuda_events"}, {"primaryStatistic", "median"}}}}},
+             {"metadata", {{"name", "e2e-protocol"}}}}},
+           {"environment",
+            {{"apiVersion", "kernelindex.dev/v1alpha1"},
+             {"kind", "ExecutionEnvironment"},
+             {"metadata", {{"name", "test-nvidia-h100"}}},
+             {"spec", {{"hardware", hardware}, {"software", json::object()}}}}}});
 }
 
 // 1% noise around 1 ms, deterministic.
@@ -326,7 +331,8 @@ TEST(DaemonE2E, MetricsTellKeysOfAnotherProtocolApart) {
   ASSERT_NE(daemon.port(), 0) << daemon.log();
   json first = synthetic_record(0, 1'000'000);
   json second = synthetic_record(1, 1'100'000);
-  second["protocol"]["spec"]["measurement"]["repetitions"] = 200;
+  second["protocol"]["spec"]["measurement"]["samples"] = 200;
+  second = testing::with_digests(second);  // its protocol changed: so does its digest
   const auto posted =
       http(daemon.port(), "POST", "/api/v1/runs", json::array({first, second}).dump(), kToken);
   ASSERT_EQ(posted.status, 200) << posted.body;
