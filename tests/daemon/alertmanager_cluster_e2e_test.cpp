@@ -1,9 +1,12 @@
 // kernelwatch with a real three-peer cluster of Debian's Alertmanager on 127.0.0.1 (gossip
 // between the peers, each with its own storage): with one peer stopped, every alert and its
 // resolve reach the test's receiver once, the stopped peer's notifications are not dead letters,
-// and when it comes back it gets the open alert by the re-send, never the stale history. The
-// kernelwatch binary runs as a process; nothing here is a fake. Synchronised by polling the
-// peers' and kernelwatch's state, never by sleeping.
+// and when it comes back it gets the open alert by the re-send, never the stale history; and a
+// SIGHUP that changes the peer list (loopback HTTP servers as peers). The kernelwatch binary
+// runs as a process; nothing is a fake. Synchronised by polling the peers' and kernelwatch's
+// state, never by sleeping.
+#include <signal.h>
+
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -227,6 +230,56 @@ json outbox_of(std::uint16_t kw_port, const std::string& destination) {
   return nullptr;
 }
 
+// kernelwatch sending to the Alertmanager peers `urls`: re-sends every second (an alert's
+// lifetime in Alertmanager: 4 s), quick retries. Writes DIR/kernelwatch.json.
+json kernelwatch_config(const testing::TempDir& dir, const std::vector<std::string>& urls) {
+  return {{"storage", {{"path", (dir / "kw.db").string()}}},
+          {"http", {{"listen", "127.0.0.1:0"}, {"token_file", (dir / "token").string()}}},
+          {"backend", "cpu"},
+          {"notifiers",
+           json::array({{{"type", "alertmanager"},
+                         {"name", "am"},
+                         {"urls", urls},
+                         {"resend_interval", "1s"},
+                         {"timeout", "2s"},
+                         {"backoff", {{"base", "100ms"}, {"cap", "500ms"}, {"max_age", "1h"}}}}})}};
+}
+
+void start_kernelwatch(testing::DaemonChild& kw, const testing::TempDir& dir,
+                       const std::vector<std::string>& urls) {
+  testing::write_file(dir / "token", std::string(kToken) + "\n");
+  std::filesystem::permissions(dir / "token", std::filesystem::perms::owner_read);
+  testing::write_file(dir / "kernelwatch.json", kernelwatch_config(dir, urls).dump(2));
+  kw.start(dir / "kernelwatch.json", dir / "kernelwatch.log", 30s);
+}
+
+json post_runs(std::uint16_t kw_port, const json& body) {
+  const auto reply = http(kw_port, "POST", "/api/v1/runs", body.dump(), kToken);
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  return json::parse(reply.body, nullptr, false);
+}
+
+// Ten runs of the key `workload` in 1% noise, then one 30% slower: its alert fires. Its long id.
+std::string fire_alert(std::uint16_t kw_port, const std::string& workload, int first) {
+  json batch = json::array();
+  for (int i = 0; i < 10; ++i) batch.push_back(record(workload, first + i, noisy(i)));
+  post_runs(kw_port, batch);
+  const json fired = post_runs(kw_port, record(workload, first + 10, 1'300'000));
+  EXPECT_EQ(fired["runs"][0]["fired"].size(), 1u) << fired.dump();
+  const json firing = get_json(kw_port, "/api/v1/alerts?state=firing");
+  for (const auto& a : firing) {
+    if (a.value("workload", "") == workload) return a["longId"].get<std::string>();
+  }
+  ADD_FAILURE() << "no firing alert for " << workload << ": " << firing.dump();
+  return std::string();
+}
+
+// A run back in the band: the key's alert resolves.
+void resolve_alert(std::uint16_t kw_port, const std::string& workload, int index) {
+  const json back = post_runs(kw_port, record(workload, index, noisy(11)));
+  EXPECT_EQ(back["runs"][0]["resolved"].size(), 1u) << back.dump();
+}
+
 TEST(AlertmanagerClusterE2E, WithOnePeerDownEachAlertAndResolveReachTheReceiverOnce) {
   KW_SKIP_UNDER_FAKETIME();
   KW_REQUIRE_PROGRAM(alertmanager, "prometheus-alertmanager", "prometheus-alertmanager");
@@ -244,46 +297,14 @@ TEST(AlertmanagerClusterE2E, WithOnePeerDownEachAlertAndResolveReachTheReceiverO
   cluster.stop(2);  // peer 3 is down before kernelwatch starts
   ASSERT_TRUE(eventually([&] { return cluster.formed(); })) << cluster.logs();
 
-  // Re-sends every second (an alert's lifetime in Alertmanager: 4 s), quick retries.
-  testing::write_file(dir / "token", std::string(kToken) + "\n");
-  std::filesystem::permissions(dir / "token", std::filesystem::perms::owner_read);
-  const json config = {
-      {"storage", {{"path", (dir / "kw.db").string()}}},
-      {"http", {{"listen", "127.0.0.1:0"}, {"token_file", (dir / "token").string()}}},
-      {"backend", "cpu"},
-      {"notifiers",
-       json::array({{{"type", "alertmanager"},
-                     {"name", "am"},
-                     {"urls", {cluster.url(0), cluster.url(1), cluster.url(2)}},
-                     {"resend_interval", "1s"},
-                     {"timeout", "2s"},
-                     {"backoff", {{"base", "100ms"}, {"cap", "500ms"}, {"max_age", "1h"}}}}})}};
-  testing::write_file(dir / "kernelwatch.json", config.dump(2));
   testing::DaemonChild kw;
-  kw.start(dir / "kernelwatch.json", dir / "kernelwatch.log", 30s);
+  start_kernelwatch(kw, dir, {cluster.url(0), cluster.url(1), cluster.url(2)});
   ASSERT_NE(kw.port(), 0) << kw.log();
-  const auto post = [&](const json& body) {
-    const auto reply = http(kw.port(), "POST", "/api/v1/runs", body.dump(), kToken);
-    EXPECT_EQ(reply.status, 200) << reply.body;
-    return json::parse(reply.body, nullptr, false);
-  };
-  // Ten runs in 1% noise, then one 30% slower: the key's alert fires; its long id.
   const auto fire = [&](const std::string& workload, int first) {
-    json batch = json::array();
-    for (int i = 0; i < 10; ++i) batch.push_back(record(workload, first + i, noisy(i)));
-    post(batch);
-    const json fired = post(record(workload, first + 10, 1'300'000));
-    EXPECT_EQ(fired["runs"][0]["fired"].size(), 1u) << fired.dump();
-    const json firing = get_json(kw.port(), "/api/v1/alerts?state=firing");
-    for (const auto& a : firing) {
-      if (a.value("workload", "") == workload) return a["longId"].get<std::string>();
-    }
-    ADD_FAILURE() << "no firing alert for " << workload << ": " << firing.dump();
-    return std::string();
+    return fire_alert(kw.port(), workload, first);
   };
   const auto resolve = [&](const std::string& workload, int index) {
-    const json back = post(record(workload, index, noisy(11)));
-    EXPECT_EQ(back["runs"][0]["resolved"].size(), 1u) << back.dump();
+    resolve_alert(kw.port(), workload, index);
   };
   const auto active_on = [&](std::size_t peer, const std::string& alert_id) {
     const json shown = testing::alertmanager_alerts(cluster.web(peer), alert_id);
@@ -350,6 +371,71 @@ TEST(AlertmanagerClusterE2E, WithOnePeerDownEachAlertAndResolveReachTheReceiverO
   })) << kw.log();
   const json status = get_json(kw.port(), "/api/v1/status");
   for (const auto& d : status["outbox"]) EXPECT_EQ(d["dead"], 0) << d.dump();
+  kw.stop();
+}
+
+// Whether an Alertmanager-API request the receiver recorded carried this alert, firing (with a
+// startsAt) or resolved, as an outbox notification or as a re-send (Idempotency-Key
+// <host>/resend/<ms>).
+enum class Sent { Notification, ReSend };
+bool received(const notifiers::testing::TestReceiver& peer, const std::string& alert_id,
+              bool firing, Sent how) {
+  for (const auto& r : peer.snapshot().requests) {
+    const bool resend = r.header("idempotency-key").find("/resend/") != std::string::npos;
+    if (resend != (how == Sent::ReSend)) continue;
+    const json body = json::parse(r.body, nullptr, false);
+    if (!body.is_array()) continue;
+    for (const auto& a : body) {
+      if (a["labels"].value("alert_id", "") == alert_id && a.contains("startsAt") == firing) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// SIGHUP applies a changed peer list like any notifier setting: a peer added to `urls` gets the
+// next notifications and the open alerts by the re-send, never the history it missed; a broken
+// list is logged and the running one kept. The peers here are loopback HTTP servers answering
+// as Alertmanager's API does; a peer URL's path never reaches the log.
+TEST(AlertmanagerClusterE2E, ASighupAddsAPeerAndABrokenListKeepsTheRunningOne) {
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver first;
+  notifiers::testing::TestReceiver second;
+  const std::string path = "/am-path-s3cr3t";
+  testing::DaemonChild kw;
+  start_kernelwatch(kw, dir, {first.url(path)});
+  ASSERT_NE(kw.port(), 0) << kw.log();
+  const auto reload = [&](const std::vector<std::string>& urls, const std::string& logged) {
+    testing::write_file(dir / "kernelwatch.json", kernelwatch_config(dir, urls).dump(2));
+    const auto before = kw.log().size();
+    ASSERT_EQ(::kill(kw.pid(), SIGHUP), 0);
+    ASSERT_TRUE(eventually([&] { return kw.log().find(logged, before) != std::string::npos; }))
+        << kw.log();
+  };
+
+  const std::string a = fire_alert(kw.port(), "sighup-a", 0);
+  ASSERT_TRUE(eventually([&] { return received(first, a, true, Sent::Notification); }));
+
+  // A second peer: it gets A, still open, by the re-send, and not A's notification.
+  reload({first.url(path), second.url(path)}, "SIGHUP: config reloaded");
+  ASSERT_TRUE(eventually([&] { return received(second, a, true, Sent::ReSend); })) << kw.log();
+  EXPECT_FALSE(received(second, a, true, Sent::Notification));
+  const std::string b = fire_alert(kw.port(), "sighup-b", 100);
+  ASSERT_TRUE(eventually([&] {
+    return received(first, b, true, Sent::Notification) &&
+           received(second, b, true, Sent::Notification);
+  })) << kw.log();
+
+  // An empty list: refused with its reason; both peers keep getting B's resolve.
+  reload({}, "SIGHUP: keeping the running config: " + (dir / "kernelwatch.json").string() +
+                 ": notifiers[0].urls: lists no URL: a cluster needs at least one peer");
+  resolve_alert(kw.port(), "sighup-b", 111);
+  ASSERT_TRUE(eventually([&] {
+    return received(first, b, false, Sent::Notification) &&
+           received(second, b, false, Sent::Notification);
+  })) << kw.log();
+  EXPECT_EQ(kw.log().find("s3cr3t"), std::string::npos) << kw.log();
   kw.stop();
 }
 
