@@ -83,10 +83,20 @@ struct DetectorSettings {
 
 // A `notifiers` entry: the destination with its url and secret resolved, and where those came
 // from, which is all that redacted output and messages may show of them.
+// An Alertmanager cluster's entry (`urls`) becomes one Notifier per peer, in the order of its
+// URLs: the destination `<name>/<n>` of its peer n, with the entry's settings and
+// `destination.cluster` = the entry's name (docs/NOTIFICATIONS.md, "Alertmanager cluster").
 struct Notifier {
   notifiers::Destination destination;  // JSON `timeout` sets each of its five timeouts
-  SecretSource url_source;
+  SecretSource url_source;             // a peer's: where `urls` came from
   SecretSource secret_source;
+  std::size_t entry = 0;  // its place in the file's `notifiers` list
+  std::size_t peer = 0;   // 1..n: the peer's place in `urls`; 0: not a cluster's peer (`url`)
+
+  // The name the file gives the entry (a peer's cluster), as messages and redacted output say.
+  [[nodiscard]] const std::string& configured_name() const {
+    return destination.cluster.empty() ? destination.name : destination.cluster;
+  }
 };
 
 struct Config {
