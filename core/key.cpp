@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/digest.hpp"
+#include "core/json_fields.hpp"
 #include "core/kernelwatch_protocol.hpp"
 
 namespace kernelwatch::core {
@@ -313,17 +314,6 @@ std::optional<ExternalId> parse_external_id(std::string_view id) {
 }
 
 namespace {
-
-std::string string_at(const json& document, std::initializer_list<const char*> path) {
-  const json* node = &document;
-  for (const char* name : path) {
-    if (!node->is_object()) return {};
-    const auto it = node->find(name);
-    if (it == node->end()) return {};
-    node = &*it;
-  }
-  return node->is_string() ? node->get<std::string>() : std::string();
-}
 
 // "sha256:7a3b25630f06..." -> "7a3b25630f06"; "" for anything that is not a digest.
 std::string digest_stem(std::string_view digest) {
