@@ -238,9 +238,21 @@ HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
   json results = json::array();
   std::size_t stored = 0;
   std::size_t duplicates = 0;
-  // One batch is one transaction: a failure (a full disk) stores none of it.
+  // One batch is one transaction: a failure (a full disk) stores none of it. It is logged and
+  // counted, and /readyz says not ready until a write of runs succeeds again.
   auto batch_processed = c.engine->process_batch(records, wall_now());
-  if (!batch_processed) return internal(batch_processed.error());
+  if (!batch_processed) {
+    // The message names the database file and SQLite's reason; never the request's token.
+    const std::string& why = batch_processed.error().message;
+    if (c.log) {
+      c.log(LogLevel::Error, "POST /api/v1/runs from " + r.remote + ": storing " +
+                                 std::to_string(records.size()) +
+                                 " run(s) failed, none stored: " + why);
+    }
+    if (c.published != nullptr) c.published->storage_failed("runs", why);
+    return internal(batch_processed.error());
+  }
+  if (c.published != nullptr) c.published->storage_recovered("runs");
   for (std::size_t i = 0; i < records.size(); ++i) {
     const core::Record& record = records[i];
     const Processed* processed = &(*batch_processed)[i];
@@ -373,6 +385,11 @@ void Published::storage_failed(const std::string& source, const std::string& rea
 void Published::storage_recovered(const std::string& source) {
   std::lock_guard lock(mutex_);
   failing_.erase(source);
+}
+
+Published::StorageFailures Published::storage_failures() const {
+  std::lock_guard lock(mutex_);
+  return {failures_, !failing_.empty()};
 }
 
 std::optional<Published::StorageProblem> Published::storage_problem() const {

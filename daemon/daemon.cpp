@@ -690,6 +690,8 @@ ApiContext Daemon::api_context() {
   c.started_wall = started_wall_;
   c.flush = [this] { return flush_notifications(); };
   c.status_cache = &status_cache_;
+  c.published = &published_;
+  c.log = [this](LogLevel level, std::string_view message) { log_.write(level, message); };
   c.trigger = [this] {
     if (cycle_.running) return false;
     start_cycle("api");
