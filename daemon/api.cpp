@@ -449,7 +449,8 @@ HttpResponse render_cached(RenderedCache& cache, std::string content_type, Rende
 
 }  // namespace
 
-std::vector<Route> make_routes(std::function<ApiContext()> context, Published& published) {
+std::vector<Route> make_routes(std::function<ApiContext()> context, Published& published,
+                               DashboardPages pages) {
   const auto get = [context](auto f) {
     return [context, f](const HttpRequest& r) { return f(context(), r); };
   };
@@ -505,7 +506,9 @@ std::vector<Route> make_routes(std::function<ApiContext()> context, Published& p
        changes([](const ApiContext& c, const HttpRequest& r) { return ack(c, r); })},
   };
   // The dashboard's pages and assets (daemon/dashboard.cpp): public and read-only, like GET.
-  for (auto& route : make_dashboard_routes(context)) routes.push_back(std::move(route));
+  for (auto& route : make_dashboard_routes(context, std::move(pages))) {
+    routes.push_back(std::move(route));
+  }
   return routes;
 }
 

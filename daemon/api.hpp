@@ -27,6 +27,8 @@ class DeliveryWorker;
 
 namespace kernelwatch::daemon {
 
+struct DashboardPages;
+
 // The scheduler's state as the API reports it. Touched on the io_context thread only.
 struct CycleState {
   bool ready = false;
@@ -136,7 +138,8 @@ struct ApiContext {
 // The routes, reading the context through `context()` at each request (it changes on reload);
 // handlers run where context() may be called (the engine's thread), quick handlers read only
 // `published`. A handler of a mutating route invalidates the pre-rendered answers.
+// The dashboard's key and alert pages are made as `pages` says (daemon/dashboard.hpp).
 [[nodiscard]] std::vector<Route> make_routes(std::function<ApiContext()> context,
-                                             Published& published);
+                                             Published& published, DashboardPages pages);
 
 }  // namespace kernelwatch::daemon
