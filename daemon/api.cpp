@@ -429,16 +429,16 @@ HttpResponse readiness(const Published& p) {
 // A pre-rendered answer while it is current (the I/O thread's quick path).
 QuickHandler cached(const RenderedCache& cache, std::string content_type) {
   return [&cache, content_type](const HttpRequest&) -> std::optional<HttpResponse> {
-    const auto body = cache.fresh();
+    auto body = cache.fresh();
     if (!body) return std::nullopt;
-    return HttpResponse::text(200, *body, content_type);
+    return HttpResponse::shared(200, std::move(body), content_type);
   };
 }
 
 // Renders on the engine's thread; the requests that queued behind the first render reuse it.
 template <typename Render>
 HttpResponse render_cached(RenderedCache& cache, std::string content_type, Render render) {
-  if (const auto body = cache.fresh()) return HttpResponse::text(200, *body, content_type);
+  if (auto body = cache.fresh()) return HttpResponse::shared(200, std::move(body), content_type);
   const std::uint64_t epoch = cache.epoch();
   HttpResponse response = render();
   if (response.status == 200) {

@@ -21,12 +21,20 @@ constexpr const char* kPolicy =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-HttpResponse html(unsigned status, std::string body) {
-  auto response = HttpResponse::text(status, std::move(body), "text/html; charset=utf-8");
+HttpResponse with_page_headers(HttpResponse response) {
   response.headers.emplace_back("Content-Security-Policy", kPolicy);
   response.headers.emplace_back("X-Content-Type-Options", "nosniff");
   response.headers.emplace_back("Cache-Control", "no-store");
   return response;
+}
+
+HttpResponse html(unsigned status, std::string body) {
+  return with_page_headers(HttpResponse::text(status, std::move(body), "text/html; charset=utf-8"));
+}
+
+// A kept page, sent from the cache without a copy.
+HttpResponse html(std::shared_ptr<const std::string> body) {
+  return with_page_headers(HttpResponse::shared(200, std::move(body), "text/html; charset=utf-8"));
 }
 
 HttpResponse page(web::Page p) {
@@ -165,7 +173,7 @@ HttpResponse key_page(const DashboardPages& p, const HttpRequest& r, ReplayCache
   const auto query = web::parse_key_query(r.query);
   if (!query) return page(web::bad_request_page(query.error().message, web::LinkMode::Served));
   const std::string& ref = r.params.at("ref");
-  if (const auto hit = p.key_pages->find(ref, r.query)) return html(200, *hit);
+  if (auto hit = p.key_pages->find(ref, r.query)) return html(std::move(hit));
   // What the page shows is read after this point: a change announced later makes it stale.
   const std::uint64_t read_at = p.key_pages->now();
   const auto replay = cached_replay(p, ref, cache);
@@ -183,7 +191,7 @@ HttpResponse key_page(const DashboardPages& p, const HttpRequest& r, ReplayCache
   auto body = std::make_shared<const std::string>(
       web::render_key(**replay, stored, *query, web::LinkMode::Served));
   p.key_pages->store(ref, r.query, (*replay)->key_id, read_at, body);
-  return html(200, *body);
+  return html(std::move(body));
 }
 
 // A page rendered earlier for the same key and query, while current (HTTP thread).
@@ -191,9 +199,9 @@ QuickHandler cached_key_page(KeyPages& pages) {
   return [&pages](const HttpRequest& r) -> std::optional<HttpResponse> {
     const auto it = r.params.find("ref");
     if (it == r.params.end()) return std::nullopt;
-    const auto hit = pages.find(it->second, r.query);
+    auto hit = pages.find(it->second, r.query);
     if (!hit) return std::nullopt;
-    return html(200, *hit);
+    return html(std::move(hit));
   };
 }
 

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include <boost/asio/as_tuple.hpp>
@@ -29,6 +30,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/http/span_body.hpp>
 #include <nlohmann/json.hpp>
 
 #include "daemon/connection_slots.hpp"
@@ -107,6 +109,15 @@ HttpResponse HttpResponse::json(unsigned status, const nlohmann::json& body) {
 
 HttpResponse HttpResponse::error(unsigned status, std::string_view message) {
   return json(status, nlohmann::json{{"error", std::string(message)}});
+}
+
+HttpResponse HttpResponse::shared(unsigned status, std::shared_ptr<const std::string> body,
+                                  std::string content_type) {
+  HttpResponse out;
+  out.status = status;
+  out.shared_body = std::move(body);
+  out.content_type = std::move(content_type);
+  return out;
 }
 
 HttpResponse HttpResponse::text(unsigned status, std::string body, std::string content_type) {
@@ -652,10 +663,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     return Answer{std::move(response), false};
   }
 
-  // Writes one answer and logs it; false when the connection failed.
-  asio::awaitable<bool> respond(beast::tcp_stream& stream, const RequestLine& line, bool keep_alive,
-                                HttpResponse answer, bool head = false) {
-    http::response<http::string_body> res{static_cast<http::status>(answer.status), 11};
+  // The house headers and the answer's own on a response of any body type.
+  template <class Response>
+  static void prepare(Response& res, const HttpResponse& answer, bool keep_alive) {
     res.set(http::field::server, "kernelwatch");
     res.set(http::field::content_type, answer.content_type);
     res.set(http::field::cache_control, "no-store");
@@ -663,12 +673,31 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       if (name.empty() || has_line_break(name) || has_line_break(value)) continue;
       res.set(name, value);
     }
-    res.body() = std::move(answer.body);
     res.keep_alive(keep_alive);
-    res.prepare_payload();
-    if (head) res.body().clear();  // Content-Length still tells the GET size
-    stream.expires_after(options_.write_timeout);
-    auto [ec, written] = co_await http::async_write(stream, res, kUseTuple);
+  }
+
+  // Writes one answer and logs it; false when the connection failed.
+  asio::awaitable<bool> respond(beast::tcp_stream& stream, const RequestLine& line, bool keep_alive,
+                                HttpResponse answer, bool head = false) {
+    boost::system::error_code ec;
+    if (answer.shared_body) {
+      // The cache's bytes as they are (they outlive the write: `answer` holds them).
+      http::response<http::span_body<const char>> res{static_cast<http::status>(answer.status), 11};
+      prepare(res, answer, keep_alive);
+      res.body() = {answer.shared_body->data(), answer.shared_body->size()};
+      res.prepare_payload();
+      if (head) res.body() = {};  // Content-Length still tells the GET size
+      stream.expires_after(options_.write_timeout);
+      std::tie(ec, std::ignore) = co_await http::async_write(stream, res, kUseTuple);
+    } else {
+      http::response<http::string_body> res{static_cast<http::status>(answer.status), 11};
+      prepare(res, answer, keep_alive);
+      res.body() = std::move(answer.body);
+      res.prepare_payload();
+      if (head) res.body().clear();  // Content-Length still tells the GET size
+      stream.expires_after(options_.write_timeout);
+      std::tie(ec, std::ignore) = co_await http::async_write(stream, res, kUseTuple);
+    }
     const auto elapsed = std::chrono::duration<double, std::milli>(Clock::now() - line.started);
     char duration[32];
     std::snprintf(duration, sizeof duration, "%.3fms", elapsed.count());

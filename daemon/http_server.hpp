@@ -39,11 +39,16 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers
+  // A body kept by a cache (a pre-rendered page of megabytes), sent from there without a copy;
+  // when set, `body` is not sent.
+  std::shared_ptr<const std::string> shared_body;
 
   [[nodiscard]] static HttpResponse json(unsigned status, const nlohmann::json& body);
   [[nodiscard]] static HttpResponse error(unsigned status, std::string_view message);
   [[nodiscard]] static HttpResponse text(unsigned status, std::string body,
                                          std::string content_type);
+  [[nodiscard]] static HttpResponse shared(unsigned status, std::shared_ptr<const std::string> body,
+                                           std::string content_type);
 };
 
 enum class Access { Public, TokenRequired };
