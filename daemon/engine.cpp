@@ -240,6 +240,15 @@ std::vector<ProtocolChange> Engine::protocol_changes() const {
   return out;
 }
 
+void Engine::for_each_key(const std::function<void(const KeyView&)>& visit) const {
+  for (const auto& [identity, key_id] : key_ids_) {
+    const auto* view = watch_.find(identity);
+    if (view == nullptr) continue;
+    visit(KeyView{key_id, &view->monitor->key(), &view->last_run, &view->last_verdict,
+                  &view->monitor->open_alert(), &view->monitor->open_failed_alert()});
+  }
+}
+
 std::vector<KeyStatus> Engine::status() const {
   std::vector<KeyStatus> out;
   for (const auto& [identity, key_id] : key_ids_) {

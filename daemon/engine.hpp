@@ -108,6 +108,17 @@ class Engine {
                                          core::Timestamp now);
 
   [[nodiscard]] std::vector<KeyStatus> status() const;
+  // status() without its copies, one key at a time (the metrics of thousands of keys): what
+  // `visit` gets is valid during the call only.
+  struct KeyView {
+    std::int64_t key_id = 0;
+    const core::KeyLabels* key = nullptr;
+    const std::optional<detectors::Watch::LastRun>* last_run = nullptr;
+    const detectors::Verdict* last_verdict = nullptr;
+    const std::optional<core::Alert>* open_alert = nullptr;
+    const std::optional<core::Alert>* open_failed_alert = nullptr;
+  };
+  void for_each_key(const std::function<void(const KeyView&)>& visit) const;
   [[nodiscard]] std::vector<ProtocolChange> protocol_changes() const;
   // Changes whenever status() may have changed (a run, an action, a rebuild): callers cache.
   [[nodiscard]] std::uint64_t generation() const { return generation_; }

@@ -57,14 +57,14 @@ bool is_problem(KeyState state) {
   return state <= KeyState::Inconclusive;
 }
 
-KeyState key_state(const KeyStatus& s) {
-  if (s.open_failed_alert) return KeyState::Failing;
-  if (s.open_alert) {
-    return s.open_alert->state == core::AlertState::Acknowledged ? KeyState::Acknowledged
-                                                                 : KeyState::Firing;
+KeyState key_state(const Engine::KeyView& s) {
+  if (*s.open_failed_alert) return KeyState::Failing;
+  if (const auto& open = *s.open_alert) {
+    return open->state == core::AlertState::Acknowledged ? KeyState::Acknowledged
+                                                         : KeyState::Firing;
   }
-  if (s.last_run && s.last_run->status == core::RunStatus::Failed) return KeyState::Failing;
-  switch (s.last_verdict.kind) {
+  if (*s.last_run && (*s.last_run)->status == core::RunStatus::Failed) return KeyState::Failing;
+  switch (s.last_verdict->kind) {
     case detectors::VerdictKind::Regression:
       return KeyState::Regression;
     case detectors::VerdictKind::Inconclusive:
@@ -144,22 +144,23 @@ core::Result<std::string> render_metrics(const ApiContext& c) {
   auto& open = text.family("kernelwatch_key_alert_open", MetricType::Gauge,
                            "1 when the key has an open alert (keys chosen by metrics.per_key)");
   std::array<std::size_t, kKeyStates.size()> by_state{};
-  for (const auto& s : c.engine->status()) {
+  c.engine->for_each_key([&](const Engine::KeyView& s) {
     const KeyState state = key_state(s);
     ++by_state[static_cast<std::size_t>(state)];
     if (per_key == config::PerKeyMetrics::None ||
         (per_key == config::PerKeyMetrics::Problems && !is_problem(state))) {
-      continue;
+      return;
     }
-    const MetricLabels labels = key_labels(s.key);
-    if (s.last_run && s.last_run->median.count() > 0)
-      median.sample(labels, seconds(s.last_run->median));
-    if (s.last_verdict.has_band) {
-      lower.sample(labels, seconds(s.last_verdict.band.lower));
-      upper.sample(labels, seconds(s.last_verdict.band.upper));
+    const MetricLabels labels = key_labels(*s.key);
+    const auto& last_run = *s.last_run;
+    if (last_run && last_run->median.count() > 0) median.sample(labels, seconds(last_run->median));
+    const auto& verdict = *s.last_verdict;
+    if (verdict.has_band) {
+      lower.sample(labels, seconds(verdict.band.lower));
+      upper.sample(labels, seconds(verdict.band.upper));
     }
-    open.sample(labels, s.open_alert || s.open_failed_alert ? 1.0 : 0.0);
-  }
+    open.sample(labels, *s.open_alert || *s.open_failed_alert ? 1.0 : 0.0);
+  });
   auto& keys = text.family("kernelwatch_keys", MetricType::Gauge,
                            "Keys by state, as kernelwatch status counts them");
   for (std::size_t i = 0; i < kKeyStates.size(); ++i) {
