@@ -152,6 +152,7 @@ for i in range(2 * posts):
     at = now - datetime.timedelta(seconds=2 * posts - i)
     run["run"]["spec"]["observedAt"] = at.strftime("%Y-%m-%dT%H:%M:%SZ")
     run["run"]["spec"]["sourceNative"]["externalId"] = f"bench/posted/{i}"
+    run["run"]["metadata"]["name"] = f"bench-posted-{i}"
     with open(f"{work}/post-{i}.json", "w") as f:
         json.dump(run, f)
 EOF

@@ -5,18 +5,27 @@
                       [--minutes-apart M]
 
 K keys (workloads bench-0 ... bench-K-1 of benchmark bench/forward, provider bench, one H100
-environment) with R runs each, 1% deterministic noise around 1 ms, dated R*M minutes before now
+environment) with R runs each, as records valid by the public kernelindex schemas, 1% deterministic noise around 1 ms, dated R*M minutes before now
 up to one minute ago (never in the future). A FRACTION of the keys steps 30% slower for its
 last two runs (an alert once imported: the next stored run confirms the step); another FRACTION
 ends with a failed run. Prints nothing; writes OUT.
 """
 import argparse
 import datetime
+import hashlib
 import json
 import math
 
 
+def _digest(value):
+    # These documents hold only strings and integers: sorted compact JSON is RFC 8785's form.
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
 def record(key, i, median, status, at):
+    """One run, valid by the public kernelindex schemas, with the four digests a client computes."""
+    workload = f"bench-{key}"
     spec = {
         "status": status,
         "observedAt": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -28,18 +37,26 @@ def record(key, i, median, status, at):
         spec["measurements"] = [
             {"metric": "latency", "statistic": "p20", "unit": "ns", "value": median - 500},
             {"metric": "latency", "statistic": "p80", "unit": "ns", "value": median + 500}]
-    return {
+    doc = {
         "run": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkRun", "spec": spec,
-                "metadata": {"labels": {"provider": "bench", "workload": f"bench-{key}"}}},
+                "metadata": {"name": f"synthetic-bench-{key}-{i}",
+                             "labels": {"provider": "bench", "workload": workload}}},
         "protocol": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkProtocol",
                      "spec": {"harness": {"name": "bench"},
-                              "measurement": {"timer": "cuda_events"}},
+                              "measurement": {"timer": "cuda_events",
+                                              "primaryStatistic": "median"}},
                      "metadata": {"name": "bench-protocol"}},
         "environment": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "ExecutionEnvironment",
+                        "metadata": {"name": "bench-nvidia-h100"},
                         "spec": {"hardware": {"vendor": "nvidia", "product": "NVIDIA H100",
                                               "formFactor": "80GB HBM3",
                                               "architecture": "sm_90"},
                                  "software": {}}}}
+    for member, field in (("environment", "environmentDigest"), ("protocol", "protocolDigest")):
+        spec[field] = _digest({k: doc[member][k] for k in ("apiVersion", "kind", "spec")})
+    spec["workloadDigest"] = _digest({"workload": workload})
+    spec["implementationDigest"] = _digest({"provider": "bench"})
+    return doc
 
 
 def main():

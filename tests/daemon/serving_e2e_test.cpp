@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/digest.hpp"
 #include "core/time.hpp"
 #include "tests/daemon/support/daemon_child.hpp"
 #include "tests/support/loopback_http.hpp"
@@ -39,36 +40,59 @@ using namespace std::chrono_literals;
 
 constexpr const char* kToken = "serving-token-41d9";
 
-// Run i of a workload's series is observed i minutes after day_before_now().
-json record(const std::string& workload, int minute, std::int64_t median_ns,
-            const std::string& status = "passed") {
+// Run i of a workload's series is observed i minutes after day_before_now(). The record is
+// valid by the public kernelindex schemas (metadata names, the protocol's primary statistic, the
+// four digests a client computes), as any kernelindex tool writes it.
+json record(const std::string& workload, int minute, std::int64_t median_ns) {
   const core::Timestamp observed = testing::day_before_now() + std::chrono::minutes(minute);
-  json spec = {{"status", status},
-               {"observedAt", core::format_timestamp(observed)},
-               {"sourceNative",
-                {{"source", "serving-test"},
-                 {"benchmark", "synthetic/forward"},
-                 {"externalId",
-                  "synthetic/forward/" + workload + "/" + core::format_id_timestamp(observed)}}}};
-  if (status == "passed") {
-    spec["timing"] = {{"latencyNs", {{"median", median_ns}}}, {"primaryStatistic", "median"}};
-  }
-  return json{{"run",
-               {{"apiVersion", "kernelindex.dev/v1alpha1"},
-                {"kind", "BenchmarkRun"},
-                {"spec", spec},
-                {"metadata", {{"labels", {{"provider", "posted"}, {"workload", workload}}}}}}},
-              {"protocol",
-               {{"apiVersion", "kernelindex.dev/v1alpha1"},
-                {"kind", "BenchmarkProtocol"},
-                {"spec", {{"harness", {{"name", "serving"}}}}},
-                {"metadata", {{"name", "serving-protocol"}}}}},
-              {"environment",
-               {{"apiVersion", "kernelindex.dev/v1alpha1"},
-                {"kind", "ExecutionEnvironment"},
-                {"spec",
-                 {{"hardware", {{"vendor", "nvidia"}, {"product", "NVIDIA H100"}}},
-                  {"software", json::object()}}}}}};
+  const std::string id_time = core::format_id_timestamp(observed);
+  json doc = {
+      {"run",
+       {{"apiVersion", "kernelindex.dev/v1alpha1"},
+        {"kind", "BenchmarkRun"},
+        {"spec",
+         {{"status", "passed"},
+          {"timing", {{"latencyNs", {{"median", median_ns}}}, {"primaryStatistic", "median"}}},
+          {"observedAt", core::format_timestamp(observed)},
+          {"measurements", json::array({{{"metric", "latency"},
+                                         {"statistic", "p20"},
+                                         {"unit", "ns"},
+                                         {"value", median_ns - median_ns / 2000}},
+                                        {{"metric", "latency"},
+                                         {"statistic", "p80"},
+                                         {"unit", "ns"},
+                                         {"value", median_ns + median_ns / 2000}}})},
+          {"sourceNative",
+           {{"source", "serving-test"},
+            {"benchmark", "synthetic/forward"},
+            {"externalId", "synthetic/forward/posted/" + workload + "/" + id_time}}}}},
+        {"metadata",
+         {{"name", "serving-" + workload + "-" + id_time},
+          {"labels", {{"provider", "posted"}, {"workload", workload}}}}}}},
+      {"protocol",
+       {{"apiVersion", "kernelindex.dev/v1alpha1"},
+        {"kind", "BenchmarkProtocol"},
+        {"metadata", {{"name", "serving-protocol"}}},
+        {"spec",
+         {{"harness", {{"name", "serving"}}},
+          {"measurement", {{"timer", "cuda_events"}, {"primaryStatistic", "median"}}}}}}},
+      {"environment",
+       {{"apiVersion", "kernelindex.dev/v1alpha1"},
+        {"kind", "ExecutionEnvironment"},
+        {"metadata", {{"name", "serving-nvidia-h100"}}},
+        {"spec",
+         {{"hardware",
+           {{"vendor", "nvidia"},
+            {"product", "NVIDIA H100"},
+            {"formFactor", "80GB HBM3"},
+            {"architecture", "sm_90"}}},
+          {"software", json::object()}}}}}};
+  json& spec = doc["run"]["spec"];
+  spec["environmentDigest"] = core::document_digest(doc["environment"]);
+  spec["protocolDigest"] = core::document_digest(doc["protocol"]);
+  spec["workloadDigest"] = core::digest_of({{"workload", workload}});
+  spec["implementationDigest"] = core::digest_of({{"provider", "posted"}});
+  return doc;
 }
 
 // `runs` runs of 1 ms with 0.5% deterministic noise, from minute `first` on.
@@ -215,7 +239,7 @@ TEST(ServingE2E, MetricsPerKeyChoosesWhichKeysGetSeriesAndSighupSwitchesIt) {
   // The key label is the first 16 hex digits of the key's digest.
   EXPECT_EQ(sample(body,
                    "kernelwatch_key_alert_open{benchmark=\"synthetic/forward\",provider="
-                   "\"posted\",workload=\"stepped\",environment=\"nvidia-h100\",protocol="
+                   "\"posted\",workload=\"stepped\",environment=\"nvidia-h100-80gb-hbm3\",protocol="
                    "\"serving-protocol\",key=\"" +
                        daemon.ref_of("stepped").substr(0, 16) + "\"}"),
             1.0)
@@ -273,7 +297,7 @@ TEST(ServingE2E, PostsFailingOnAFullDiskAreLoggedCountedAndMakeTheDaemonNotReady
   full.rlim_cur = largest + 64 * 1024;
   ASSERT_EQ(::prlimit(daemon.pid(), RLIMIT_FSIZE, &full, nullptr), 0);
 
-  const json batch = steady("full-disk", 1000, 10);
+  const json batch = steady("full-disk", 600, 10);  // under the 1 MiB body limit
   for (int attempt = 1; attempt <= 2; ++attempt) {
     const Reply refused = daemon.post(batch);
     ASSERT_EQ(refused.status, 500) << refused.body;
@@ -291,8 +315,7 @@ TEST(ServingE2E, PostsFailingOnAFullDiskAreLoggedCountedAndMakeTheDaemonNotReady
   const std::string log = daemon.log();
   std::size_t lines = 0;
   for (std::size_t at = 0;
-       (at = log.find("storing 1000 run(s) failed, none stored: ", at)) != std::string::npos;
-       ++at) {
+       (at = log.find("storing 600 run(s) failed, none stored: ", at)) != std::string::npos; ++at) {
     ++lines;
   }
   EXPECT_EQ(lines, 2u) << log;
@@ -306,7 +329,7 @@ TEST(ServingE2E, PostsFailingOnAFullDiskAreLoggedCountedAndMakeTheDaemonNotReady
   ASSERT_EQ(::prlimit(daemon.pid(), RLIMIT_FSIZE, &old, nullptr), 0);
   const Reply stored = daemon.post(batch);
   ASSERT_EQ(stored.status, 200) << stored.body;
-  EXPECT_EQ(json::parse(stored.body)["stored"], 1000);
+  EXPECT_EQ(json::parse(stored.body)["stored"], 600);
   EXPECT_EQ(daemon.get("/readyz").status, 200);
   ASSERT_TRUE(eventually([&] {
     metrics = daemon.get("/metrics").body;
