@@ -18,6 +18,7 @@
 #include "core/record.hpp"
 #include "daemon/engine.hpp"
 #include "daemon/http_server.hpp"
+#include "daemon/log.hpp"
 #include "daemon/schedule.hpp"
 #include "storage/connection.hpp"
 
@@ -26,6 +27,8 @@ class DeliveryWorker;
 }
 
 namespace kernelwatch::daemon {
+
+struct DashboardPages;
 
 // The scheduler's state as the API reports it. Touched on the io_context thread only.
 struct CycleState {
@@ -40,7 +43,7 @@ struct CycleState {
   core::Timestamp next{};
   double last_duration_seconds = 0;
   std::vector<EntryState> entries;  // each config entry's schedule and last execution
-  std::map<std::string, std::uint64_t> runs_by_status;  // since start, scheduled and posted
+  std::map<std::string, std::uint64_t> runs_by_status;  // since start, by outcome
   double run_seconds_sum = 0;                           // medians of passed runs
   std::uint64_t run_seconds_count = 0;
 
@@ -97,6 +100,11 @@ class Published {
     std::uint64_t failures = 0;  // failed writes since the daemon started
   };
   [[nodiscard]] std::optional<StorageProblem> storage_problem() const;
+  struct StorageFailures {
+    std::uint64_t total = 0;  // failed writes since the daemon started
+    bool failing = false;     // some part's last write failed
+  };
+  [[nodiscard]] StorageFailures storage_failures() const;
   // Both answers are stale: a run was stored, a cycle ended, a notification was delivered.
   void invalidate();
 
@@ -123,12 +131,17 @@ struct ApiContext {
   // Returns what the close decided; nullopt when it failed (logged).
   std::function<std::optional<CycleClose>()> flush;
   StatusCache* status_cache = nullptr;
+  // Readiness and storage health: a failed write makes /readyz answer 503 until one succeeds.
+  Published* published = nullptr;
+  // The daemon's log (never given a secret).
+  std::function<void(LogLevel, std::string_view)> log;
 };
 
 // The routes, reading the context through `context()` at each request (it changes on reload);
 // handlers run where context() may be called (the engine's thread), quick handlers read only
 // `published`. A handler of a mutating route invalidates the pre-rendered answers.
+// The dashboard's key and alert pages are made as `pages` says (daemon/dashboard.hpp).
 [[nodiscard]] std::vector<Route> make_routes(std::function<ApiContext()> context,
-                                             Published& published);
+                                             Published& published, DashboardPages pages);
 
 }  // namespace kernelwatch::daemon

@@ -1,6 +1,10 @@
 #include "daemon/schedule.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <utility>
 
 #include "core/names.hpp"
 
@@ -78,6 +82,31 @@ Plan cycle_plan(const config::Config& c, kernels::Backend backend, const RunnerS
   return out;
 }
 
+void carry_over(Plan& fresh,
+                std::map<std::string, std::shared_ptr<runners::RunProducer>>& learned) {
+  for (auto& source : fresh) {
+    auto& producer = source.producer;
+    if (const auto it = learned.find(producer->name()); it != learned.end()) {
+      producer->learn_from(*it->second);
+    }
+    learned[producer->name()] = producer;
+  }
+}
+
+StopPipe::StopPipe() {
+  if (::pipe2(fds_, O_CLOEXEC) != 0) fds_[0] = fds_[1] = -1;
+}
+
+StopPipe::~StopPipe() {
+  for (int fd : fds_) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+void StopPipe::signal() {
+  if (fds_[1] >= 0) ::close(std::exchange(fds_[1], -1));
+}
+
 EntryState* EntrySchedule::find(const std::string& name) {
   const auto it = std::find_if(entries_.begin(), entries_.end(),
                                [&](const EntryState& e) { return e.name == name; });
@@ -142,11 +171,12 @@ void EntrySchedule::record(const std::string& entry, bool first, core::Timestamp
   e->last_runs += produced.runs.size();
   std::string error = produced.error;
   for (const auto& run : produced.runs) {
-    if (run.record.run.status != core::RunStatus::Failed) continue;
+    if (run.record.run.outcome() != core::RunOutcome::Failed) continue;
     ++e->last_failed;
     if (error.empty()) {
-      const auto& spec = run.record.run.document["spec"];
-      error = spec.is_object() ? spec.value("statusReason", std::string("failed")) : "failed";
+      error = run.record.run.status_reason.empty()
+                  ? std::string(core::to_string(run.record.run.status))
+                  : run.record.run.status_reason;
     }
   }
   if (!error.empty()) {

@@ -56,6 +56,26 @@ using Plan = std::vector<PlannedSource>;
 [[nodiscard]] Plan cycle_plan(const config::Config& c, kernels::Backend backend,
                               const RunnerServices& services, const std::set<std::string>& entries);
 
+// A source's producer comes from the current config (a SIGHUP's bench settings, runner path or
+// timeout apply at the next cycle) and takes over what the last producer of the same source
+// learned (a liger-bench producer remembers its GPU, a command producer its keys); `learned`
+// then holds the plan's producers.
+void carry_over(Plan& fresh, std::map<std::string, std::shared_ptr<runners::RunProducer>>& learned);
+
+// A pipe whose read end becomes readable when the daemon stops (runners::ChildRequest::cancel_fd).
+class StopPipe {
+ public:
+  StopPipe();
+  ~StopPipe();
+  StopPipe(const StopPipe&) = delete;
+  StopPipe& operator=(const StopPipe&) = delete;
+  [[nodiscard]] int read_end() const { return fds_[0]; }
+  void signal();
+
+ private:
+  int fds_[2] = {-1, -1};
+};
+
 class EntrySchedule {
  public:
   // Matches the entries to a (new) config, by name: a kept entry keeps its state and its next run;

@@ -124,7 +124,7 @@ KeyState state_of(const json& key) {
     if (field(alert, "kind") == "failed") return KeyState::Failing;
     return field(alert, "state") == "acknowledged" ? KeyState::Acknowledged : KeyState::Firing;
   }
-  if (field(key, "lastStatus") == "failed") return KeyState::Failing;
+  if (field(key, "lastOutcome") == "failed") return KeyState::Failing;
   if (verdict == "regression") return KeyState::Regression;
   if (verdict == "inconclusive") return KeyState::Inconclusive;
   if (verdict == "improvement") return KeyState::Improvement;

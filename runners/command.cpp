@@ -413,7 +413,7 @@ CommandOutcome run_command(const CommandEntry& entry, const CommandContext& cont
   }
   for (const auto& record : printed) {
     std::string reason;
-    const RunVerdict verdict = record.run.status == core::RunStatus::Failed
+    const RunVerdict verdict = core::is_failure(record.run.status)
                                    ? RunVerdict::Failed
                                    : verdict_of(true, reason);
     KnownKey key;

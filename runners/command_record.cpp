@@ -256,7 +256,7 @@ core::Result<kernels::BenchOutcome> printed_run(const ExecutionFacts& facts,
   labels["runner"] = std::string(kCommandRunner);
   labels["format"] = std::string(to_string(facts.entry->format));
   labels["environment"] = core::environment_label(facts.host->hardware);
-  if (verdict != RunVerdict::Failed || printed.run.status != core::RunStatus::Failed) {
+  if (verdict != RunVerdict::Failed || !core::is_failure(printed.run.status)) {
     set_status(document, verdict, reason);
   }
   key = {printed_key.benchmark.label, printed_key.provider.label, printed_key.workload.label,

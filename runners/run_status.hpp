@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/record.hpp"
+
 namespace kernelwatch::runners {
 
 enum class RunVerdict {
@@ -19,8 +21,13 @@ enum class RunVerdict {
 // The longest reason a run carries, in bytes.
 inline constexpr std::size_t kMaxReasonBytes = 1000;
 
-// Sets run.spec.status and the reason (cut to kMaxReasonBytes, invalid UTF-8 and control
-// characters replaced) of a {run, protocol, environment} document; a passed run has no reason.
+// The public status (kernelindex's vocabulary) of a verdict: a timeout is `timeout`, an
+// inconclusive run `incomplete_evidence`, a failure what core::status_for_failure_reason names.
+[[nodiscard]] core::RunStatus public_status(RunVerdict verdict, std::string_view reason) noexcept;
+
+// Sets run.spec.status and the reason, run.metadata.description (cut to kMaxReasonBytes, invalid
+// UTF-8 and control characters replaced), of a {run, protocol, environment} document; a passed
+// run has no reason.
 void set_status(nlohmann::json& record, RunVerdict verdict, std::string_view reason);
 
 }  // namespace kernelwatch::runners

@@ -513,8 +513,8 @@ std::string shape(std::string_view kind, double x, double y, double r) {
 }
 
 std::string point_kind(const ReplayedRun& r) {
-  if (r.run.status == core::RunStatus::Failed) return "failed";
-  if (r.run.status == core::RunStatus::Inconclusive || !r.run.median ||
+  if (core::is_failure(r.run.status)) return "failed";
+  if (core::outcome_of(r.run.status) == core::RunOutcome::Inconclusive || !r.run.median ||
       r.verdict.kind == detectors::VerdictKind::Inconclusive)
     return "inconclusive";
   switch (r.verdict.kind) {

@@ -5,12 +5,14 @@
 // alert naming the band it left, and going back resolves it. Cycles are triggered through the
 // API and counted from the log; nothing sleeps to synchronise.
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "core/time.hpp"
+#include "tests/daemon/support/posted_record.hpp"
 #include "tests/daemon/support/watching_daemon.hpp"
 #include "tests/support/loopback_http.hpp"
 #include "tests/support/test_support.hpp"
@@ -188,6 +190,126 @@ TEST(CommandE2E, EachEntryRunsAtItsOwnIntervalAndStatusShowsItsLastAndNextRunAnd
   EXPECT_EQ(page.status, 200);
   EXPECT_NE(page.body.find("<caption>Entries</caption>"), std::string::npos);
   EXPECT_NE(page.body.find("exited with status 4: the GPU fell off the bus"), std::string::npos);
+  daemon.child().stop(20s);
+}
+
+// nvbench's --json as its json_printer writes it (strings, seconds): `copy` at two points of its
+// Elements axis and one skipped point. The first names no device, so it is timed on any host; the
+// second claims a GPU no host has, which the daemon's own probe refutes.
+std::string nvbench_fixture() {
+  const auto summary = [](const std::string& tag, const std::string& value) {
+    return json{
+        {"tag", tag},
+        {"name", tag},
+        {"hint", "duration"},
+        {"description", ""},
+        {"data", json::array({{{"name", "value"}, {"type", "float64"}, {"value", value}}})}};
+  };
+  const auto state = [&](const std::string& elements, json device, bool skipped) {
+    json s = {{"name", "Elements=" + elements},
+              {"min_samples", 10},
+              {"type_config_index", 0},
+              {"axis_values",
+               json::array({{{"name", "Elements"}, {"type", "int64"}, {"value", elements}}})},
+              {"summaries", json::array({summary("nv/cold/time/gpu/median", "2e-05"),
+                                         summary("nv/cold/time/gpu/mean", "2.1e-05")})},
+              {"is_skipped", skipped}};
+    if (!device.is_null()) s["device"] = device;
+    if (skipped) s["skip_reason"] = "not enough memory";
+    return s;
+  };
+  return json{
+      {"meta", {{"version", {{"nvbench", {{"string", "0.2.0"}}}}}}},
+      {"devices", json::array({{{"id", 0}, {"name", "NVIDIA Imaginary GPU 1TB"}}})},
+      {"benchmarks",
+       json::array({{{"name", "copy"},
+                     {"index", 0},
+                     {"states", json::array({state("1024", nullptr, false), state("2048", 0, false),
+                                             state("4096", nullptr, true)})}}})}}
+      .dump(2);
+}
+
+// The CSV Liger-Kernel's update_benchmark_data_csv writes: one speed row of rms_norm on a GPU this
+// host does not have (the daemon's probe refutes it), and a memory row, which is not a timing.
+const char* const kLigerCsv =
+    "kernel_name,kernel_provider,metric_name,metric_unit,gpu_name,x_name,x_label,x_value,"
+    "y_value_50,y_value_20,y_value_80,extra_benchmark_config_str,kernel_operation_mode,"
+    "timestamp,liger_version\n"
+    "rms_norm,liger,speed,ms,NVIDIA Imaginary GPU 1TB,H,hidden size,4096,0.05,0.049,0.052,"
+    "\"{\"\"M\"\": 2048, \"\"dtype\"\": \"\"torch.bfloat16\"\", \"\"eps\"\": 1e-06}\",forward,"
+    "2026-12-01 10:00:00,0.6.1\n"
+    "rms_norm,liger,memory,MB,NVIDIA Imaginary GPU 1TB,H,hidden size,4096,12,12,12,"
+    "\"{\"\"M\"\": 2048}\",full,2026-12-01 10:00:00,0.6.1\n";
+
+std::string status_of(const json& record) {
+  return record["run"]["spec"].value("status", "");
+}
+
+TEST(CommandE2E, TheNvbenchLigerCsvAndKernelindexFormatsThroughTheRealBinary) {
+  testing::TempDir dir;
+  testing::write_file(dir / "nvbench.json", nvbench_fixture());
+  testing::write_file(dir / "liger.csv", kLigerCsv);
+  testing::PostedRun printed;
+  printed.observed = testing::day_before_now();
+  printed.median_ns = 2'000'000;
+  testing::write_file(dir / "log.txt", "loading model\n{\"progress\": 0.5}\nKERNELINDEX_RUN: " +
+                                           testing::posted_record(printed).dump() + "\nall done\n");
+  testing::WatchingDaemon daemon(
+      dir.path(), json::array({{{"runner", "command"},
+                                {"name", "nv"},
+                                {"command", {"cat", (dir / "nvbench.json").string()}},
+                                {"format", "nvbench-json"}},
+                               {{"runner", "command"},
+                                {"name", "liger"},
+                                {"command", {"cat", (dir / "liger.csv").string()}},
+                                {"format", "liger-csv"}},
+                               {{"runner", "command"},
+                                {"name", "ki"},
+                                {"command", {"cat", (dir / "log.txt").string()}},
+                                {"format", "kernelindex-jsonl"}}}));
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  const json runs = daemon.wait_for_runs(4, 120s);
+  ASSERT_EQ(runs.size(), 4U) << runs.dump(2) << daemon.log();
+  std::map<std::string, json> by_key;
+  for (const auto& r : runs) {
+    const json& labels = r["run"]["metadata"]["labels"];
+    by_key[r["run"]["spec"]["sourceNative"].value("benchmark", "") + " " +
+           labels.value("workload", "")] = r;
+  }
+  // nvbench: the median summary in ns, the protocol naming the format and nvbench's version.
+  const json& nv = by_key["nv/copy elements_1024"];
+  ASSERT_TRUE(nv.is_object()) << runs.dump(2);
+  EXPECT_EQ(status_of(nv), "passed") << nv.dump(2);
+  EXPECT_EQ(nv["run"]["spec"]["timing"]["latencyNs"]["median"], 20'000) << nv.dump(2);
+  EXPECT_NE(nv["protocol"].dump().find("nvbench-json"), std::string::npos) << nv["protocol"];
+  EXPECT_NE(nv["protocol"].dump().find("0.2.0"), std::string::npos) << nv["protocol"];
+  const json& claimed = by_key["nv/copy elements_2048"];
+  ASSERT_TRUE(claimed.is_object()) << runs.dump(2);
+  EXPECT_EQ(status_of(claimed), "runtime_error");
+  EXPECT_EQ(testing::reason_of(claimed).rfind(
+                "the output says it ran on \"NVIDIA Imaginary GPU 1TB\", the daemon probed", 0),
+            0U)
+      << testing::reason_of(claimed);
+  // Liger's CSV: the speed row through the importer's mapping, refuted by the probe; the memory
+  // row is no run.
+  const json* liger = nullptr;
+  for (const auto& [key, r] : by_key) {
+    if (key.rfind("liger/", 0) == 0) liger = &r;
+  }
+  ASSERT_NE(liger, nullptr) << runs.dump(2);
+  EXPECT_EQ((*liger)["run"]["spec"]["sourceNative"]["benchmark"], "liger/rms_norm.forward");
+  EXPECT_EQ(status_of(*liger), "runtime_error");
+  EXPECT_EQ(testing::reason_of(*liger).rfind("the output says it ran on \"NVIDIA Imaginary", 0), 0U)
+      << liger->dump(2);
+  // kernelindex lines: the prefixed record among log lines, in its own key, on this host.
+  const json& ki = by_key["synthetic/forward synthetic-e2e"];
+  ASSERT_TRUE(ki.is_object()) << runs.dump(2);
+  EXPECT_EQ(status_of(ki), "passed");
+  EXPECT_EQ(ki["run"]["metadata"]["labels"]["entry"], "ki");
+  EXPECT_EQ(ki["run"]["spec"]["timing"]["latencyNs"]["median"], 2'000'000);
+  EXPECT_EQ(ki["run"]["spec"]["sourceNative"]["source"], "kernelwatch-command");
+  EXPECT_EQ(daemon.get("/api/v1/status")["entries"].size(), 3U);
   daemon.child().stop(20s);
 }
 

@@ -86,8 +86,8 @@ TEST(EntrySchedule, AnExecutionCountsItsRunsAndKeepsTheNewestError) {
   s.record("fast", true, t0, t0 + 1s, ok);
   runners::Produced bad;
   bad.runs.resize(1);
-  bad.runs[0].record.run.status = core::RunStatus::Failed;
-  bad.runs[0].record.run.document = {{"spec", {{"statusReason", "killed by signal 9"}}}};
+  bad.runs[0].record.run.status = core::RunStatus::RuntimeError;
+  bad.runs[0].record.run.status_reason = "killed by signal 9";
   s.record("fast", false, t0 + 1s, t0 + 2s, bad);  // a second source of the same execution
   EXPECT_EQ(s.entries()[0].last_start, t0);
   EXPECT_EQ(s.entries()[0].last_end, t0 + 2s);

@@ -44,7 +44,7 @@ HostIdentity h100_host() {
 }
 
 std::string reason(const kernels::BenchOutcome& o) {
-  return o.record.run.document["spec"].value("statusReason", std::string());
+  return o.record.run.status_reason;
 }
 
 std::string key_display(const kernels::BenchOutcome& o) {
@@ -118,7 +118,7 @@ class CommandTest : public ::testing::Test {
   void expect_failed(const CommandOutcome& out, const std::string& prefix) {
     ASSERT_EQ(out.runs.size(), 1U);
     const auto& run = out.runs[0];
-    EXPECT_EQ(run.record.run.status, core::RunStatus::Failed);
+    EXPECT_TRUE(core::is_failure(run.record.run.status));
     EXPECT_EQ(reason(run).rfind(prefix, 0), 0U) << reason(run);
     EXPECT_EQ(out.error, reason(run));
     EXPECT_TRUE(core::valid_utf8(reason(run)));
@@ -174,7 +174,7 @@ TEST_F(CommandTest, AProgramThatNeverExitsIsKilledAtItsTimeout) {
   auto e = entry({"/bin/sh", "-c", "echo started; exec sleep 60"});
   e.timeout = 1s;
   expect_failed(run(e), "still running after its timeout of 1s: killed with everything it started");
-  EXPECT_EQ(run(e).runs[0].record.run.status, core::RunStatus::Failed);
+  EXPECT_TRUE(core::is_failure(run(e).runs[0].record.run.status));
 }
 
 TEST_F(CommandTest, AGrandchildInItsOwnSessionHoldingThePipeIsKilled) {
@@ -229,7 +229,7 @@ TEST_F(CommandTest, BadTimesAndUnknownUnitsAreFailedRunsInTheirKeys) {
   std::string text = both.dump(2);
   const auto out = run(entry({"cat", file(text)}));
   ASSERT_EQ(out.runs.size(), 2U);
-  EXPECT_EQ(out.runs[0].record.run.status, core::RunStatus::Failed);
+  EXPECT_TRUE(core::is_failure(out.runs[0].record.run.status));
   EXPECT_EQ(reason(out.runs[0]).rfind("NaN, infinite, negative or zero time", 0), 0U)
       << reason(out.runs[0]);
   EXPECT_EQ(key_display(out.runs[0]), "my-bench/BM_Neg my-bench arg0_1 intel-xeon-test");
@@ -252,7 +252,7 @@ TEST_F(CommandTest, QuantilesOutOfOrderAreAFailedRun) {
                      {"stats", {{"median", 0.009}, {"data", {0.001, 0.002, 0.003}}}}}})}};
   const auto out = run(entry({"cat", file(output.dump())}, OutputFormat::PytestBenchmarkJson));
   ASSERT_EQ(out.runs.size(), 1U);
-  EXPECT_EQ(out.runs[0].record.run.status, core::RunStatus::Failed);
+  EXPECT_TRUE(core::is_failure(out.runs[0].record.run.status));
   EXPECT_EQ(reason(out.runs[0]).rfind("quantiles out of order: p20=1.4e+06 median=9e+06", 0), 0U)
       << reason(out.runs[0]);
 }
@@ -266,7 +266,7 @@ TEST_F(CommandTest, AFailedExecutionIsAFailedRunInEveryKeyItProducedBefore) {
   const auto failed = run(broken, good.keys);
   ASSERT_EQ(failed.runs.size(), 2U);
   for (std::size_t i = 0; i < 2; ++i) {
-    EXPECT_EQ(failed.runs[i].record.run.status, core::RunStatus::Failed);
+    EXPECT_TRUE(core::is_failure(failed.runs[i].record.run.status));
     EXPECT_EQ(reason(failed.runs[i]), "exited with status 1 (nothing on stderr)");
     EXPECT_EQ(core::key_of(failed.runs[i].record)->digest(),
               core::key_of(good.runs[i].record)->digest());
@@ -324,7 +324,7 @@ TEST_F(CommandTest, GpuSamplesWhileTheProgramRunsDecideInconclusive) {
       << reason(parked_then_busy.runs[0]);
   const auto throttled = with_busy_clock(900, 0x4);  // software power cap
   ASSERT_EQ(throttled.runs.size(), 1U);
-  EXPECT_EQ(throttled.runs[0].record.run.status, core::RunStatus::Inconclusive);
+  EXPECT_EQ(throttled.runs[0].record.run.status, core::RunStatus::IncompleteEvidence);
   EXPECT_EQ(reason(throttled.runs[0]).rfind("SM clock 900 MHz under 75%", 0), 0U)
       << reason(throttled.runs[0]);
 }
@@ -349,7 +349,7 @@ TEST_F(CommandTest, AnOutputsDeviceIsCheckedAgainstTheDaemonsProbe) {
   const auto e = entry({"cat", file(nvbench.dump())}, OutputFormat::NvbenchJson);
   const auto on_cpu = run(e);
   ASSERT_EQ(on_cpu.runs.size(), 1U);
-  EXPECT_EQ(on_cpu.runs[0].record.run.status, core::RunStatus::Failed);
+  EXPECT_TRUE(core::is_failure(on_cpu.runs[0].record.run.status));
   EXPECT_EQ(reason(on_cpu.runs[0]),
             "the output says it ran on \"NVIDIA H100 80GB HBM3\", the daemon probed \"Intel Xeon "
             "Test\"");

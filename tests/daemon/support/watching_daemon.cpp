@@ -70,7 +70,6 @@ bool WatchingDaemon::run_cycle(std::chrono::seconds deadline) {
 
 std::string reason_of(const json& record) {
   const json& run = record["run"];
-  if (const auto it = run["spec"].find("statusReason"); it != run["spec"].end()) return *it;
   if (run.contains("metadata") && run["metadata"].contains("description")) {
     return run["metadata"]["description"];
   }
