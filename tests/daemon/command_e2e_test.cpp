@@ -313,5 +313,50 @@ TEST(CommandE2E, TheNvbenchLigerCsvAndKernelindexFormatsThroughTheRealBinary) {
   daemon.child().stop(20s);
 }
 
+TEST(CommandE2E, DiscoverRunsAnEntryOnceStoresNothingAndShowsEachKeysHistory) {
+  testing::TempDir dir;
+  testing::write_file(dir / "out.json", gbench_fixture());
+  testing::WatchingDaemon daemon(
+      dir.path(), json::array({{{"runner", "command"},
+                                {"name", "fast"},
+                                {"command", {"cat", (dir / "out.json").string()}},
+                                {"format", "gbench-json"}},
+                               {{"runner", "command"},
+                                {"name", "broken"},
+                                {"command", {"/bin/sh", "-c", "echo no such device >&2; exit 3"}},
+                                {"format", "gbench-json"}}}));
+  const std::string config = (dir / "kernelwatch.json").string();
+  const auto first = testing::run_kernelwatch({"discover", "--config", config});
+  EXPECT_EQ(first.exit_code, 0) << first.err;
+  std::printf("%s%s", first.out.c_str(), first.err.c_str());
+  EXPECT_NE(first.out.find("fast/BM_A"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("arg0_8"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("passed 11"), std::string::npos) << first.out;  // the 11 us median
+  EXPECT_NE(first.out.find("runtime_error: exited with status 3: no such device"),
+            std::string::npos)
+      << first.out;
+  EXPECT_NE(first.out.find("2 key(s); nothing was stored"), std::string::npos) << first.out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "kw.db"));
+
+  const auto unknown = testing::run_kernelwatch({"discover", "--config", config, "--entry", "x"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("the config has no entry named \"x\""), std::string::npos)
+      << unknown.err;
+
+  // After the daemon stored runs, the same key shows its history.
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  ASSERT_EQ(daemon.wait_for_runs(2).size(), 2U) << daemon.log();
+  daemon.child().stop(20s);
+  const auto second =
+      testing::run_kernelwatch({"discover", "--config", config, "--entry", "fast", "--json"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  const json keys = json::parse(second.out);
+  ASSERT_EQ(keys.size(), 1U) << second.out;
+  EXPECT_EQ(keys[0]["benchmark"], "fast/BM_A");
+  EXPECT_EQ(keys[0]["historyRuns"], 1);
+  EXPECT_EQ(keys[0]["status"], "passed");
+}
+
 }  // namespace
 }  // namespace kernelwatch
