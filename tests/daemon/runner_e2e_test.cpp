@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -91,14 +92,26 @@ long status_kb(pid_t pid, const std::string& field) {
   return -1;
 }
 
-std::size_t open_descriptors(pid_t pid) {
-  std::size_t n = 0;
+// The process's open descriptors other than sockets (the test's own HTTP connections come and
+// go): pipes to programs, files; one that a cycle leaves behind is a leak.
+std::vector<std::string> open_descriptors(pid_t pid) {
+  std::vector<std::string> out;
   std::error_code ec;
   for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    ++n;
+    std::error_code link_ec;
+    const std::string target = std::filesystem::read_symlink(it->path(), link_ec).string();
+    if (target.rfind("socket:", 0) == 0) continue;
+    out.push_back(it->path().filename().string() + " -> " + target);
   }
-  return n;
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& line : lines) out += line + "\n";
+  return out;
 }
 
 // The children of a process (every thread's), from /proc.
@@ -177,14 +190,14 @@ TEST(RunnerE2E, ProbeOutputsAreFailedRunsWithReadableReasonsAndTheDaemonLives) {
   EXPECT_EQ(http(daemon.port(), "GET", "/healthz").status, 200);
   ASSERT_TRUE(eventually([&] { return daemon.cycles_done() >= 1; }));
   EXPECT_TRUE(children_of(pid).empty());
-  const std::size_t descriptors = open_descriptors(pid);
+  const auto descriptors = open_descriptors(pid);
   ASSERT_EQ(
       http(daemon.port(), "POST", "/api/v1/trigger", "{}", testing::WatchingDaemon::kToken).status,
       202);
   ASSERT_EQ(daemon.wait_for_runs(12).size(), 12U) << daemon.child().log();
   ASSERT_TRUE(eventually([&] { return daemon.cycles_done() >= 2; }));
   EXPECT_TRUE(children_of(pid).empty());
-  EXPECT_EQ(open_descriptors(pid), descriptors);
+  EXPECT_EQ(joined(open_descriptors(pid)), joined(descriptors));
   const long peak_kb = status_kb(pid, "VmHWM");
   std::printf("daemon peak RSS after two cycles of 200 MB of runner output: %ld kB\n", peak_kb);
   EXPECT_GT(peak_kb, 0);
@@ -250,6 +263,137 @@ TEST(RunnerE2E, ASigtermDuringACaseStopsTheDaemonAndItsRunnerAtOnce) {
   for (const pid_t p : pids) EXPECT_TRUE(gone(p)) << p;
   EXPECT_EQ(daemon.child().log().find("stopped without waiting"), std::string::npos)
       << daemon.child().log();
+}
+
+// Google Benchmark JSON of one benchmark's three repetitions with these real times and unit.
+json gbench_rows(const std::string& name, std::vector<double> times, const std::string& unit) {
+  json rows = json::array();
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    rows.push_back({{"name", name},
+                    {"run_name", name},
+                    {"run_type", "iteration"},
+                    {"repetitions", times.size()},
+                    {"repetition_index", i},
+                    {"threads", 1},
+                    {"iterations", 10},
+                    {"real_time", times[i]},
+                    {"cpu_time", times[i]},
+                    {"time_unit", unit}});
+  }
+  return rows;
+}
+
+TEST(RunnerE2E, EveryFailureOfACommandEntryIsAFailedRunWithItsReasonAndTheDaemonLives) {
+  testing::TempDir dir;
+  json bad_times = {{"context", {{"library_build_type", "release"}}},
+                    {"benchmarks", gbench_rows("BM_Neg/1", {-1, -2, -3}, "ns")}};
+  for (const auto& row : gbench_rows("BM_Min/1", {1, 2, 3}, "min")) {
+    bad_times["benchmarks"].push_back(row);
+  }
+  testing::write_file(dir / "bad_times.json", bad_times.dump(2));
+  testing::write_file(
+      dir / "order.json",
+      json{{"machine_info", json::object()},
+           {"version", "3.2.2"},
+           {"benchmarks",
+            json::array({{{"name", "test_x"},
+                          {"params", nullptr},
+                          {"param", nullptr},
+                          {"stats", {{"median", 0.009}, {"data", {0.001, 0.002, 0.003}}}}}})}}
+          .dump());
+  testing::write_file(dir / "pytest.json", R"({"machine_info": {}, "benchmarks": []})");
+  const auto entry = [](const std::string& name, json command, const std::string& format,
+                        const std::string& timeout = "2m") {
+    return json{{"runner", "command"},
+                {"name", name},
+                {"command", std::move(command)},
+                {"format", format},
+                {"timeout", timeout}};
+  };
+  const std::string flood =
+      "import sys\nb = (LINE).encode()\nfor _ in range(100 * 1024): sys.stdout.buffer.write(b)\n";
+  const auto flood_of = [&](const std::string& line) {
+    std::string body = flood;
+    body.replace(body.find("LINE"), 4, line);
+    return body;
+  };
+  testing::WatchingDaemon daemon(
+      dir.path(),
+      json::array(
+          {entry("missing", {"/nonexistent/bench"}, "gbench-json"),
+           entry("exit", {"/bin/sh", "-c", "for i in 1 2 3 4; do echo line $i >&2; done; exit 3"},
+                 "gbench-json"),
+           // Never exits, and leaves a grandchild in its own session holding the pipes.
+           entry("hang", {"/bin/sh", "-c", "setsid sleep 600 & exec sleep 600"}, "gbench-json",
+                 "2s"),
+           entry("flood", {"python3", "-c", flood_of("'x' * 1024")}, "gbench-json"),
+           entry("flood-lines", {"python3", "-c", flood_of("'x' * 1023 + '\\n'")}, "gbench-json"),
+           entry("utf8",
+                 {"python3", "-c",
+                  "import sys\nsys.stdout.buffer.write(b'{\\xff\\xfe')\n"
+                  "sys.stderr.buffer.write(b'bad \\xff\\xc3 byte\\x1b[0m\\n')\nsys.exit(2)\n"},
+                 "gbench-json"),
+           entry("mismatch", {"cat", (dir / "pytest.json").string()}, "gbench-json"),
+           entry("badtimes", {"cat", (dir / "bad_times.json").string()}, "gbench-json"),
+           entry("order", {"cat", (dir / "order.json").string()}, "pytest-benchmark-json")}));
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  const pid_t pid = daemon.child().pid();
+  const json runs = daemon.wait_for_runs(10);
+  ASSERT_EQ(runs.size(), 10U) << runs.dump(2) << daemon.log();
+  std::map<std::string, std::string> reasons;
+  std::map<std::string, std::string> statuses;
+  for (const auto& r : runs) {
+    const std::string why = reason_of(r);
+    EXPECT_TRUE(core::valid_utf8(why)) << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+    EXPECT_LE(why.size(), 1000U);
+    reasons[benchmark_of(r)] = why;
+    statuses[benchmark_of(r)] = r["run"]["spec"]["status"];
+  }
+  for (const auto& [benchmark, status] : statuses) {
+    const auto parsed = core::parse_run_status(status);
+    EXPECT_TRUE(parsed && core::is_failure(*parsed)) << benchmark << ": " << status;
+  }
+  EXPECT_EQ(reasons["missing/command"], "program not found: /nonexistent/bench");
+  EXPECT_EQ(reasons["exit/command"], "exited with status 3: line 2 | line 3 | line 4");
+  EXPECT_EQ(statuses["hang/command"], "timeout");
+  EXPECT_EQ(reasons["hang/command"].rfind(
+                "still running after its timeout of 2s: killed with everything it started", 0),
+            0U)
+      << reasons["hang/command"];
+  EXPECT_EQ(reasons["flood/command"],
+            "its output is over 67108864 bytes (104857600 bytes written): not parsed");
+  EXPECT_EQ(reasons["flood-lines/command"],
+            "its output is over 67108864 bytes (104857600 bytes written): not parsed");
+  EXPECT_EQ(reasons["utf8/command"], "exited with status 2: bad \xEF\xBF\xBD\xEF\xBF\xBD byte [0m");
+  EXPECT_EQ(reasons["mismatch/command"].rfind(
+                "format mismatch (gbench-json): not Google Benchmark JSON", 0),
+            0U)
+      << reasons["mismatch/command"];
+  EXPECT_EQ(reasons["badtimes/BM_Neg"].rfind("NaN, infinite, negative or zero time", 0), 0U)
+      << reasons["badtimes/BM_Neg"];
+  EXPECT_EQ(reasons["badtimes/BM_Min"], "unknown time_unit \"min\" (ns, us, ms, s)");
+  EXPECT_EQ(reasons["order/test_x"].rfind("quantiles out of order: p20=1.4e+06 median=9e+06", 0),
+            0U)
+      << reasons["order/test_x"];
+
+  // Alive, nothing left behind after a second cycle: no child (no zombie, no grandchild of the
+  // hanging entry), the same descriptors, memory bounded by the 64 MiB kept of an output.
+  EXPECT_EQ(http(daemon.port(), "GET", "/healthz").status, 200);
+  ASSERT_TRUE(eventually([&] { return daemon.cycles_done() >= 1; }));
+  EXPECT_TRUE(children_of(pid).empty());
+  const auto descriptors = open_descriptors(pid);
+  ASSERT_TRUE(daemon.run_cycle()) << daemon.log();
+  ASSERT_EQ(daemon.wait_for_runs(20).size(), 20U) << daemon.log();
+  EXPECT_TRUE(children_of(pid).empty());
+  EXPECT_EQ(joined(open_descriptors(pid)), joined(descriptors));
+  const long peak_kb = status_kb(pid, "VmHWM");
+  std::printf("daemon peak RSS after two cycles of 2 x 100 MB of program output: %ld kB\n",
+              peak_kb);
+  EXPECT_GT(peak_kb, 0);
+  EXPECT_LT(peak_kb, 256 * 1024);
+  daemon.child().stop();
 }
 
 }  // namespace
