@@ -111,9 +111,9 @@ Result<std::int64_t> store_key_row(Database& db, const core::ComparabilityKey& k
 
 // Everything a key is made of: its parts, the source's digests as aliases, the key row.
 Result<std::int64_t> store_key(Database& db, const core::ComparabilityKey& key,
-                               const core::Record& record, WriteCache* cache) {
+                               const std::string& key_digest, const core::Record& record,
+                               WriteCache* cache) {
   KW_TRY(store_aliases(db, key, record.run, cache));
-  const std::string key_digest = key.digest();
   if (cache != nullptr) {
     if (const auto it = cache->keys.find(key_digest); it != cache->keys.end()) return it->second;
   }
@@ -133,11 +133,8 @@ std::optional<std::string> unless_empty(const std::string& text) {
   return text;
 }
 
-Result<std::optional<std::int64_t>> store_member(Database& db, const std::optional<json>& document,
-                                                 WriteCache* cache) {
-  if (!document) return std::optional<std::int64_t>();
-  return std::optional<std::int64_t>(KW_TRY(store_document(db, document->dump(), cache)));
-}
+// How many documents WriteCache::recent keeps: a run's template and members, and a few more.
+constexpr std::size_t kRecentDocuments = 12;
 
 }  // namespace
 
@@ -181,7 +178,7 @@ Result<WriteCache::Implementation> store_implementation(Database& db, const core
   return store_implementation(db, digest, provider.label, version, cache);
 }
 
-Result<std::int64_t> store_document(Database& db, std::string_view body, WriteCache* cache) {
+Result<std::int64_t> store_document_text(Database& db, std::string_view body, WriteCache* cache) {
   std::string digest = core::sha256_hex(body);
   if (cache != nullptr) {
     if (const auto it = cache->documents.find(digest); it != cache->documents.end())
@@ -203,12 +200,26 @@ Result<std::int64_t> store_document(Database& db, std::string_view body, WriteCa
   return id;
 }
 
+Result<std::int64_t> store_document(Database& db, const json& value, WriteCache* cache) {
+  if (cache != nullptr) {
+    for (const auto& [document, id] : cache->recent) {
+      if (document == value) return id;
+    }
+  }
+  const std::int64_t id = KW_TRY(store_document_text(db, value.dump(), cache));
+  if (cache != nullptr) {
+    if (cache->recent.size() >= kRecentDocuments) cache->recent.erase(cache->recent.begin());
+    cache->recent.emplace_back(value, id);
+  }
+  return id;
+}
+
 Result<RunRow> prepare_run(Database& db, const core::Record& record,
-                           const core::ComparabilityKey& key, std::string_view raw_source,
-                           WriteCache* cache) {
+                           const core::ComparabilityKey& key, const std::string& key_digest,
+                           std::string_view raw_source, WriteCache* cache) {
   const core::BenchmarkRun& run = record.run;
   RunRow row;
-  row.key_id = KW_TRY(store_key(db, key, record, cache));
+  row.key_id = KW_TRY(store_key(db, key, key_digest, record, cache));
   const auto implementation = KW_TRY(store_implementation(db, key.provider, run, cache));
   row.implementation_id = implementation.id;
   row.implementation_digest =
@@ -240,21 +251,23 @@ Result<RunRow> prepare_run(Database& db, const core::Record& record,
   } else {
     row.name = columns.name;
     if (split->run) {
-      row.run_template = KW_TRY(store_document(db, split->run->shape.dump(), cache));
+      row.run_template = KW_TRY(store_document(db, split->run->shape, cache));
       row.run_values = unless_empty(split->run->values);
     }
-    row.protocol_doc = KW_TRY(store_member(db, split->protocol, cache));
-    row.environment_doc = KW_TRY(store_member(db, split->environment, cache));
-    row.workload_doc = KW_TRY(store_member(db, split->workload, cache));
-    row.implementation_doc = KW_TRY(store_member(db, split->implementation, cache));
-    row.extra_doc = KW_TRY(store_member(db, split->extra, cache));
+    if (split->protocol) row.protocol_doc = KW_TRY(store_document(db, *split->protocol, cache));
+    if (split->environment)
+      row.environment_doc = KW_TRY(store_document(db, *split->environment, cache));
+    if (split->workload) row.workload_doc = KW_TRY(store_document(db, *split->workload, cache));
+    if (split->implementation)
+      row.implementation_doc = KW_TRY(store_document(db, *split->implementation, cache));
+    if (split->extra) row.extra_doc = KW_TRY(store_document(db, *split->extra, cache));
   }
   if (!raw_source.empty()) {
     const json source = json::parse(raw_source, nullptr, /*allow_exceptions=*/false);
     const layout::SplitDocument parts = source.is_discarded()
                                             ? layout::SplitDocument{json(raw_source), ""}
                                             : layout::split_source(source);
-    row.source_template = KW_TRY(store_document(db, parts.shape.dump(), cache));
+    row.source_template = KW_TRY(store_document(db, parts.shape, cache));
     row.source_values = unless_empty(parts.values);
   }
   return row;

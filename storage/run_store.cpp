@@ -120,7 +120,7 @@ Result<Insertion> RunStore::insert_run(Transaction& tx, const core::Record& reco
                                        std::string_view raw_source) {
   KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
   const core::ComparabilityKey key = KW_TRY(core::key_of(record));
-  const RunRow row = KW_TRY(prepare_run(*db_, record, key, raw_source, nullptr));
+  const RunRow row = KW_TRY(prepare_run(*db_, record, key, key.digest(), raw_source, nullptr));
   const InsertOutcome outcome = KW_TRY(insert_run_row(*db_, row));
   return Insertion{outcome, row.key_id};
 }

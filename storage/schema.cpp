@@ -135,7 +135,7 @@ Status split_stored_runs(Database& db) {
           layout::SplitDocument parts = source.is_discarded()
                                             ? layout::SplitDocument{nlohmann::json(*raw_source), ""}
                                             : layout::split_source(source);
-          row.source_template = KW_TRY(store_document(db, parts.shape.dump(), nullptr));
+          row.source_template = KW_TRY(store_document(db, parts.shape, nullptr));
           if (!parts.values.empty()) row.source_values = std::move(parts.values);
         }
         after = *row.id;
@@ -159,7 +159,7 @@ Status split_stored_runs(Database& db) {
         row.record.reset();
         row.name = columns.name;
         if (split->run) {
-          row.run_template = KW_TRY(store_document(db, split->run->shape.dump(), nullptr));
+          row.run_template = KW_TRY(store_document(db, split->run->shape, nullptr));
           if (!split->run->values.empty()) row.run_values = split->run->values;
         }
         for (auto [member, id] : {std::pair{&split->protocol, &row.protocol_doc},
@@ -167,7 +167,7 @@ Status split_stored_runs(Database& db) {
                                   std::pair{&split->workload, &row.workload_doc},
                                   std::pair{&split->implementation, &row.implementation_doc},
                                   std::pair{&split->extra, &row.extra_doc}}) {
-          if (*member) *id = KW_TRY(store_document(db, (*member)->dump(), nullptr));
+          if (*member) *id = KW_TRY(store_document(db, **member, nullptr));
         }
         // The software column becomes the environment document's where they agree.
         nlohmann::json from_document = nlohmann::json::object();

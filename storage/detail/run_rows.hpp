@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -65,6 +67,10 @@ struct WriteCache {
   };
   std::unordered_map<std::string, Implementation> implementations;  // by digest
   std::unordered_map<std::string, std::int64_t> aliases;
+  // The documents stored last, as values: most runs of an import repeat their neighbours'
+  // protocol, environment and template, found here by comparing values instead of writing them
+  // out and hashing them.
+  std::vector<std::pair<nlohmann::json, std::int64_t>> recent;
 };
 
 // The run's implementation row (the record's implementationDigest, else ours over provider and
@@ -80,14 +86,19 @@ struct WriteCache {
                                                                       WriteCache* cache);
 
 // The document with this text, stored unless present; its id.
-[[nodiscard]] Result<std::int64_t> store_document(Database& db, std::string_view body,
+[[nodiscard]] Result<std::int64_t> store_document_text(Database& db, std::string_view body,
+                                                       WriteCache* cache);
+
+// The document `value` (its text: value.dump()), stored unless present; its id.
+[[nodiscard]] Result<std::int64_t> store_document(Database& db, const nlohmann::json& value,
                                                   WriteCache* cache);
 
-// What insert_run stores for a record: its key (parts, aliases, key row), its implementation,
-// its documents, and the row. `cache` may be null.
+// What insert_run stores for a record: its key (parts, aliases, key row; key_digest is
+// key.digest()), its implementation, its documents, and the row. `cache` may be null.
 [[nodiscard]] Result<RunRow> prepare_run(Database& db, const core::Record& record,
                                          const core::ComparabilityKey& key,
-                                         std::string_view raw_source, WriteCache* cache);
+                                         const std::string& key_digest, std::string_view raw_source,
+                                         WriteCache* cache);
 
 // The row; a run already stored under its key and observedAt is a Duplicate.
 [[nodiscard]] Result<InsertOutcome> insert_run_row(Database& db, const RunRow& row);
