@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "config/duration.hpp"
+#include "config/metrics.hpp"
 #include "core/json_fields.hpp"
 #include "core/json_limits.hpp"
 #include "core/url.hpp"
@@ -1024,13 +1025,14 @@ std::string describe_parse_error(std::string_view source, std::string_view text,
 Result<Config> parse_document(Reader& reader, const json& document, std::string_view source) {
   Config config;
   config.source = std::string(source);
-  const JsonField root = KW_TRY(object_of(
-      reader.root(document),
-      {"storage", "http", "backend", "schedule", "benchmarks", "bench", "detector", "notifiers"},
-      "an object at the top level"));
+  const JsonField root = KW_TRY(object_of(reader.root(document),
+                                          {"storage", "http", "metrics", "backend", "schedule",
+                                           "benchmarks", "bench", "detector", "notifiers"},
+                                          "an object at the top level"));
   config.storage.path = reader.resolve(config.storage.path.string());
   if (root["storage"].present()) KW_TRY(read_storage(reader, root["storage"], config.storage));
   if (root["http"].present()) KW_TRY(read_http(reader, root["http"], config.http));
+  if (root["metrics"].present()) KW_TRY(read_metrics(root["metrics"], config.metrics));
   if (root["backend"].present()) KW_TRY(read_backend(root["backend"], config.backend));
   if (root["schedule"].present()) KW_TRY(read_schedule(root["schedule"], config.schedule));
   if (root["benchmarks"].present())
@@ -1174,6 +1176,7 @@ json redacted_json(const Config& config) {
                {"max_connections_per_client", config.http.max_connections_per_client}};
   secret_json(http, "token", config.http.token, config.http.token_source);
   out["http"] = http;
+  out["metrics"] = metrics_json(config.metrics);
   out["backend"] = backend_name(config.backend);
   out["schedule"] = {{"interval", format_duration(config.schedule.interval)},
                      {"jitter", format_duration(config.schedule.jitter)},

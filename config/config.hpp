@@ -47,6 +47,17 @@ struct HttpConfig {
   std::size_t max_connections_per_client = 128;  // of the server's 256
 };
 
+// Which keys get series of their own in /metrics (each such key adds up to 4 series): every key,
+// only keys with a problem (an open alert, a failing key, a breach waiting for its confirmation,
+// an inconclusive run), or none. The per-state key counts are always there.
+enum class PerKeyMetrics { All, Problems, None };
+[[nodiscard]] std::string_view to_string(PerKeyMetrics per_key) noexcept;  // "all", ...
+
+struct MetricsConfig {
+  // Problems: a scrape's size follows the keys that need a look, not the thousands watched.
+  PerKeyMetrics per_key = PerKeyMetrics::Problems;
+};
+
 // Whether the first cycle runs as soon as the daemon is ready or waits one interval.
 enum class AtStart { Run, Wait };
 
@@ -103,6 +114,7 @@ struct Config {
   std::string source;  // the file it came from, for messages
   StorageConfig storage;
   HttpConfig http;
+  MetricsConfig metrics;
   std::optional<kernels::Backend> backend;  // nullopt: "auto", CUDA when there is a GPU
   ScheduleConfig schedule;
   std::vector<BenchmarkConfig> benchmarks;  // empty: only posted runs are watched

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/detail/kernelindex_schemas.hpp"
+#include "core/digest.hpp"
 
 namespace kernelwatch::core {
 namespace {
@@ -480,6 +481,30 @@ Status validate_document(const json& document, std::string_view path) {
                " schema)";
   }
   return fail(ErrorCode::ParseError, message);
+}
+
+std::string document_name(std::string_view text) {
+  constexpr std::size_t kMaxName = 200;
+  constexpr std::size_t kHashDigits = 16;
+  std::string out;
+  bool gap = false;
+  for (char c : text) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    const bool kept = lower(c) || digit(c) || c == '.' || c == '_' || c == '-';
+    if (!kept) {
+      gap = true;
+      continue;
+    }
+    if (gap && !out.empty()) out += '-';
+    gap = false;
+    out += c;
+  }
+  while (!out.empty() && !lower(out[0]) && !digit(out[0])) out.erase(0, 1);
+  if (out.empty()) out = "unnamed";
+  if (out.size() > kMaxName) {
+    out = out.substr(0, kMaxName - kHashDigits - 1) + "-" + sha256_hex(out).substr(0, kHashDigits);
+  }
+  return out;
 }
 
 std::vector<std::string> unsupported_schema_features() {

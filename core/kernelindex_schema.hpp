@@ -44,6 +44,11 @@ struct SchemaViolation {
 // under `path` ("run.spec.status: \"failed\" is not one of passed, ..."), and how many more.
 [[nodiscard]] Status validate_document(const nlohmann::json& document, std::string_view path = {});
 
+// A metadata.name the schema accepts made from any text: lower case, runs of characters outside
+// [a-z0-9._-] one '-', a leading letter or digit; over 200 characters, its first 183 and '-' and
+// 16 hex digits of its SHA-256 (still unique, still readable).
+[[nodiscard]] std::string document_name(std::string_view text);
+
 // Whether the embedded schemas use only what schema_violations() understands (every keyword and
 // pattern): a test runs it, so a schema update that needs more fails there, not in production.
 [[nodiscard]] std::vector<std::string> unsupported_schema_features();

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/digest.hpp"
+#include "core/json_fields.hpp"
 #include "core/record.hpp"
 
 namespace kernelwatch::core {
@@ -50,17 +51,6 @@ std::vector<std::int64_t> integers(std::string_view text) {
   return out;
 }
 
-std::string text_at(const json& spec, std::initializer_list<const char*> path) {
-  const json* node = &spec;
-  for (const char* name : path) {
-    if (!node->is_object()) return {};
-    const auto it = node->find(name);
-    if (it == node->end()) return {};
-    node = &*it;
-  }
-  return node->is_string() ? node->get<std::string>() : std::string();
-}
-
 std::optional<std::int64_t> integer_at(const json& spec, std::initializer_list<const char*> path) {
   const json* node = &spec;
   for (const char* name : path) {
@@ -76,17 +66,17 @@ std::optional<std::int64_t> integer_at(const json& spec, std::initializer_list<c
 // The harness, timer and pass every own spec starts from; nullopt for other harnesses.
 std::optional<OwnProtocolSettings> own_harness(const json& spec) {
   OwnProtocolSettings s;
-  s.harness = text_at(spec, {"harness", "name"});
-  s.timer = text_at(spec, {"measurement", "timer"});
+  s.harness = string_at(spec, {"harness", "name"});
+  s.timer = string_at(spec, {"measurement", "timer"});
   if (s.harness != "kernelwatch-cuda-events" && s.harness != "kernelwatch-cpu-steady-clock") {
     return std::nullopt;
   }
-  if (text_at(spec, {"comparability", "family"}) != "kernelwatch") return std::nullopt;
+  if (string_at(spec, {"comparability", "family"}) != "kernelwatch") return std::nullopt;
   return s;
 }
 
 std::optional<OwnProtocolSettings> read_legacy(const json& spec, OwnProtocolSettings s) {
-  s.pass = text_at(spec, {"timedPass"});
+  s.pass = string_at(spec, {"timedPass"});
   const auto warmup = integer_at(spec, {"repetition", "warmupMs"});
   const auto repetition = integer_at(spec, {"repetition", "repetitionMs"});
   const auto least = integer_at(spec, {"repetition", "minRepetitions"});
@@ -102,7 +92,7 @@ std::optional<OwnProtocolSettings> read_legacy(const json& spec, OwnProtocolSett
 }
 
 std::optional<OwnProtocolSettings> read_current(const json& spec, OwnProtocolSettings s) {
-  const std::string text = text_at(spec, {"comparability", "notes"});
+  const std::string text = string_at(spec, {"comparability", "notes"});
   constexpr std::string_view kStart = "Timed: the ";
   if (text.rfind(kStart, 0) != 0) return std::nullopt;
   const auto pass_end = text.find(' ', kStart.size());

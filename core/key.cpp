@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/digest.hpp"
+#include "core/json_fields.hpp"
 #include "core/kernelwatch_protocol.hpp"
 
 namespace kernelwatch::core {
@@ -216,6 +217,19 @@ std::string slug(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// A vendor as the public schema names one (^[a-z][a-z0-9_]*$): lower case, runs of anything else
+// one '_' ("NVIDIA" -> "nvidia"; what a made-up name becomes still validates).
+std::string vendor_name(std::string_view word) {
+  std::string out = slug(word);
+  std::replace(out.begin(), out.end(), '-', '_');
+  if (out.empty() || out[0] < 'a' || out[0] > 'z') out = "v_" + out;
+  return out;
+}
+
+}  // namespace
+
 Hardware hardware_from_gpu_name(std::string_view gpu_name) {
   Hardware hw;
   std::vector<std::string> words;
@@ -223,7 +237,7 @@ Hardware hardware_from_gpu_name(std::string_view gpu_name) {
     if (!word.empty()) words.emplace_back(word);
   }
   if (words.empty()) return hw;
-  hw.vendor = slug(words[0]);
+  hw.vendor = vendor_name(words[0]);
   std::size_t model_index = 1;
   if (words.size() == 1) {
     hw.product = words[0];
@@ -313,17 +327,6 @@ std::optional<ExternalId> parse_external_id(std::string_view id) {
 }
 
 namespace {
-
-std::string string_at(const json& document, std::initializer_list<const char*> path) {
-  const json* node = &document;
-  for (const char* name : path) {
-    if (!node->is_object()) return {};
-    const auto it = node->find(name);
-    if (it == node->end()) return {};
-    node = &*it;
-  }
-  return node->is_string() ? node->get<std::string>() : std::string();
-}
 
 // "sha256:7a3b25630f06..." -> "7a3b25630f06"; "" for anything that is not a digest.
 std::string digest_stem(std::string_view digest) {

@@ -492,21 +492,26 @@ Result<Record> parse_checked_record(const json& value) {
   KW_TRY(not_a_record(value));
   json upgraded = value;
   upgrade_legacy_record(upgraded);
-  for (const char* member : {"run", "protocol", "environment", "workload", "implementation"}) {
+  for (const char* member : {"run", "protocol", "environment"}) {
+    if (!upgraded.contains(member)) {
+      return fail(ErrorCode::ParseError,
+                  std::string(member) + ": missing (a record has run, protocol and environment)");
+    }
+    KW_TRY(validate_document(upgraded.at(member), member));
+  }
+  for (const char* member : {"workload", "implementation"}) {  // optional
     const auto it = upgraded.find(member);
-    if (it == upgraded.end() || it->is_null()) continue;
-    KW_TRY(validate_document(*it, member));
+    if (it != upgraded.end() && !it->is_null()) KW_TRY(validate_document(*it, member));
   }
   // A digest the run carries for a document of the record must be that document's, as any
   // kernelindex tool that checks digests requires.
-  const json& spec = upgraded["run"]["spec"];
   for (auto [member, field] :
        {std::pair{"environment", "environmentDigest"}, std::pair{"protocol", "protocolDigest"},
         std::pair{"workload", "workloadDigest"},
         std::pair{"implementation", "implementationDigest"}}) {
     const auto it = upgraded.find(member);
     if (it == upgraded.end() || it->is_null()) continue;
-    const std::string carried = spec.value(field, std::string());
+    const std::string carried = string_at(upgraded, {"run", "spec", field});
     const std::string actual = document_digest(*it);
     if (carried != actual) {
       return fail(ErrorCode::ParseError, std::string("run.spec.") + field + ": " + carried +

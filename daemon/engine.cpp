@@ -1,6 +1,7 @@
 #include "daemon/engine.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/key.hpp"
 #include "runners/liger_bench.hpp"
@@ -35,6 +36,10 @@ core::Status Engine::store_events(Transaction& tx, const std::vector<detectors::
     // An incident's key is its environment: no key row.
     row.key_id = event.alert.members.empty() ? key_id_of(event.alert.key) : std::nullopt;
     row.updated_at = now;
+    if (row.key_id) touched_.insert(*row.key_id);
+    for (const auto& member : event.alert.members) {
+      if (const auto id = key_id_of(member.key)) touched_.insert(*id);
+    }
     KW_TRY(alerts.upsert(tx, row));
   }
   return {};
@@ -61,6 +66,7 @@ core::Result<std::vector<Processed>> Engine::process_batch(std::span<const core:
   // An error after the detectors saw a run rolled the whole batch back: make them match what
   // is stored again, or a run's alert would be remembered as fired and never written.
   if (!processed) (void)rebuild();
+  publish_changes();
   return processed;
 }
 
@@ -76,6 +82,7 @@ core::Result<Processed> Engine::process_run(Transaction& tx, const core::Record&
     processed.duplicate = true;
     return processed;
   }
+  touched_.insert(inserted.key_id);
   KW_TRY(runs.mark_judged(tx, inserted.key_id, record.run.observed_at));
   const core::KeyLabels labels = detectors::key_labels(key);
   if (!key_ids_.contains(labels.identity())) processed.replaced_key = replaced_by(labels);
@@ -128,6 +135,7 @@ core::Result<CycleClose> Engine::close_cycle(core::Timestamp now) {
   auto closed = close_and_commit();
   // Rolled back: the Watch already decided the held steps; replay to match the store again.
   if (!closed) (void)rebuild();
+  publish_changes();
   return closed;
 }
 
@@ -138,7 +146,19 @@ core::Status Engine::acknowledge(std::string_view alert_id, bool rebaseline, cor
       ok.error().code != core::ErrorCode::Conflict) {
     (void)rebuild();
   }
+  publish_changes();
   return ok;
+}
+
+void Engine::publish_changes() {
+  const auto touched = std::exchange(touched_, {});
+  if (!listener_) return;
+  for (const auto key_id : touched) listener_(key_id);
+}
+
+void Engine::publish_all() {
+  touched_.clear();
+  if (listener_) listener_(std::nullopt);
 }
 
 core::Status Engine::act(std::string_view alert_id, bool rebaseline, core::Timestamp now) {
@@ -218,6 +238,15 @@ std::vector<ProtocolChange> Engine::protocol_changes() const {
     out.push_back(std::move(change));
   }
   return out;
+}
+
+void Engine::for_each_key(const std::function<void(const KeyView&)>& visit) const {
+  for (const auto& [identity, key_id] : key_ids_) {
+    const auto* view = watch_.find(identity);
+    if (view == nullptr) continue;
+    visit(KeyView{key_id, &view->monitor->key(), &view->last_run, &view->last_verdict,
+                  &view->monitor->open_alert(), &view->monitor->open_failed_alert()});
+  }
 }
 
 std::vector<KeyStatus> Engine::status() const {

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -107,10 +108,26 @@ class Engine {
                                          core::Timestamp now);
 
   [[nodiscard]] std::vector<KeyStatus> status() const;
+  // status() without its copies, one key at a time (the metrics of thousands of keys): what
+  // `visit` gets is valid during the call only.
+  struct KeyView {
+    std::int64_t key_id = 0;
+    const core::KeyLabels* key = nullptr;
+    const std::optional<detectors::Watch::LastRun>* last_run = nullptr;
+    const detectors::Verdict* last_verdict = nullptr;
+    const std::optional<core::Alert>* open_alert = nullptr;
+    const std::optional<core::Alert>* open_failed_alert = nullptr;
+  };
+  void for_each_key(const std::function<void(const KeyView&)>& visit) const;
   [[nodiscard]] std::vector<ProtocolChange> protocol_changes() const;
   // Changes whenever status() may have changed (a run, an action, a rebuild): callers cache.
   [[nodiscard]] std::uint64_t generation() const { return generation_; }
   void set_options(EngineOptions options) { options_ = std::move(options); }
+  // Told after each change is committed (or rolled back): the key (its row id) got a run or an
+  // alert row of it changed; nullopt: any key may have (a replay). Caches of what one key shows
+  // (the dashboard's key pages) drop what it names and keep the rest.
+  using ChangeListener = std::function<void(std::optional<std::int64_t> key_id)>;
+  void set_change_listener(ChangeListener listener) { listener_ = std::move(listener); }
   [[nodiscard]] const EngineOptions& options() const { return options_; }
 
  private:
@@ -133,6 +150,9 @@ class Engine {
                                             const std::map<std::int64_t, core::KeyLabels>& labels,
                                             const std::vector<storage::AlertActionRow>& actions);
   [[nodiscard]] core::Status recover(storage::AlertStore& alerts, Replay replay);
+  // Tells the listener which keys the last operation touched (touched_), or every key.
+  void publish_changes();
+  void publish_all();
 
   storage::Connection* store_;
   EngineOptions options_;
@@ -141,6 +161,8 @@ class Engine {
   std::map<std::int64_t, std::string> identities_;
   std::set<std::string> history_alerts_;  // ids of the stored alerts of origin history
   std::uint64_t generation_ = 0;
+  std::set<std::int64_t> touched_;  // key rows changed by the operation under way
+  ChangeListener listener_;
 };
 
 // Detector parameters for one key: the daemon's own runs (source "kernelwatch") are confirmed

@@ -18,6 +18,11 @@ struct Engine::Replay {
 
 core::Status Engine::rebuild() {
   ++generation_;
+  // Whatever the replay finds (or fails to), every key's cached pages are dropped after it.
+  struct PublishAll {
+    Engine& engine;
+    ~PublishAll() { engine.publish_all(); }
+  } publish_all{*this};
   watch_ = detectors::Watch(options_.parameters);
   key_ids_.clear();
   identities_.clear();

@@ -11,6 +11,7 @@
 
 #include "core/digest.hpp"
 #include "core/json_limits.hpp"
+#include "core/kernelindex_schema.hpp"
 #include "core/key.hpp"
 #include "core/record.hpp"
 #include "storage/detail/input.hpp"
@@ -344,10 +345,18 @@ core::Result<core::Record> liger_speed_record(const LigerSpeedRow& r) {
         {"environmentDigest", core::document_digest(environment_doc)},
         {"implementationDigest", liger_implementation_digest(r.provider, r.version)}}},
       {"metadata",
-       {{"name", "liger-" + kernel_slug + "-" + r.pass + "-" + core::slug(r.provider) + "-" +
-                     environment + "-" + r.workload.label() + "-" + id_time},
+       {{"name",
+         core::document_name("liger-" + kernel_slug + "-" + r.pass + "-" + core::slug(r.provider) +
+                             "-" + environment + "-" + r.workload.label() + "-" + id_time)},
         {"title", kernel_title(r.kernel) + " \u00b7 " + r.provider + " \u00b7 " + r.pass},
         {"labels", std::move(labels)}}}};
+  // What a row says (kernel, provider, GPU, version) may not fit the public schema (a name of
+  // 300 characters): such a row is invalid, never a record no kernelindex tool would read.
+  for (auto [member, document] : {std::pair{"run", &run}, std::pair{"protocol", &protocol},
+                                  std::pair{"environment", &environment_doc}}) {
+    KW_TRY_WITH(core::validate_document(*document, member),
+                "the row makes no valid kernelindex record");
+  }
   return core::parse_record(
       json{{"run", run}, {"protocol", protocol}, {"environment", environment_doc}});
 }

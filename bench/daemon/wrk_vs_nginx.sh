@@ -142,50 +142,20 @@ done
 # Batches of 450 new runs (45 keys x 10 runs, dated before now), one file per POST: enough
 # files for 12 POSTs a second, so that the loop is still posting when wrk stops (checked below).
 batches=$((post_seconds * 12 > 200 ? post_seconds * 12 : 200))
-python3 - "$work" "$batches" <<'EOF'
-import datetime, json, sys
+KW_BENCH_DIR="$(dirname "$0")" python3 - "$work" "$batches" <<'EOF'
+import datetime, json, os, sys
+sys.path.insert(0, os.environ["KW_BENCH_DIR"])
+from kernelindex_record import record
 work, batches = sys.argv[1], int(sys.argv[2])
 now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
-def with_digests(record):
-    # The run's four required digests (environment and protocol: their kernelindex digests; these
-    # documents hold only strings and integers, for which sorted compact JSON is RFC 8785's form).
-    import hashlib
-    def canon(v):
-        return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    def digest(value):
-        return "sha256:" + hashlib.sha256(canon(value).encode()).hexdigest()
-    spec, labels = record["run"]["spec"], record["run"]["metadata"]["labels"]
-    for member, field in (("environment", "environmentDigest"), ("protocol", "protocolDigest")):
-        spec[field] = digest({k: record[member][k] for k in ("apiVersion", "kind", "spec")})
-    spec["workloadDigest"] = digest({"workload": labels["workload"]})
-    spec["implementationDigest"] = digest({"provider": labels["provider"]})
-    return record
-
-
-def record(batch, key, i):
+def one(batch, key, i):
     at = now - datetime.timedelta(minutes=(batches - batch) * 10) + datetime.timedelta(minutes=i)
     median = 1_000_000 + key * 1000 + (i % 7) * 100
-    return with_digests({
-        "run": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkRun",
-                "spec": {"status": "passed",
-                         "timing": {"latencyNs": {"median": median}, "primaryStatistic": "median"},
-                         "observedAt": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                         "measurements": [
-                             {"metric": "latency", "statistic": "p20", "unit": "ns", "value": median - 500},
-                             {"metric": "latency", "statistic": "p80", "unit": "ns", "value": median + 500}],
-                         "sourceNative": {"source": "wrk-bench", "benchmark": "bench/forward",
-                                          "externalId": f"bench/{key}/{batch}/{i}"}},
-                "metadata": {"name": f"bench-{key}-{batch}-{i}", "labels": {"provider": "bench", "workload": f"bench-{key}"}}},
-        "protocol": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkProtocol",
-                     "spec": {"harness": {"name": "bench"}, "measurement": {"timer": "cuda_events", "primaryStatistic": "median"}},
-                     "metadata": {"name": "bench-protocol"}},
-        "environment": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "ExecutionEnvironment", "metadata": {"name": "test-nvidia-h100"},
-                        "spec": {"hardware": {"vendor": "nvidia", "product": "NVIDIA H100",
-                                              "formFactor": "80GB HBM3", "architecture": "sm_90"},
-                                 "software": {}}}})
+    return record(at, median, f"bench-{key}-{batch}-{i}", f"bench/{key}/{batch}/{i}", "wrk-bench",
+                  "bench", f"bench-{key}")
 for batch in range(batches):
     with open(f"{work}/batch-{batch}.json", "w") as f:
-        json.dump([record(batch, key, i) for key in range(45) for i in range(10)], f)
+        json.dump([one(batch, key, i) for key in range(45) for i in range(10)], f)
 EOF
 (
   n=0

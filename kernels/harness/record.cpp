@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/digest.hpp"
+#include "core/kernelindex_schema.hpp"
 #include "core/kernelwatch_protocol.hpp"
 #include "core/key.hpp"
 
@@ -169,8 +170,9 @@ core::Record make_record(const RunContext& c) {
   if (c.gpu && !c.gpu->uuid.empty()) labels["gpu_uuid"] = c.gpu->uuid;
   if (c.gpu) labels["gpu_index"] = std::to_string(c.gpu->index);
   json metadata = {
-      {"name", "kernelwatch-" + kernel_slug + "-" + std::string(to_string(c.id.pass)) + "-" +
-                   provider + "-" + environment + "-" + workload.label() + "-" + stamp},
+      {"name", core::document_name("kernelwatch-" + kernel_slug + "-" +
+                                   std::string(to_string(c.id.pass)) + "-" + provider + "-" +
+                                   environment + "-" + workload.label() + "-" + stamp)},
       {"title", kernel_title(c.id.kernel) + " \u00b7 " + provider + " \u00b7 " +
                     std::string(to_string(c.id.pass))},
       {"labels", std::move(labels)}};

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/kernelindex_schema.hpp"
+#include "core/key.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace kernelwatch::core {
@@ -160,6 +162,42 @@ TEST(RecordTest, LatenciesWrittenAsDurationTextsAreReadAsNanoseconds) {
     doc["run"]["spec"]["timing"]["latencyNs"]["median"] = bad;
     EXPECT_FALSE(parse_record(doc)) << bad;
   }
+}
+
+}  // namespace
+}  // namespace kernelwatch::core
+
+namespace kernelwatch::core {
+namespace {
+
+// Found by the fuzzers: a record missing its run (or with a member of another type) was checked
+// against the schemas member by member and then read as if the run were there (an exception
+// that ended the process: the daemon on a POST).
+TEST(RecordTest, ACheckedRecordWithoutItsRunIsRefusedNotThrown) {
+  json doc = json::parse(testing::read_file(fixture(kFixtures[1])));
+  json without = doc;
+  without.erase("run");
+  auto refused = parse_checked_record(without);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "run: missing (a record has run, protocol and environment)");
+  json null_run = doc;
+  null_run["run"] = nullptr;
+  refused = parse_checked_record(null_run);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "run: expected a kernelindex document (an object)");
+  EXPECT_TRUE(parse_checked_record(doc));
+}
+
+TEST(RecordTest, AGpuNameOfAnyKindMakesASchemaVendorAndADocumentNameIsAlwaysValid) {
+  EXPECT_EQ(hardware_from_gpu_name("NVIDIA H100 80GB HBM3").vendor, "nvidia");
+  EXPECT_EQ(hardware_from_gpu_name("Nvid-ia H100").vendor, "nvid_ia");
+  EXPECT_EQ(hardware_from_gpu_name("3dfx Voodoo").vendor, "v_3dfx");
+  EXPECT_EQ(document_name("liger-layer-norm-backward-2025-07-17"),
+            "liger-layer-norm-backward-2025-07-17");
+  EXPECT_EQ(document_name("Some Run: #3"), "some-run-3");
+  const std::string long_name = document_name(std::string(500, 'a'));
+  EXPECT_EQ(long_name.size(), 200u);
+  EXPECT_NE(long_name, document_name(std::string(499, 'a')));
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "core/time.hpp"
 #include "tests/daemon/support/daemon_child.hpp"
 #include "tests/daemon/support/neighbour_process.hpp"
+#include "tests/daemon/support/posted_record.hpp"
 #include "tests/notifiers/support/test_receiver.hpp"
 #include "tests/support/loopback_http.hpp"
 #include "tests/support/neighbours.hpp"
@@ -164,47 +165,8 @@ class Cluster {
 // A kernelindex record of the posted key `workload`, observed `index` minutes after
 // day_before_now() (relative to the test's clock, never a calendar date).
 json record(const std::string& workload, int index, std::int64_t median_ns) {
-  const core::Timestamp observed = testing::day_before_now() + std::chrono::minutes(index);
-  const json hardware = {{"vendor", "nvidia"},
-                         {"product", "NVIDIA H100"},
-                         {"formFactor", "80GB HBM3"},
-                         {"architecture", "sm_90"}};
-  return testing::with_digests(
-      json{{"run",
-            {{"apiVersion", "kernelindex.dev/v1alpha1"},
-             {"kind", "BenchmarkRun"},
-             {"spec",
-              {{"status", "passed"},
-               {"timing", {{"latencyNs", {{"median", median_ns}}}, {"primaryStatistic", "median"}}},
-               {"observedAt", core::format_timestamp(observed)},
-               {"measurements", json::array({{{"metric", "latency"},
-                                              {"statistic", "p20"},
-                                              {"unit", "ns"},
-                                              {"value", median_ns - median_ns / 2000}},
-                                             {{"metric", "latency"},
-                                              {"statistic", "p80"},
-                                              {"unit", "ns"},
-                                              {"value", median_ns + median_ns / 2000}}})},
-               {"sourceNative",
-                {{"source", "cluster-test"},
-                 {"benchmark", "synthetic/forward"},
-                 {"externalId", "synthetic/forward/posted/" + workload + "/" +
-                                    core::format_id_timestamp(observed)}}}}},
-             {"metadata",
-              {{"name", "cluster-" + workload + "-" + core::format_id_timestamp(observed)},
-               {"labels", {{"provider", "posted"}, {"workload", workload}}}}}}},
-           {"protocol",
-            {{"apiVersion", "kernelindex.dev/v1alpha1"},
-             {"kind", "BenchmarkProtocol"},
-             {"spec",
-              {{"harness", {{"name", "e2e"}}},
-               {"measurement", {{"timer", "cuda_events"}, {"primaryStatistic", "median"}}}}},
-             {"metadata", {{"name", "e2e-protocol"}}}}},
-           {"environment",
-            {{"apiVersion", "kernelindex.dev/v1alpha1"},
-             {"kind", "ExecutionEnvironment"},
-             {"metadata", {{"name", "test-nvidia-h100"}}},
-             {"spec", {{"hardware", hardware}, {"software", json::object()}}}}}});
+  return testing::posted_record({testing::day_before_now() + std::chrono::minutes(index), median_ns,
+                                 workload, "posted", "cluster-test"});
 }
 
 std::int64_t noisy(int i) {

@@ -15,6 +15,7 @@
 
 #include "core/time.hpp"
 #include "tests/daemon/support/daemon_child.hpp"
+#include "tests/daemon/support/posted_record.hpp"
 #include "tests/support/loopback_http.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -34,37 +35,8 @@ constexpr const char* kToken = "hostile-token-7c2e";
 using testing::day_before_now;
 
 json record_at(core::Timestamp observed, json median_ns, const std::string& workload = "hostile") {
-  const std::string id_time = core::format_id_timestamp(observed);
-  return testing::with_digests(
-      json{{"run",
-            {{"apiVersion", "kernelindex.dev/v1alpha1"},
-             {"kind", "BenchmarkRun"},
-             {"spec",
-              {{"status", "passed"},
-               {"timing", {{"latencyNs", {{"median", median_ns}}}, {"primaryStatistic", "median"}}},
-               {"observedAt", core::format_timestamp(observed)},
-               {"sourceNative",
-                {{"source", "hostile-test"},
-                 {"benchmark", "synthetic/forward"},
-                 {"externalId", "synthetic/forward/posted/" + workload + "/" + id_time}}}}},
-             {"metadata",
-              {{"name", "hostile-" + workload + "-" + id_time},
-               {"labels", {{"provider", "posted"}, {"workload", workload}}}}}}},
-           {"protocol",
-            {{"apiVersion", "kernelindex.dev/v1alpha1"},
-             {"kind", "BenchmarkProtocol"},
-             {"spec",
-              {{"harness", {{"name", "hostile"}}},
-               {"measurement", {{"timer", "cuda_events"}, {"primaryStatistic", "median"}}}}},
-             {"metadata", {{"name", "hostile-protocol"}}}}},
-           {"environment",
-            {{"apiVersion", "kernelindex.dev/v1alpha1"},
-             {"kind", "ExecutionEnvironment"},
-             {"metadata", {{"name", "test-nvidia-h100"}}},
-             {"spec",
-              {{"hardware",
-                {{"vendor", "nvidia"}, {"product", "NVIDIA H100"}, {"architecture", "sm_90"}}},
-               {"software", json::object()}}}}}});
+  return testing::posted_record(
+      {observed, std::move(median_ns), workload, "posted", "hostile-test", /*spread=*/false});
 }
 
 json record(int minute, json median_ns, const std::string& workload = "hostile") {

@@ -24,6 +24,7 @@
 #include "core/time.hpp"
 #include "tests/daemon/support/daemon_child.hpp"
 #include "tests/daemon/support/neighbour_process.hpp"
+#include "tests/daemon/support/posted_record.hpp"
 #include "tests/notifiers/support/test_receiver.hpp"
 #include "tests/support/loopback_http.hpp"
 #include "tests/support/neighbours.hpp"
@@ -73,49 +74,8 @@ std::string percent_encoded(const std::string& text) {
 using testing::day_before_now;
 
 json record(int index, std::int64_t median_ns) {
-  const core::Timestamp observed = day_before_now() + std::chrono::minutes(index);
-  return testing::with_digests(
-      json{{"run",
-            {{"apiVersion", "kernelindex.dev/v1alpha1"},
-             {"kind", "BenchmarkRun"},
-             {"spec",
-              {{"status", "passed"},
-               {"timing", {{"latencyNs", {{"median", median_ns}}}, {"primaryStatistic", "median"}}},
-               {"observedAt", core::format_timestamp(observed)},
-               {"measurements", json::array({{{"metric", "latency"},
-                                              {"statistic", "p20"},
-                                              {"unit", "ns"},
-                                              {"value", median_ns - median_ns / 2000}},
-                                             {{"metric", "latency"},
-                                              {"statistic", "p80"},
-                                              {"unit", "ns"},
-                                              {"value", median_ns + median_ns / 2000}}})},
-               {"sourceNative",
-                {{"source", "neighbours-test"},
-                 {"benchmark", "synthetic/forward"},
-                 {"externalId", "synthetic/forward/posted/nvidia-h100-80gb-hbm3/neighbours/" +
-                                    core::format_id_timestamp(observed)}}}}},
-             {"metadata",
-              {{"name", "neighbours-" + core::format_id_timestamp(observed)},
-               {"labels", {{"provider", "posted"}, {"workload", "neighbours"}}}}}}},
-           {"protocol",
-            {{"apiVersion", "kernelindex.dev/v1alpha1"},
-             {"kind", "BenchmarkProtocol"},
-             {"spec",
-              {{"harness", {{"name", "e2e"}}},
-               {"measurement", {{"timer", "cuda_events"}, {"primaryStatistic", "median"}}}}},
-             {"metadata", {{"name", "e2e-protocol"}}}}},
-           {"environment",
-            {{"apiVersion", "kernelindex.dev/v1alpha1"},
-             {"kind", "ExecutionEnvironment"},
-             {"metadata", {{"name", "test-nvidia-h100"}}},
-             {"spec",
-              {{"hardware",
-                {{"vendor", "nvidia"},
-                 {"product", "NVIDIA H100"},
-                 {"formFactor", "80GB HBM3"},
-                 {"architecture", "sm_90"}}},
-               {"software", json::object()}}}}}});
+  return testing::posted_record({day_before_now() + std::chrono::minutes(index), median_ns,
+                                 "neighbours", "posted", "neighbours-test"});
 }
 
 // 1% noise around 1 ms, deterministic.

@@ -260,13 +260,15 @@ sys.stdin.read()
 while True:
     time.sleep(60)  # never wait(): reaping the grandchild here would hide it from the test
 )");
-  o.timeout = 2s;
+  // Long enough for python to start and answer the first case on a loaded machine (2 s was not,
+  // under a parallel ctest on 2 cores).
+  o.timeout = 6s;
   auto outcomes = run(o, {tvd_torch_backward(), tvd_torch_backward()});
   EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Passed);
   EXPECT_TRUE(core::is_failure(outcomes[1].record.run.status))
       << core::to_string(outcomes[1].record.run.status);
   const std::string why = reason(outcomes[1]);
-  EXPECT_EQ(why.rfind("runner still running after its timeout of 2s: killed with its process "
+  EXPECT_EQ(why.rfind("runner still running after its timeout of 6s: killed with its process "
                       "group",
                       0),
             0U)
