@@ -227,6 +227,12 @@ core::Status LigerImport::row(const CsvRow& row) {
       sink_->too_late(core::Timestamp{std::chrono::nanoseconds{own.observed_at_ns}})) {
     return slow(row, {});
   }
+  // The Liger version is the one part of a run's record that is the row's own text: the first
+  // row of each provider and version goes the slow way, whose record the schemas check (a label
+  // of at most 200 characters); only a version so proven is cached by implementation().
+  if (!implementations_.contains(row.fields[provider_] + '\n' + row.fields[version_])) {
+    return slow(row, key_);
+  }
   const auto implementation_id = KW_TRY(implementation(row));
   if (!implementation_id) return slow(row, {});
   fill(shape->second, row, own, *implementation_id, scratch_);

@@ -356,5 +356,41 @@ TEST(ImporterTest, ACsvFoundBadAtItsEndIsSkippedWholeWithTheRowsStoredBeforeIt) 
   EXPECT_EQ(*RunStore(*connection).run_count(), 1);
 }
 
+// The Liger version is a row's own text in its record: a later row of a key whose version the
+// schemas refuse (a label over 200 characters) is invalid, as read_liger_csv finds it, not stored
+// the fast way from its key's first row.
+TEST(ImporterTest, ALaterRowWithAVersionTheSchemasRefuseIsInvalidAsReadLigerCsvSaysIt) {
+  TempDir dir;
+  const std::string header =
+      "kernel_name,kernel_provider,kernel_operation_mode,metric_name,metric_unit,x_name,x_label,"
+      "x_value,y_value_50,y_value_20,y_value_80,extra_benchmark_config_str,gpu_name,timestamp,"
+      "liger_version\n";
+  const auto row = [](const std::string& time, const std::string& version) {
+    return "layer_norm,liger,forward,speed,ms,N,hidden size,1024,0.0302,0.0292,0.0314,"
+           "\"{\"\"M\"\": 4096, \"\"dtype\"\": \"\"torch.float32\"\"}\",NVIDIA H100 80GB HBM3," +
+           time + "," + version + "\n";
+  };
+  const std::string csv = header + row("2024-09-03 15:39:14", "0.2.1") +
+                          row("2024-09-04 15:39:14", "0.2.1") +
+                          row("2024-09-05 15:39:14", std::string(201, '9'));
+  write_file(dir / "long.csv", csv);
+  auto expected = read_liger_csv(csv, "long.csv");
+  ASSERT_TRUE(expected);
+  ASSERT_EQ(expected->size(), 3u);
+  ASSERT_EQ((*expected)[0].kind, ItemKind::Run);
+  ASSERT_EQ((*expected)[2].kind, ItemKind::Invalid) << "the schemas took a 201-character label";
+
+  auto connection = Connection::open(dir / "kw.db", OpenMode::Create);
+  ASSERT_TRUE(connection);
+  const std::vector<fs::path> paths = {dir / "long.csv"};
+  auto report = import_files(*connection, paths, InvalidPolicy::Skip);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->inserted, 2u);
+  EXPECT_EQ(report->derived, 1u) << "the second row is the one the fast way stores";
+  ASSERT_EQ(report->invalid.size(), 1u);
+  EXPECT_EQ(report->invalid[0], (dir / "long.csv").string() + ":4: " + (*expected)[2].reason);
+  EXPECT_EQ(*RunStore(*connection).run_count(), 2);
+}
+
 }  // namespace
 }  // namespace kernelwatch::storage
