@@ -1,10 +1,11 @@
 // Storage-private: a Liger CSV file's data rows into the runs table, one row at a time. The first
-// row of each key (its key's columns as written: kernel, provider, pass, x, config, GPU) goes the
-// way of any record (record, key, documents, template: prepare_run); what it derived is kept, and
-// every later row of that key fills in only what it has of its own (time, latencies, Liger
-// version, line, the other columns) without building JSON. The first row also checks that the two
-// ways give the same row: where they would not, that key keeps the slow way. Invalid rows always
-// take the slow way, so their reasons are read_liger_csv()'s.
+// row of each key (its key's columns as written: kernel, provider, pass, x, config, GPU), and the
+// first of each provider and Liger version (the one text of a row's own in its record, so the
+// schemas check it), goes the way of any record (record, key, documents, template: prepare_run);
+// what it derived is kept, and every later row of that key fills in only what it has of its own
+// (time, latencies, Liger version, line, the other columns) without building JSON. The first row
+// also checks that the two ways give the same row: where they would not, that key keeps the slow
+// way. Invalid rows always take the slow way, so their reasons are read_liger_csv()'s.
 #pragma once
 
 #include <array>
