@@ -63,9 +63,7 @@ KeyState key_state(const Engine::KeyView& s) {
     return open->state == core::AlertState::Acknowledged ? KeyState::Acknowledged
                                                          : KeyState::Firing;
   }
-  if (*s.last_run && core::outcome_of((*s.last_run)->status) == core::RunOutcome::Failed) {
-    return KeyState::Failing;
-  }
+  if (*s.last_run && core::is_failure((*s.last_run)->status)) return KeyState::Failing;
   switch (s.last_verdict->kind) {
     case detectors::VerdictKind::Regression:
       return KeyState::Regression;
