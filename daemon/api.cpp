@@ -203,11 +203,17 @@ HttpResponse runs(const ApiContext& c, const HttpRequest& r) {
   if (!limit) return HttpResponse::error(400, "limit must be an integer from 1 to 10000");
   storage::RunFilter filter{query(r, "benchmark"), query(r, "provider"), query(r, "workload"),
                             query(r, "environment"), *limit};
-  auto found = storage::RunStore(*c.store).runs(filter);
-  if (!found) return internal(found.error());
-  json out = json::array();
-  for (const auto& run : *found) out.push_back(core::to_json(run.record));
-  return HttpResponse::json(200, out);
+  // Record by record into the body: no list of runs or of their JSON on the way.
+  std::string body = "[";
+  const auto listed =
+      storage::RunStore(*c.store).for_each_run(filter, [&](const storage::StoredRun& run) {
+        if (body.size() > 1) body += ',';
+        body += core::to_json(run.record).dump(-1, ' ', false, json::error_handler_t::replace);
+        return core::Status{};
+      });
+  if (!listed) return internal(listed.error());
+  body += ']';
+  return HttpResponse::text(200, std::move(body), "application/json");
 }
 
 HttpResponse keys(const ApiContext& c) {

@@ -121,34 +121,62 @@ int run_history(const HistoryOptions& options, std::ostream& out, std::ostream& 
     err << "kernelwatch history: " << store.error().message << '\n';
     return 1;
   }
-  auto runs = storage::RunStore(*store).runs(options.filter);
-  if (!runs) {
-    err << "kernelwatch history: " << runs.error().message << '\n';
-    return 1;
-  }
-  for (const auto& why : storage::RunStore(*store).unreadable()) {
-    err << "kernelwatch history: skipped an unreadable stored run: " << why << '\n';
-  }
+  const storage::RunStore runs(*store);
+  const auto report_unreadable = [&] {
+    for (const auto& why : runs.unreadable()) {
+      err << "kernelwatch history: skipped an unreadable stored run: " << why << '\n';
+    }
+  };
   if (options.format == OutputFormat::Json) {
-    json array = json::array();
-    for (const auto& run : *runs) array.push_back(core::to_json(run.record));
-    out << array.dump(2) << '\n';
+    // Record by record from the query, as a JSON array indented as json::dump(2) writes one
+    // (each record's own lines one level in): a history of any size in the memory of one run.
+    std::size_t written = 0;
+    std::string text;
+    out << '[';
+    const auto streamed = runs.for_each_run(options.filter, [&](const storage::StoredRun& run) {
+      text = core::to_json(run.record).dump(2);
+      out << (written++ == 0 ? "\n  " : ",\n  ");
+      // A JSON text has a newline only between its tokens, never inside a string.
+      for (std::size_t start = 0; start < text.size();) {
+        const std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) {
+          out.write(text.data() + start, static_cast<std::streamsize>(text.size() - start));
+          break;
+        }
+        out.write(text.data() + start, static_cast<std::streamsize>(end + 1 - start));
+        out << "  ";
+        start = end + 1;
+      }
+      return core::Status{};
+    });
+    out << (written == 0 ? "]\n" : "\n]\n");
+    report_unreadable();
+    if (!streamed) {
+      err << "kernelwatch history: " << streamed.error().message << '\n';
+      return 1;
+    }
     return 0;
   }
   std::vector<std::vector<std::string>> rows;
-  for (const auto& run : *runs) {
+  const auto listed = runs.for_each_run(options.filter, [&](const storage::StoredRun& run) {
     const auto& r = run.record.run;
     rows.push_back({core::format_timestamp(r.observed_at), run.key.benchmark.label,
                     run.key.provider.label, run.key.workload.label, run.key.environment.label,
                     std::string(core::to_string(r.status)), optional_duration(r.latency("p20")),
                     optional_duration(r.median), optional_duration(r.latency("p80")),
                     run.implementation_version.empty() ? "-" : run.implementation_version});
+    return core::Status{};
+  });
+  if (!listed) {
+    err << "kernelwatch history: " << listed.error().message << '\n';
+    return 1;
   }
+  report_unreadable();
   print_table(out,
               {"OBSERVED_AT", "BENCHMARK", "PROVIDER", "WORKLOAD", "ENVIRONMENT", "STATUS", "P20",
                "MEDIAN", "P80", "VERSION"},
               rows);
-  out << runs->size() << (runs->size() == 1 ? " run\n" : " runs\n");
+  out << rows.size() << (rows.size() == 1 ? " run\n" : " runs\n");
   return 0;
 }
 

@@ -1,99 +1,100 @@
 #include "storage/importer.hpp"
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 
-#include <zlib.h>
-
+#include "storage/detail/import_sink.hpp"
+#include "storage/detail/input.hpp"
+#include "storage/detail/kernelindex_lines.hpp"
+#include "storage/detail/liger_import.hpp"
 #include "storage/kernelindex_reader.hpp"
 #include "storage/liger_csv.hpp"
-#include "storage/run_store.hpp"
 
 namespace kernelwatch::storage {
 namespace {
 
 using core::ErrorCode;
 
-// The most one input may hold, read or after decompression: far beyond any benchmark history,
-// far below what would exhaust the machine.
-constexpr std::uintmax_t kMaxInputBytes = std::uintmax_t{1} << 30;
+// The page cache of an import's connection, in KiB: an import of a million runs touches the
+// (key, observedAt) index all over; with SQLite's default 2 MiB most of its writes were reads of
+// pages just evicted. Bounded: this is most of an import's memory.
+constexpr int kImportCacheKiB = 64 * 1024;
 
 bool gzipped(const std::filesystem::path& path) {
   return path.extension() == ".gz";
 }
 
-// A .gz file's contents (gzip, as Liger's CI artifacts and the data/ folder keep big CSVs).
-Result<std::string> gunzip(const std::string& packed, const std::filesystem::path& path) {
-  z_stream stream{};
-  if (inflateInit2(&stream, 15 + 16) != Z_OK) {
-    return core::fail(ErrorCode::Internal, path.string() + ": cannot start gzip decompression");
-  }
-  std::string out;
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(packed.data()));
-  stream.avail_in = static_cast<uInt>(packed.size());
-  char chunk[1 << 16];
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    stream.next_out = reinterpret_cast<Bytef*>(chunk);
-    stream.avail_out = sizeof chunk;
-    rc = inflate(&stream, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END) break;
-    out.append(chunk, sizeof chunk - stream.avail_out);
-    if (out.size() > kMaxInputBytes) {
-      inflateEnd(&stream);
-      return core::fail(ErrorCode::InvalidArgument,
-                        path.string() + ": decompresses to more than 1 GiB; split it");
-    }
-    if (rc == Z_OK && stream.avail_in == 0 && stream.avail_out != 0) break;  // truncated
-  }
-  inflateEnd(&stream);
-  if (rc != Z_STREAM_END) {
-    return core::fail(ErrorCode::ParseError, path.string() + ": not a complete gzip file");
-  }
-  return out;
+Result<std::shared_ptr<InputFile>> open_input(const std::filesystem::path& path) {
+  return std::make_shared<InputFile>(KW_TRY(InputFile::open(path)));
 }
 
-Result<std::string> read_text(const std::filesystem::path& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) {
-    return core::fail(ErrorCode::NotFound, path.string() + ": cannot open for reading");
+// The format by extension, else by the first character that is not whitespace.
+Result<SourceFormat> format_of(const std::filesystem::path& path) {
+  const std::string ext = (gzipped(path) ? path.stem() : path).extension().string();
+  if (ext == ".csv") return SourceFormat::LigerCsv;
+  if (ext == ".json" || ext == ".jsonl" || ext == ".ndjson") return SourceFormat::Kernelindex;
+  auto input = KW_TRY(InputFile::open(path));
+  std::array<char, 4096> head{};
+  while (true) {
+    const std::size_t got = KW_TRY(input.read(head.data(), head.size()));
+    if (got == 0) return SourceFormat::LigerCsv;
+    const std::string_view text(head.data(), got);
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos) continue;
+    return text[first] == '{' || text[first] == '[' ? SourceFormat::Kernelindex
+                                                    : SourceFormat::LigerCsv;
   }
-  if (std::filesystem::is_directory(status)) {
-    return core::fail(ErrorCode::InvalidArgument, path.string() + ": is a directory");
+}
+
+// A Liger CSV file, row by row. nullopt when done; a problem of the whole file (no header, a
+// missing column, an unterminated quote) as "LINE: why", for the caller to abort or skip on.
+Result<std::optional<std::string>> import_csv(const std::filesystem::path& path, ImportSink& sink) {
+  const auto input = KW_TRY(open_input(path));
+  CsvReader reader(chunks_of(input));
+  const auto problem = [&](const core::Error& error) -> Result<std::optional<std::string>> {
+    if (input->failed()) return tl::unexpected(error);
+    return std::optional<std::string>(error.message);
+  };
+  CsvRow row;
+  auto first = reader.next(row);
+  if (!first) return problem(first.error());
+  if (!*first) return std::optional<std::string>("1: empty file, expected a header row");
+  // A UTF-8 byte-order mark (Excel writes one) is not part of the first column's name.
+  if (!row.fields.empty() && row.fields[0].starts_with("\xEF\xBB\xBF")) row.fields[0].erase(0, 3);
+  auto header = read_liger_header(row);
+  if (!header) return std::optional<std::string>(header.error().message);
+  LigerImport rows(sink, std::move(*header), path.filename().string());
+  while (true) {
+    auto more = reader.next(row);
+    if (!more) return problem(more.error());
+    if (!*more) return std::optional<std::string>();
+    KW_TRY(rows.row(row));
   }
-  if (!std::filesystem::is_regular_file(status)) {
-    return core::fail(ErrorCode::InvalidArgument,
-                      path.string() + ": is not a regular file (a device, pipe or socket)");
-  }
-  if (std::filesystem::file_size(path, ec) > kMaxInputBytes) {
-    return core::fail(ErrorCode::InvalidArgument, path.string() + ": is over 1 GiB; split it");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return core::fail(ErrorCode::NotFound, path.string() + ": cannot open for reading");
-  // Read once into a buffer of the file's size (no second copy), at most kMaxInputBytes + 1
-  // whatever the size said: a file that grows while read is still capped.
-  std::string text;
-  const std::uintmax_t expected = std::filesystem::file_size(path, ec);
-  if (!ec) text.reserve(static_cast<std::size_t>(std::min(expected, kMaxInputBytes)));
-  std::size_t size = 0;
-  std::array<char, 1 << 16> chunk{};
-  while (in) {
-    in.read(chunk.data(), chunk.size());
-    const auto got = static_cast<std::size_t>(in.gcount());
-    if (got == 0) break;
-    if (size + got > kMaxInputBytes) {
-      return core::fail(ErrorCode::InvalidArgument, path.string() + ": is over 1 GiB; split it");
+}
+
+// kernelindex JSON: JSON Lines streamed, one JSON document (an array, a pretty-printed record)
+// read whole (at most 1 GiB).
+Status import_kernelindex(const std::filesystem::path& path, ImportSink& sink) {
+  const auto emit = [&](const SourceItem& item) { return sink.store(item); };
+  bool lines = false;
+  {
+    const auto input = KW_TRY(open_input(path));
+    LineReader reader(chunks_of(input), path.string());
+    std::string_view line;
+    while (KW_TRY(reader.next(line))) {
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      lines = starts_json_lines(line);
+      break;
     }
-    text.append(chunk.data(), got);
-    size += got;
   }
-  if (in.bad()) return core::fail(ErrorCode::IoError, path.string() + ": read failed");
-  if (gzipped(path)) return gunzip(text, path);
-  return text;
+  if (!lines) {
+    auto input = KW_TRY(InputFile::open(path));
+    const std::string text = KW_TRY(input.read_all());
+    for (const SourceItem& item : read_kernelindex(text)) KW_TRY(emit(item));
+    return {};
+  }
+  const auto open = [&]() -> Result<Chunks> { return chunks_of(KW_TRY(open_input(path))); };
+  return read_kernelindex_lines(open, emit, path.string());
 }
 
 }  // namespace
@@ -110,102 +111,124 @@ SourceFormat detect_format(const std::filesystem::path& path, std::string_view t
   return SourceFormat::LigerCsv;
 }
 
-namespace {
-
-// One input file, read and parsed before the transaction starts.
-struct ParsedFile {
-  std::string name;
-  std::vector<SourceItem> items;
-};
-
-// Reads and parses every file; whole-file problems abort or, on Skip, are reported and the
-// file left out.
-Result<std::vector<ParsedFile>> read_all(std::span<const std::filesystem::path> paths,
-                                         InvalidPolicy policy, SourceFormat format,
-                                         ImportReport& report) {
-  std::vector<ParsedFile> parsed;
-  for (const auto& path : paths) {
-    const std::string name = path.string();
-    const std::string text = KW_TRY(read_text(path));
-    const SourceFormat actual = format == SourceFormat::Auto ? detect_format(path, text) : format;
-    if (actual != SourceFormat::LigerCsv) {
-      parsed.push_back({name, read_kernelindex(text)});
-      continue;
-    }
-    auto items = read_liger_csv(text, path.filename().string());
-    if (!items) {
-      // Whole-file problems (no header, unterminated quote) carry "LINE: why".
-      if (policy == InvalidPolicy::Abort) return tl::unexpected(items.error().with_context(name));
-      report.invalid.push_back(name + ":" + items.error().message);
-      ++report.skipped;
-      continue;
-    }
-    parsed.push_back({name, std::move(*items)});
-  }
-  return parsed;
-}
-
-// Stores one parsed item inside the import's transaction and counts it.
-Status store_item(RunStore& runs, Transaction& tx, const SourceItem& given,
-                  const std::string& where, InvalidPolicy policy, core::Timestamp now,
-                  ImportReport& report) {
-  ++report.read;
-  const SourceItem* checked = &given;
-  SourceItem future;
-  if (given.kind == ItemKind::Run && given.record.run.observed_at > now + core::kFutureTolerance) {
-    future.line = given.line;
-    future.kind = ItemKind::Invalid;
-    future.reason = "run.spec.observedAt " + core::format_timestamp(given.record.run.observed_at) +
-                    " is more than " + std::to_string(core::kFutureTolerance.count()) +
-                    " minutes after this machine's clock (" + core::format_timestamp(now) + ")";
-    checked = &future;
-  }
-  const SourceItem& item = *checked;
+Status ImportSink::store(const SourceItem& item) {
+  read();
   switch (item.kind) {
     case ItemKind::Skipped:
-      ++report.skipped;
-      ++report.memory_rows;
+      memory_row();
       return {};
     case ItemKind::Invalid:
-      if (policy == InvalidPolicy::Abort) {
-        return core::fail(ErrorCode::ParseError, where + ": " + item.reason);
-      }
-      ++report.skipped;
-      report.invalid.push_back(where + ": " + item.reason);
-      return {};
+      return invalid(item.line, item.reason);
     case ItemKind::Run:
       break;
   }
-  auto inserted = runs.insert_run(tx, item.record, item.raw);
-  if (!inserted) {
-    const core::Error& error = inserted.error();
-    // A record whose key cannot be derived is bad input; a failing database is not.
-    if (error.code != ErrorCode::ParseError || policy == InvalidPolicy::Abort) {
-      return tl::unexpected(error.with_context(where));
-    }
-    ++report.skipped;
-    report.invalid.push_back(where + ": " + error.message);
-    return {};
+  if (auto late = too_late(item.record.run.observed_at)) return invalid(item.line, *late);
+  return insert(item, nullptr);
+}
+
+void ImportSink::memory_row() {
+  ++report_->skipped;
+  ++report_->memory_rows;
+}
+
+Status ImportSink::invalid(std::size_t line, const std::string& reason) {
+  if (policy_ == InvalidPolicy::Abort) {
+    return core::fail(ErrorCode::ParseError, where(line) + ": " + reason);
   }
-  ++(inserted->outcome == InsertOutcome::Inserted ? report.inserted : report.duplicates);
+  ++report_->skipped;
+  report_->invalid.push_back(where(line) + ": " + reason);
   return {};
 }
 
-}  // namespace
+std::optional<std::string> ImportSink::too_late(core::Timestamp observed) const {
+  // As its key's newest run it would keep every later run from being judged.
+  if (observed <= now_ + core::kFutureTolerance) return std::nullopt;
+  return "run.spec.observedAt " + core::format_timestamp(observed) + " is more than " +
+         std::to_string(core::kFutureTolerance.count()) + " minutes after this machine's clock (" +
+         core::format_timestamp(now_) + ")";
+}
+
+Status ImportSink::insert(const SourceItem& item, std::optional<RunRow>* prepared) {
+  const auto refused = [&](const core::Error& error) -> Status {
+    // A record whose key cannot be derived is bad input; a failing database is not.
+    if (error.code != ErrorCode::ParseError)
+      return tl::unexpected(error.with_context(where(item.line)));
+    return invalid(item.line, error.message);
+  };
+  auto key = core::key_of(item.record);
+  if (!key) return refused(key.error());
+  Database& db = *db_;
+  const std::string key_digest = key->digest();
+  if (prepared == nullptr) {
+    // A run stored before (a re-import) is found by its key and observedAt before its documents
+    // and template are made.
+    std::optional<std::int64_t> key_id;
+    if (const auto it = cache_->keys.find(key_digest); it != cache_->keys.end()) {
+      key_id = it->second;
+    } else {
+      auto find = KW_TRY(db.statement("SELECT id FROM keys WHERE digest = ?1"));
+      find->bind(1, key_digest);
+      if (KW_TRY(find->step())) key_id = find->column_int(0);
+    }
+    if (key_id) {
+      auto stored =
+          KW_TRY(db.statement("SELECT 1 FROM runs WHERE key_id = ?1 AND observed_at_ns = ?2"));
+      stored->bind(1, *key_id).bind(2, item.record.run.observed_at);
+      if (KW_TRY(stored->step())) {
+        counted(InsertOutcome::Duplicate);
+        return {};
+      }
+    }
+  }
+  auto row = prepare_run(db, item.record, *key, key_digest, item.raw, cache_);
+  if (!row) return refused(row.error());
+  const InsertOutcome outcome = KW_TRY_WITH(insert_run_row(db, *row), where(item.line));
+  counted(outcome);
+  if (prepared != nullptr) *prepared = std::move(*row);
+  return {};
+}
+
+void ImportSink::counted(InsertOutcome outcome) {
+  ++(outcome == InsertOutcome::Inserted ? report_->inserted : report_->duplicates);
+}
 
 Result<ImportReport> import_files(Connection& connection,
                                   std::span<const std::filesystem::path> paths,
                                   InvalidPolicy policy, SourceFormat format, core::Timestamp now) {
   ImportReport report;
-  // Every file is read and parsed before the transaction starts: a bad file costs no lock time.
-  const std::vector<ParsedFile> parsed = KW_TRY(read_all(paths, policy, format, report));
-  RunStore runs(connection);
+  Database& db = connection.database();
+  // Files are read as they are stored, inside the one transaction: an input of any size in
+  // flat memory (the price: the write lock is held while the input is read).
   auto tx = KW_TRY(connection.begin());  // rolled back by every early return
-  for (const auto& file : parsed) {
-    for (const auto& item : file.items) {
-      KW_TRY(store_item(runs, tx, item, file.name + ":" + std::to_string(item.line), policy, now,
-                        report));
+  KW_TRY(db.exec("PRAGMA cache_size = -" + std::to_string(kImportCacheKiB)));
+  WriteCache cache;
+  ImportSink sink(db, cache, report, policy, now);
+  for (const auto& path : paths) {
+    const std::string name = path.string();
+    sink.start_file(name);
+    const SourceFormat actual = format == SourceFormat::Auto ? KW_TRY(format_of(path)) : format;
+    if (actual != SourceFormat::LigerCsv) {
+      KW_TRY(import_kernelindex(path, sink));
+      continue;
     }
+    // A CSV whose whole file is bad (found at its end: an unterminated quote) is skipped whole on
+    // Skip: its rows stored so far go back out with a savepoint.
+    KW_TRY(db.exec("SAVEPOINT import_file"));
+    const ImportReport before = report;
+    const auto problem = KW_TRY(import_csv(path, sink));
+    if (!problem) {
+      KW_TRY(db.exec("RELEASE import_file"));
+      continue;
+    }
+    if (policy == InvalidPolicy::Abort) {
+      return core::fail(ErrorCode::ParseError, name + ": " + *problem);
+    }
+    KW_TRY(db.exec("ROLLBACK TO import_file"));
+    KW_TRY(db.exec("RELEASE import_file"));
+    cache = WriteCache{};  // what it remembered may have gone with the rollback
+    report = before;
+    report.invalid.push_back(name + ":" + *problem);
+    ++report.skipped;
   }
   KW_TRY(tx.commit());
   return report;

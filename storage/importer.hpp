@@ -24,6 +24,9 @@ struct ImportReport {
   std::size_t skipped = 0;           // skipped_by_design + invalid skipped
   std::size_t memory_rows = 0;       // Liger memory rows: not latency, skipped by design
   std::vector<std::string> invalid;  // "FILE:LINE: why" for each skipped invalid record
+  // Of the runs read, those stored from what their key's first row derived (the CSV fast way,
+  // storage/detail/liger_import.hpp): for tests and benchmarks.
+  std::size_t derived = 0;
 };
 
 // Detects the format from the extension (.csv; .json, .jsonl, .ndjson), else from the content.

@@ -1,6 +1,7 @@
 #include "storage/kernelindex_reader.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -12,7 +13,9 @@
 #include "core/digest.hpp"
 #include "core/json_limits.hpp"
 #include "core/kernelindex_schema.hpp"
+#include "core/legacy_record.hpp"
 #include "core/record.hpp"
+#include "storage/detail/kernelindex_lines.hpp"
 
 namespace kernelwatch::storage {
 namespace {
@@ -97,6 +100,50 @@ struct Referenced {
   std::size_t line = 0;
 };
 
+struct Reference {
+  const char* field;
+  const char* kind;
+  const char* member;
+  bool required;
+};
+constexpr Reference kReferences[] = {
+    {"environmentDigest", "ExecutionEnvironment", "environment", true},
+    {"protocolDigest", "BenchmarkProtocol", "protocol", true},
+    {"workloadDigest", "WorkloadCase", "workload", false},
+    {"implementationDigest", "ImplementationRevision", "implementation", false},
+};
+
+// A BenchmarkRun document joined with the documents its digests name (`find`: the document of a
+// digest, or null). A missing environment or protocol is an invalid row naming the digest; a
+// workload or implementation document is optional.
+SourceItem join_run(const json& run, std::size_t line,
+                    const std::function<const json*(const std::string&)>& find) {
+  const json& spec = run.at("spec");
+  json bundle = {{"run", run}};
+  for (const Reference& ref : kReferences) {
+    const std::string digest = spec.value(ref.field, std::string());
+    const json* document = find(digest);
+    const bool found = document != nullptr && document->at("kind") == ref.kind;
+    if (found) {
+      bundle[ref.member] = *document;
+    } else if (ref.required) {
+      return invalid(line, std::string("spec.") + ref.field + ": the " + ref.kind + " " + digest +
+                               " is not in the input (documents are joined by " +
+                               "their kernelindex digest)");
+    }
+  }
+  SourceItem item;
+  item.line = line;
+  // Every document was checked against its schema when it was read, and each member was found
+  // by the digest the run names: parse_checked_record would check both again (a third of a
+  // stream's time). Only a record in kernelwatch's old forms changes on the way, so it is checked.
+  auto record = core::is_legacy_record(bundle) ? core::parse_checked_record(bundle)
+                                               : core::parse_record(bundle);
+  if (!record) return invalid(line, record.error().message);
+  item.record = std::move(*record);
+  return item;
+}
+
 // The documents of a stream of separate documents, by their kernelindex digest; runs by order.
 class DocumentSet {
  public:
@@ -114,51 +161,21 @@ class DocumentSet {
     return std::nullopt;
   }
 
-  // Each run joined with the documents its digests name. A missing environment or protocol is
-  // an invalid row naming the digest; a workload or implementation document is optional.
+  // Each run joined with the documents its digests name.
   void join(std::vector<std::pair<std::size_t, SourceItem>>& out) const {
-    for (const Referenced& run : runs_) out.emplace_back(run.line, join_one(run));
+    const auto find = [&](const std::string& digest) -> const json* {
+      const auto it = by_digest_.find(digest);
+      return it == by_digest_.end() ? nullptr : it->second.document;
+    };
+    for (const Referenced& run : runs_) {
+      out.emplace_back(run.line, join_run(*run.document, run.line, find));
+    }
   }
 
   [[nodiscard]] bool empty() const { return runs_.empty() && by_digest_.empty(); }
   [[nodiscard]] bool has_runs() const { return !runs_.empty(); }
 
  private:
-  SourceItem join_one(const Referenced& run) const {
-    const json& spec = run.document->at("spec");
-    json bundle = {{"run", *run.document}};
-    struct Reference {
-      const char* field;
-      const char* kind;
-      const char* member;
-      bool required;
-    };
-    static constexpr Reference kReferences[] = {
-        {"environmentDigest", "ExecutionEnvironment", "environment", true},
-        {"protocolDigest", "BenchmarkProtocol", "protocol", true},
-        {"workloadDigest", "WorkloadCase", "workload", false},
-        {"implementationDigest", "ImplementationRevision", "implementation", false},
-    };
-    for (const Reference& ref : kReferences) {
-      const std::string digest = spec.value(ref.field, std::string());
-      const auto it = by_digest_.find(digest);
-      const bool found = it != by_digest_.end() && it->second.document->at("kind") == ref.kind;
-      if (found) {
-        bundle[ref.member] = *it->second.document;
-      } else if (ref.required) {
-        return invalid(run.line, std::string("spec.") + ref.field + ": the " + ref.kind + " " +
-                                     digest + " is not in the input (documents are joined by " +
-                                     "their kernelindex digest)");
-      }
-    }
-    SourceItem item;
-    item.line = run.line;
-    auto record = core::parse_checked_record(bundle);
-    if (!record) return invalid(run.line, record.error().message);
-    item.record = std::move(*record);
-    return item;
-  }
-
   std::vector<Referenced> runs_;
   std::map<std::string, Referenced> by_digest_;
 };
@@ -200,7 +217,95 @@ std::vector<SourceItem> items_of(const std::vector<Value>& values) {
   return items;
 }
 
+bool blank(std::string_view line) {
+  return line.find_first_not_of(" \t\r") == std::string_view::npos;
+}
+
 }  // namespace
+
+bool starts_json_lines(std::string_view first_line) {
+  const auto value = core::parse_json_text(first_line);
+  return value && value->is_object();
+}
+
+core::Status read_kernelindex_lines(const OpenChunks& open, const EmitItem& emit,
+                                    const std::string& name) {
+  // The documents runs share, by digest (the first of a digest wins, as in read_kernelindex).
+  std::map<std::string, json> documents;
+  const auto find = [&](const std::string& digest) -> const json* {
+    const auto it = documents.find(digest);
+    return it == documents.end() ? nullptr : &it->second;
+  };
+  // A run can be joined once every digest it names is read (or, in the second pass, never will).
+  const auto ready = [&](const json& run) {
+    const json& spec = run.at("spec");
+    for (const Reference& ref : kReferences) {
+      const auto it = spec.find(ref.field);
+      if (it != spec.end() && it->is_string() && !documents.contains(it->get<std::string>()))
+        return false;
+    }
+    return true;
+  };
+  std::vector<std::size_t> later;  // lines of runs read before their documents
+  bool any_value = false;
+  bool any_item = false;
+  bool any_bad_line = false;
+  {
+    LineReader lines(KW_TRY(open()), name);
+    std::string_view line;
+    while (KW_TRY(lines.next(line))) {
+      if (blank(line)) continue;
+      const std::size_t number = lines.line_number();
+      auto value = core::parse_json_text(line);
+      if (!value) {
+        any_bad_line = true;
+        KW_TRY(emit(invalid(number, parse_error_text(value.error()))));
+        continue;
+      }
+      any_value = true;
+      if (!is_document(*value)) {
+        any_item = true;
+        KW_TRY(emit(to_item(*value, number)));
+        continue;
+      }
+      if (auto valid = core::validate_document(*value); !valid) {
+        any_item = true;
+        KW_TRY(emit(invalid(number, valid.error().message)));
+        continue;
+      }
+      if (value->at("kind") != "BenchmarkRun") {
+        documents.emplace(core::document_digest(*value), std::move(*value));
+        continue;
+      }
+      any_item = true;
+      if (ready(*value)) {
+        KW_TRY(emit(join_run(*value, number, find)));
+      } else {
+        later.push_back(number);
+      }
+    }
+  }
+  if (!later.empty()) {
+    LineReader lines(KW_TRY(open()), name);
+    std::string_view line;
+    auto next = later.begin();
+    while (next != later.end() && KW_TRY(lines.next(line))) {
+      if (lines.line_number() != *next) continue;
+      ++next;
+      auto value = core::parse_json_text(line);
+      if (!value) return core::fail(core::ErrorCode::Unavailable, name + ": changed while read");
+      KW_TRY(emit(join_run(*value, lines.line_number(), find)));
+    }
+    if (next != later.end()) {
+      return core::fail(core::ErrorCode::Unavailable, name + ": changed while read");
+    }
+  }
+  if (!any_value && !any_bad_line) return emit(invalid(1, "no records (the file is empty)"));
+  if (!any_item && !documents.empty()) {
+    return emit(invalid(1, "no BenchmarkRun among the documents (nothing to import)"));
+  }
+  return {};
+}
 
 std::vector<SourceItem> read_kernelindex(std::string_view text) {
   std::vector<Value> values;

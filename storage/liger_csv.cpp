@@ -14,6 +14,8 @@
 #include "core/kernelindex_schema.hpp"
 #include "core/key.hpp"
 #include "core/record.hpp"
+#include "storage/detail/input.hpp"
+#include "storage/detail/liger_rows.hpp"
 
 namespace kernelwatch::storage {
 namespace {
@@ -300,6 +302,12 @@ core::Result<core::Record> speed_row_to_record(const RowReader& row) {
 
 }  // namespace
 
+std::string liger_implementation_digest(std::string_view provider, std::string_view version) {
+  return core::digest_of(json{{"provider", std::string(provider)},
+                              {"version", std::string(version)},
+                              {"source", "liger-kernel-bench"}});
+}
+
 core::Result<core::Record> liger_speed_record(const LigerSpeedRow& r) {
   const std::string environment = core::environment_label(r.hardware);
   const std::string benchmark = r.kernel + "/" + r.pass;
@@ -335,9 +343,7 @@ core::Result<core::Record> liger_speed_record(const LigerSpeedRow& r) {
         {"protocolDigest", core::document_digest(protocol)},
         {"workloadDigest", r.workload.digest()},
         {"environmentDigest", core::document_digest(environment_doc)},
-        {"implementationDigest", core::digest_of(json{{"provider", r.provider},
-                                                      {"version", r.version},
-                                                      {"source", "liger-kernel-bench"}})}}},
+        {"implementationDigest", liger_implementation_digest(r.provider, r.version)}}},
       {"metadata",
        {{"name",
          core::document_name("liger-" + kernel_slug + "-" + r.pass + "-" + core::slug(r.provider) +
@@ -356,69 +362,86 @@ core::Result<core::Record> liger_speed_record(const LigerSpeedRow& r) {
 }
 
 core::Result<std::vector<CsvRow>> parse_csv(std::string_view text) {
+  bool given = false;
+  CsvReader reader([&]() -> core::Result<std::string_view> {
+    if (given) return std::string_view();
+    given = true;
+    return text;
+  });
   std::vector<CsvRow> rows;
   CsvRow row;
-  std::string field;
-  std::size_t line = 1;
-  std::size_t quote_line = 0;
-  bool in_quotes = false;
-  bool row_started = false;
-  row.line = 1;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_quotes) {
-      if (c == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') {
-          field += '"';
-          ++i;
-        } else {
-          in_quotes = false;
-        }
-      } else {
-        if (c == '\n') ++line;
-        field += c;
-      }
-      continue;
-    }
-    switch (c) {
-      case '"':
-        in_quotes = true;
-        quote_line = line;
-        row_started = true;
-        break;
-      case ',':
-        row.fields.push_back(std::move(field));
-        field.clear();
-        row_started = true;
-        break;
-      case '\r':
-        break;
-      case '\n':
-        if (row_started || !field.empty()) {
-          row.fields.push_back(std::move(field));
-          rows.push_back(std::move(row));
-        }
-        field.clear();
-        row = CsvRow{};
-        row_started = false;
-        ++line;
-        row.line = line;
-        break;
-      default:
-        field += c;
-        row_started = true;
-        break;
-    }
-  }
-  if (in_quotes) {
-    return core::fail(ErrorCode::ParseError,
-                      std::to_string(quote_line) + ": unterminated quoted field");
-  }
-  if (row_started || !field.empty()) {
-    row.fields.push_back(std::move(field));
-    rows.push_back(std::move(row));
-  }
+  while (KW_TRY(reader.next(row))) rows.push_back(row);
   return rows;
+}
+
+core::Result<LigerHeader> read_liger_header(const CsvRow& header) {
+  if (!std::all_of(header.fields.begin(), header.fields.end(),
+                   [](const std::string& f) { return core::valid_utf8(f); })) {
+    return core::fail(ErrorCode::ParseError,
+                      std::to_string(header.line) + ": the header is not valid UTF-8");
+  }
+  LigerHeader out;
+  out.names = header.fields;
+  for (std::size_t i = 0; i < header.fields.size(); ++i) out.columns.emplace(header.fields[i], i);
+  for (const char* name : kRequired) {
+    if (!out.columns.contains(name)) {
+      return core::fail(ErrorCode::ParseError, std::to_string(header.line) + ": missing column \"" +
+                                                   name + "\" in the header");
+    }
+  }
+  return out;
+}
+
+SourceItem liger_row_item(const LigerHeader& header, const CsvRow& row,
+                          std::string_view file_name) {
+  SourceItem item;
+  item.line = row.line;
+  // Text that is not UTF-8 cannot enter a JSON record: the row is invalid, the import goes on.
+  if (const auto bad_field =
+          std::find_if(row.fields.begin(), row.fields.end(),
+                       [](const std::string& f) { return !core::valid_utf8(f); });
+      bad_field != row.fields.end()) {
+    const auto column = static_cast<std::size_t>(bad_field - row.fields.begin());
+    item.kind = ItemKind::Invalid;
+    item.reason = "column " + std::to_string(column + 1) +
+                  (column < header.names.size() && core::valid_utf8(header.names[column])
+                       ? " (" + header.names[column] + ")"
+                       : std::string()) +
+                  " is not valid UTF-8";
+    return item;
+  }
+  if (row.fields.size() != header.names.size()) {
+    item.kind = ItemKind::Invalid;
+    item.reason = "expected " + std::to_string(header.names.size()) + " columns, got " +
+                  std::to_string(row.fields.size());
+    return item;
+  }
+  const RowReader reader(header.columns, row);
+  const std::string& metric = reader["metric_name"];
+  if (metric == "memory") {
+    item.kind = ItemKind::Skipped;
+    item.reason = "memory row (kernelwatch stores latency only)";
+    return item;
+  }
+  if (metric != "speed") {
+    item.kind = ItemKind::Invalid;
+    item.reason = "metric_name \"" + metric + "\" is not speed or memory";
+    return item;
+  }
+  auto record = speed_row_to_record(reader);
+  if (!record) {
+    item.kind = ItemKind::Invalid;
+    item.reason = record.error().message;
+    return item;
+  }
+  item.record = std::move(*record);
+  json source_row = json::object();
+  for (std::size_t i = 0; i < header.names.size(); ++i) source_row[header.names[i]] = row.fields[i];
+  item.raw = core::canonical_json(json{{"format", "liger-csv"},
+                                       {"file", std::string(file_name)},
+                                       {"line", row.line},
+                                       {"row", std::move(source_row)}});
+  return item;
 }
 
 core::Result<std::vector<SourceItem>> read_liger_csv(std::string_view text,
@@ -428,78 +451,11 @@ core::Result<std::vector<SourceItem>> read_liger_csv(std::string_view text,
   const std::vector<CsvRow> rows = KW_TRY(parse_csv(text));
   if (rows.empty())
     return core::fail(ErrorCode::ParseError, "1: empty file, expected a header row");
-  const CsvRow& header = rows.front();
-  if (!std::all_of(header.fields.begin(), header.fields.end(),
-                   [](const std::string& f) { return core::valid_utf8(f); })) {
-    return core::fail(ErrorCode::ParseError,
-                      std::to_string(header.line) + ": the header is not valid UTF-8");
-  }
-  std::map<std::string, std::size_t> columns;
-  for (std::size_t i = 0; i < header.fields.size(); ++i) columns.emplace(header.fields[i], i);
-  for (const char* name : kRequired) {
-    if (!columns.contains(name)) {
-      return core::fail(ErrorCode::ParseError, std::to_string(header.line) + ": missing column \"" +
-                                                   name + "\" in the header");
-    }
-  }
+  const LigerHeader header = KW_TRY(read_liger_header(rows.front()));
   std::vector<SourceItem> items;
   items.reserve(rows.size() - 1);
   for (std::size_t r = 1; r < rows.size(); ++r) {
-    const CsvRow& row = rows[r];
-    SourceItem item;
-    item.line = row.line;
-    // Text that is not UTF-8 cannot enter a JSON record: the row is invalid, the import goes on.
-    if (const auto bad_field =
-            std::find_if(row.fields.begin(), row.fields.end(),
-                         [](const std::string& f) { return !core::valid_utf8(f); });
-        bad_field != row.fields.end()) {
-      const auto column = static_cast<std::size_t>(bad_field - row.fields.begin());
-      item.kind = ItemKind::Invalid;
-      item.reason = "column " + std::to_string(column + 1) +
-                    (column < header.fields.size() && core::valid_utf8(header.fields[column])
-                         ? " (" + header.fields[column] + ")"
-                         : std::string()) +
-                    " is not valid UTF-8";
-      items.push_back(std::move(item));
-      continue;
-    }
-    if (row.fields.size() != header.fields.size()) {
-      item.kind = ItemKind::Invalid;
-      item.reason = "expected " + std::to_string(header.fields.size()) + " columns, got " +
-                    std::to_string(row.fields.size());
-      items.push_back(std::move(item));
-      continue;
-    }
-    const RowReader reader(columns, row);
-    const std::string& metric = reader["metric_name"];
-    if (metric == "memory") {
-      item.kind = ItemKind::Skipped;
-      item.reason = "memory row (kernelwatch stores latency only)";
-      items.push_back(std::move(item));
-      continue;
-    }
-    if (metric != "speed") {
-      item.kind = ItemKind::Invalid;
-      item.reason = "metric_name \"" + metric + "\" is not speed or memory";
-      items.push_back(std::move(item));
-      continue;
-    }
-    auto record = speed_row_to_record(reader);
-    if (!record) {
-      item.kind = ItemKind::Invalid;
-      item.reason = record.error().message;
-      items.push_back(std::move(item));
-      continue;
-    }
-    item.record = std::move(*record);
-    json source_row = json::object();
-    for (std::size_t i = 0; i < header.fields.size(); ++i)
-      source_row[header.fields[i]] = row.fields[i];
-    item.raw = core::canonical_json(json{{"format", "liger-csv"},
-                                         {"file", std::string(file_name)},
-                                         {"line", row.line},
-                                         {"row", std::move(source_row)}});
-    items.push_back(std::move(item));
+    items.push_back(liger_row_item(header, rows[r], file_name));
   }
   return items;
 }

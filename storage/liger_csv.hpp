@@ -51,6 +51,11 @@ struct LigerSpeedRow {
 // "liger-kernel-bench", label liger_version.
 [[nodiscard]] core::Result<core::Record> liger_speed_record(const LigerSpeedRow& row);
 
+// A Liger run's implementationDigest: ours over provider, version and source (no document of
+// that kind stands behind it).
+[[nodiscard]] std::string liger_implementation_digest(std::string_view provider,
+                                                      std::string_view version);
+
 // file_name goes into each run's raw source. A missing required column fails the whole file.
 [[nodiscard]] core::Result<std::vector<SourceItem>> read_liger_csv(std::string_view text,
                                                                    std::string_view file_name);

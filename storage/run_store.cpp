@@ -8,6 +8,7 @@
 #include "core/digest.hpp"
 #include "storage/detail/database.hpp"
 #include "storage/detail/queries.hpp"
+#include "storage/detail/run_rows.hpp"
 
 namespace kernelwatch::storage {
 namespace {
@@ -15,174 +16,22 @@ namespace {
 using core::ErrorCode;
 using nlohmann::json;
 
-// ---- Writing a run: its key (parts, aliases, key row), its implementation, the run row. ----
-
-struct PartIds {
-  std::int64_t workload = 0;
-  std::int64_t environment = 0;
-  std::int64_t protocol = 0;
-};
-
-// Inserts a part's (digest, label, document) row into `table` unless present; returns its id.
-Result<std::int64_t> store_part(Database& db, const std::string& table, const core::KeyPart& part,
-                                const std::string& document) {
-  {
-    auto insert = KW_TRY(db.statement("INSERT INTO " + table +
-                                      " (digest, label, document) VALUES (?1, ?2, ?3) "
-                                      "ON CONFLICT DO NOTHING"));
-    insert->bind(1, part.digest).bind(2, part.label).bind(3, document);
-    KW_TRY(insert->run());
-  }
-  auto select = KW_TRY(db.statement("SELECT id FROM " + table + " WHERE digest = ?1"));
-  select->bind(1, part.digest);
-  const bool found = KW_TRY(select->step());
-  KW_ASSERT(found, "row inserted or present in the same transaction");
-  return select->column_int(0);
-}
-
-// The workload, environment and protocol rows, each with its canonical identity document.
-Result<PartIds> store_parts(Database& db, const core::ComparabilityKey& key,
-                            const core::Record& record) {
-  const auto workload = core::Workload::from_label(key.workload.label);
-  KW_ASSERT(workload.has_value(), "key_of validated the workload label");
-  const json protocol_identity = {{"apiVersion", core::kApiVersion},
-                                  {"kind", "BenchmarkProtocol"},
-                                  {"spec", record.protocol.spec}};
-  PartIds ids;
-  ids.workload = KW_TRY(
-      store_part(db, "workloads", key.workload, core::canonical_json(workload->canonical())));
-  ids.environment = KW_TRY(
-      store_part(db, "environments", key.environment,
-                 core::canonical_json(core::environment_identity(record.environment.hardware))));
-  ids.protocol =
-      KW_TRY(store_part(db, "protocols", key.protocol, core::canonical_json(protocol_identity)));
-  return ids;
-}
-
-// The part digests the source carried, where they differ from ours, as aliases of ours.
-Status store_aliases(Database& db, const core::ComparabilityKey& key,
-                     const core::BenchmarkRun& run) {
-  for (auto [alias, part, canonical] :
-       {std::tuple{&run.workload_digest, "workload", &key.workload.digest},
-        std::tuple{&run.environment_digest, "environment", &key.environment.digest},
-        std::tuple{&run.protocol_digest, "protocol", &key.protocol.digest}}) {
-    if (alias->empty() || *alias == *canonical) continue;
-    auto stmt =
-        KW_TRY(db.statement("INSERT INTO key_aliases (alias, part, canonical) VALUES (?1, ?2, ?3) "
-                            "ON CONFLICT (alias) DO NOTHING"));
-    stmt->bind(1, *alias).bind(2, std::string_view(part)).bind(3, *canonical);
-    KW_TRY(stmt->run());
-  }
-  return {};
-}
-
-Result<std::optional<std::int64_t>> find_key_id(Database& db, std::string_view key_digest) {
-  auto stmt = KW_TRY(db.statement("SELECT id FROM keys WHERE digest = ?1"));
-  stmt->bind(1, key_digest);
-  return first_row(*stmt, [](const Statement& s) { return s.column_int(0); });
-}
-
-// The key's row, inserted unless present; returns its id.
-Result<std::int64_t> store_key_row(Database& db, const core::ComparabilityKey& key,
-                                   const PartIds& parts) {
-  const std::string key_digest = key.digest();
-  {
-    auto insert = KW_TRY(db.statement(
-        "INSERT INTO keys (digest, benchmark, benchmark_digest, provider, provider_digest, "
-        "workload_id, environment_id, protocol_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
-        "ON CONFLICT (digest) DO NOTHING"));
-    insert->bind(1, key_digest)
-        .bind(2, key.benchmark.label)
-        .bind(3, key.benchmark.digest)
-        .bind(4, key.provider.label)
-        .bind(5, key.provider.digest)
-        .bind(6, parts.workload)
-        .bind(7, parts.environment)
-        .bind(8, parts.protocol);
-    KW_TRY(insert->run());
-  }
-  const auto id = KW_TRY(find_key_id(db, key_digest));
-  if (!id)
-    return core::fail(ErrorCode::Internal, db.path().string() + ": key row missing after insert");
-  return *id;
-}
-
-// Everything a key is made of: its parts, the source's digests as aliases, the key row.
-Result<std::int64_t> store_key(Database& db, const core::ComparabilityKey& key,
-                               const core::Record& record) {
-  const PartIds parts = KW_TRY(store_parts(db, key, record));
-  KW_TRY(store_aliases(db, key, record.run));
-  return store_key_row(db, key, parts);
-}
-
-// The run's implementation row, inserted unless present. Returns its digest: the record's
-// own, else ours over provider and version.
-Result<std::string> store_implementation(Database& db, const core::KeyPart& provider,
-                                         const core::BenchmarkRun& run) {
-  const std::string version = core::implementation_version(run.metadata);
-  std::string digest = run.implementation_digest;
-  if (digest.empty()) {
-    digest = core::digest_of(json{{"provider", provider.label}, {"version", version}});
-  }
-  auto stmt = KW_TRY(
-      db.statement("INSERT INTO implementations (digest, provider, version) VALUES (?1, ?2, ?3) "
-                   "ON CONFLICT (digest) DO NOTHING"));
-  stmt->bind(1, digest).bind(2, provider.label).bind(3, version);
-  KW_TRY(stmt->run());
-  return digest;
-}
-
-std::optional<std::int64_t> nanoseconds(std::optional<std::chrono::nanoseconds> value) {
-  if (!value) return std::nullopt;
-  return value->count();
-}
-
-// The run row. A run already stored under this key and observedAt is a Duplicate.
-Result<InsertOutcome> store_run_row(Database& db, std::int64_t key_id, const core::Record& record,
-                                    const std::string& implementation_digest,
-                                    std::string_view raw_source) {
-  const auto& run = record.run;
-  auto stmt = KW_TRY(db.statement(
-      "INSERT INTO runs (key_id, observed_at_ns, status, median_ns, p20_ns, p80_ns, "
-      "implementation_id, external_id, record, raw_source, implementation_digest, software, "
-      "status_reason, source, run_status) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT id FROM implementations WHERE digest = ?7), ?8, ?9, "
-      "?10, json_extract(?9, '$.run.spec.implementationDigest'), "
-      "json_extract(?9, '$.environment.spec.software'), nullif(?11, ''), "
-      "json_extract(?9, '$.run.spec.sourceNative.source'), ?12) "
-      "ON CONFLICT (key_id, observed_at_ns) DO NOTHING"));
-  stmt->bind(1, key_id)
-      .bind(2, run.observed_at)
-      .bind(3, core::to_string(run.outcome()))
-      .bind(4, nanoseconds(run.median))
-      .bind(5, nanoseconds(run.latency("p20")))
-      .bind(6, nanoseconds(run.latency("p80")))
-      .bind(7, implementation_digest)
-      .bind(8, run.source_native.external_id)
-      .bind(9, core::canonical_json(core::to_json(record)));
-  if (raw_source.empty()) {
-    stmt->bind_null(10);
-  } else {
-    stmt->bind(10, raw_source);
-  }
-  stmt->bind(11, run.status == core::RunStatus::Passed ? std::string_view() : run.status_reason)
-      .bind(12, core::to_string(run.status));
-  KW_TRY(stmt->run());
-  return db.changes() > 0 ? InsertOutcome::Inserted : InsertOutcome::Duplicate;
-}
-
 // ---- Reading runs and keys. ----
 
-// Columns every run query selects, in this order; the key's parts as in read_key().
-constexpr const char* kRunColumns =
-    "r.id, r.key_id, r.record, k.benchmark, k.benchmark_digest, k.provider, k.provider_digest, "
-    "w.label, w.digest, e.label, e.digest, p.label, p.digest, coalesce(i.version, ''), "
-    "r.settled "
-    "FROM runs r JOIN keys k ON k.id = r.key_id "
+// Columns every run query selects, in this order; the key's parts as in read_key(), the
+// record's as read_record() reads them.
+const std::string kRunColumns =
+    std::string(
+        "r.id, r.key_id, k.benchmark, k.benchmark_digest, k.provider, k.provider_digest, "
+        "w.label, w.digest, e.label, e.digest, p.label, p.digest, coalesce(i.version, ''), "
+        "r.settled, ") +
+    kRecordColumns +
+    " FROM runs r JOIN keys k ON k.id = r.key_id "
     "JOIN workloads w ON w.id = k.workload_id "
     "JOIN environments e ON e.id = k.environment_id "
     "JOIN protocols p ON p.id = k.protocol_id "
     "LEFT JOIN implementations i ON i.id = r.implementation_id ";
+constexpr int kFirstRecordColumn = 14;
 
 // The five key parts from ten columns starting at `first`: benchmark, provider, workload,
 // environment and protocol, each as label then digest.
@@ -193,21 +42,18 @@ core::ComparabilityKey read_key(const Statement& s, int first) {
   return core::ComparabilityKey{part(0), part(1), part(2), part(3), part(4)};
 }
 
-Result<StoredRun> read_run(const Statement& stmt, const std::filesystem::path& path) {
+Result<StoredRun> read_run(const Statement& stmt, const std::filesystem::path& path,
+                           DocumentReader& documents) {
   StoredRun run;
   run.id = stmt.column_int(0);
   run.key_id = stmt.column_int(1);
-  const json doc = json::parse(stmt.column_text(2), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    return core::fail(ErrorCode::NotADatabase, path.string() + ": run " + std::to_string(run.id) +
-                                                   ": stored record is not JSON");
-  }
-  run.record =
-      KW_TRY_WITH(core::parse_record(doc), path.string() + ": run " + std::to_string(run.id));
-  run.key = read_key(stmt, 3);
-  run.implementation_version = stmt.column_text(13);
-  if (!stmt.column_is_null(14)) {
-    run.judged = stmt.column_int(14) == 0 ? Judged::CycleOpen : Judged::CycleClosed;
+  const std::string where = path.string() + ": run " + std::to_string(run.id);
+  const json doc = KW_TRY_WITH(read_record(stmt, kFirstRecordColumn, documents), where);
+  run.record = KW_TRY_WITH(core::parse_record(doc), where);
+  run.key = read_key(stmt, 2);
+  run.implementation_version = stmt.column_text(12);
+  if (!stmt.column_is_null(13)) {
+    run.judged = stmt.column_int(13) == 0 ? Judged::CycleOpen : Judged::CycleClosed;
   }
   return run;
 }
@@ -226,17 +72,27 @@ void note_unreadable(const std::filesystem::path& path, std::int64_t id, std::st
   unreadable_rows()[path.string()].try_emplace(id, std::move(why));
 }
 
-// Every readable row; an unreadable one is noted and left out.
-Result<std::vector<StoredRun>> collect_runs(const Database& db, Statement& stmt) {
-  std::vector<StoredRun> out;
+// Every readable row, one at a time; an unreadable one is noted and left out.
+Status visit_runs(Database& db, Statement& stmt,
+                  const std::function<Status(const StoredRun&)>& visit) {
+  DocumentReader documents(db);
   while (KW_TRY(stmt.step())) {
-    auto run = read_run(stmt, db.path());
+    auto run = read_run(stmt, db.path(), documents);
     if (!run) {
       note_unreadable(db.path(), stmt.column_int(0), run.error().message);
       continue;
     }
-    out.push_back(std::move(*run));
+    KW_TRY(visit(*run));
   }
+  return {};
+}
+
+Result<std::vector<StoredRun>> collect_runs(Database& db, Statement& stmt) {
+  std::vector<StoredRun> out;
+  KW_TRY(visit_runs(db, stmt, [&](const StoredRun& run) -> Status {
+    out.push_back(run);
+    return {};
+  }));
   return out;
 }
 
@@ -264,11 +120,9 @@ Result<Insertion> RunStore::insert_run(Transaction& tx, const core::Record& reco
                                        std::string_view raw_source) {
   KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
   const core::ComparabilityKey key = KW_TRY(core::key_of(record));
-  const std::int64_t key_id = KW_TRY(store_key(*db_, key, record));
-  const std::string implementation = KW_TRY(store_implementation(*db_, key.provider, record.run));
-  const InsertOutcome outcome =
-      KW_TRY(store_run_row(*db_, key_id, record, implementation, raw_source));
-  return Insertion{outcome, key_id};
+  const RunRow row = KW_TRY(prepare_run(*db_, record, key, key.digest(), raw_source, nullptr));
+  const InsertOutcome outcome = KW_TRY(insert_run_row(*db_, row));
+  return Insertion{outcome, row.key_id};
 }
 
 Result<std::vector<KeySummary>> RunStore::keys() const {
@@ -284,9 +138,10 @@ Result<std::vector<KeySummary>> RunStore::keys() const {
   return collect(*stmt, read_summary);
 }
 
-Result<std::vector<StoredRun>> RunStore::runs(const RunFilter& filter) const {
+Status RunStore::for_each_run(const RunFilter& filter,
+                              const std::function<Status(const StoredRun&)>& visit) const {
   static const std::string sql =
-      std::string("SELECT ") + kRunColumns +
+      "SELECT " + kRunColumns +
       "WHERE (?1 = '' OR k.benchmark = ?1) AND (?2 = '' OR k.provider = ?2) "
       "AND (?3 = '' OR w.label = ?3) AND (?4 = '' OR e.label = ?4) "
       "ORDER BY r.observed_at_ns DESC, k.digest LIMIT ?5";
@@ -296,12 +151,21 @@ Result<std::vector<StoredRun>> RunStore::runs(const RunFilter& filter) const {
       .bind(3, filter.workload)
       .bind(4, filter.environment)
       .bind_limit(5, filter.limit);
-  return collect_runs(*db_, *stmt);
+  return visit_runs(*db_, *stmt, visit);
+}
+
+Result<std::vector<StoredRun>> RunStore::runs(const RunFilter& filter) const {
+  std::vector<StoredRun> out;
+  KW_TRY(for_each_run(filter, [&](const StoredRun& run) -> Status {
+    out.push_back(run);
+    return {};
+  }));
+  return out;
 }
 
 Result<std::vector<StoredRun>> RunStore::newest_runs(std::int64_t key_id, std::size_t limit) const {
   // The id subquery is the indexed part (its plan is tested); the joins then touch N rows.
-  static const std::string sql = std::string("SELECT ") + kRunColumns + "WHERE r.id IN (" +
+  static const std::string sql = "SELECT " + kRunColumns + "WHERE r.id IN (" +
                                  queries::kNewestRunIds + ") ORDER BY r.observed_at_ns DESC";
   auto stmt = KW_TRY(db_->statement(sql));
   stmt->bind(1, key_id).bind_limit(2, limit);
@@ -310,7 +174,7 @@ Result<std::vector<StoredRun>> RunStore::newest_runs(std::int64_t key_id, std::s
 
 Result<std::vector<StoredRun>> RunStore::key_history(std::int64_t key_id) const {
   static const std::string sql =
-      std::string("SELECT ") + kRunColumns + "WHERE r.key_id = ?1 ORDER BY r.observed_at_ns ASC";
+      "SELECT " + kRunColumns + "WHERE r.key_id = ?1 ORDER BY r.observed_at_ns ASC";
   auto stmt = KW_TRY(db_->statement(sql));
   stmt->bind(1, key_id);
   return collect_runs(*db_, *stmt);
@@ -323,12 +187,24 @@ namespace {
 constexpr const char* kSummaryColumns =
     "SELECT r.key_id, r.observed_at_ns, coalesce(r.run_status, r.status), r.median_ns, r.p20_ns, "
     "r.p80_ns, "
-    "coalesce(nullif(r.external_id, ''), json_extract(r.record, '$.run.metadata.name'), ''), "
-    "coalesce(i.version, ''), coalesce(r.implementation_digest, ''), r.software, "
-    "coalesce(r.status_reason, ''), r.settled, coalesce(r.source, ''), r.id "
+    "coalesce(nullif(r.external_id, ''), r.name, json_extract(r.record, '$.run.metadata.name'), "
+    "''), coalesce(i.version, ''), "
+    "CASE WHEN r.implementation_digest IS NULL THEN coalesce(i.digest, '') "
+    "ELSE r.implementation_digest END, r.software, "
+    "coalesce(r.status_reason, ''), r.settled, coalesce(r.source, ''), r.id, r.environment_doc "
     "FROM runs r LEFT JOIN implementations i ON i.id = r.implementation_id ";
 
-Status visit_summaries(const Database& db, Statement& stmt,
+// The software of the environment document `id` (an object, else none).
+Result<json> document_software(Database& db, std::int64_t id) {
+  auto stmt = KW_TRY(
+      db.statement("SELECT json_extract(body, '$.spec.software') FROM documents WHERE id = ?1"));
+  stmt->bind(1, id);
+  if (!KW_TRY(stmt->step()) || stmt->column_is_null(0)) return json::object();
+  json software = json::parse(stmt->column_text(0), nullptr, /*allow_exceptions=*/false);
+  return software.is_object() ? software : json::object();
+}
+
+Status visit_summaries(Database& db, Statement& stmt,
                        const std::function<Status(const RunSummary&)>& visit) {
   const auto optional_ns = [](const Statement& s, int column) {
     return s.column_is_null(column) ? std::optional<std::chrono::nanoseconds>()
@@ -336,7 +212,9 @@ Status visit_summaries(const Database& db, Statement& stmt,
                                           std::chrono::nanoseconds(s.column_int(column)));
   };
   RunSummary run;
-  std::string software;
+  // The software parsed last: an environment document's (its id; 0 for none) or a row's own.
+  std::int64_t last_document = 0;
+  std::optional<std::string> last_text;
   while (KW_TRY(stmt.step())) {
     const Statement& s = stmt;
     run.key_id = s.column_int(0);
@@ -368,11 +246,19 @@ Status visit_summaries(const Database& db, Statement& stmt,
     run.external_id = s.column_text(6);
     run.implementation_version = s.column_text(7);
     run.implementation_digest = s.column_text(8);
-    // Most runs of a key share one software environment: parse it only when it changes.
-    if (std::string text = s.column_text(9); text != software) {
-      software = std::move(text);
-      run.software = software.empty() ? json::object() : json::parse(software, nullptr, false);
+    // Most runs of a key share one software environment: parse it only when it changes. It is
+    // the environment document's (schema v8) unless the row has its own.
+    if (s.column_is_null(9) && !s.column_is_null(14)) {
+      if (const std::int64_t id = s.column_int(14); last_document != id) {
+        run.software = KW_TRY(document_software(db, id));
+        last_document = id;
+        last_text.reset();
+      }
+    } else if (std::string text = s.column_text(9); last_document != 0 || last_text != text) {
+      run.software = text.empty() ? json::object() : json::parse(text, nullptr, false);
       if (!run.software.is_object()) run.software = json::object();
+      last_text = std::move(text);
+      last_document = 0;
     }
     run.status_reason = s.column_text(10);
     run.source = s.column_text(12);
@@ -464,7 +350,9 @@ Result<std::int64_t> RunStore::run_count() const {
 }
 
 Result<std::optional<std::int64_t>> RunStore::find_key(std::string_view key_digest) const {
-  return find_key_id(*db_, key_digest);
+  auto stmt = KW_TRY(db_->statement("SELECT id FROM keys WHERE digest = ?1"));
+  stmt->bind(1, key_digest);
+  return first_row(*stmt, [](const Statement& s) { return s.column_int(0); });
 }
 
 Result<std::string> RunStore::resolve_alias(std::string_view digest) const {

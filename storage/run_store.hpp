@@ -97,6 +97,10 @@ class RunStore {
   [[nodiscard]] Status close_judged_cycles(Transaction& tx);
 
   [[nodiscard]] Result<std::vector<KeySummary>> keys() const;
+  // The runs a filter selects, newest first, one at a time from the query (a history of any size
+  // in the memory of one run). Stops at the first error `visit` returns.
+  [[nodiscard]] Status for_each_run(const RunFilter& filter,
+                                    const std::function<Status(const StoredRun&)>& visit) const;
   [[nodiscard]] Result<std::vector<StoredRun>> runs(const RunFilter& filter) const;
   // One key's newest `limit` runs, newest first, through the (key_id, observed_at) index.
   [[nodiscard]] Result<std::vector<StoredRun>> newest_runs(std::int64_t key_id,

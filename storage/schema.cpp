@@ -7,6 +7,8 @@
 #include "core/record.hpp"
 #include "storage/connection.hpp"
 #include "storage/detail/database.hpp"
+#include "storage/detail/record_layout.hpp"
+#include "storage/detail/run_rows.hpp"
 
 namespace kernelwatch::storage {
 namespace {
@@ -63,6 +65,129 @@ Status upgrade_stored_records(Database& db) {
       KW_TRY(update->run());
     }
   }
+}
+
+// The software a replay reads from a version-7 column: an object, else none.
+nlohmann::json effective_software(const nlohmann::json& software) {
+  return software.is_object() ? software : nlohmann::json::object();
+}
+
+// Copies every run of the version-7 table into the version-8 one, a thousand at a time, with
+// its id and every column a query reads; the record is split into its documents, template and
+// values (kept whole where it does not split: a row that no longer parses stays unreadable, as
+// it was). Then the old table goes and the indexes are built.
+Status split_stored_runs(Database& db) {
+  constexpr std::int64_t kBatch = 1000;
+  std::int64_t after = 0;
+  while (true) {
+    std::vector<RunRow> rows;
+    // Each row's implementation row, for the leaves of its record that it holds.
+    std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> implementations;
+    {
+      auto select = KW_TRY(db.statement(
+          "SELECT r.id, r.key_id, r.observed_at_ns, r.status, r.run_status, r.median_ns, "
+          "r.p20_ns, r.p80_ns, r.implementation_id, r.external_id, r.record, r.raw_source, "
+          "r.implementation_digest, r.software, r.status_reason, r.source, r.settled, i.digest, "
+          "i.version "
+          "FROM runs_v7 r LEFT JOIN implementations i ON i.id = r.implementation_id "
+          "WHERE r.id > ?1 ORDER BY r.id LIMIT ?2"));
+      select->bind(1, after).bind(2, kBatch);
+      const auto optional_int = [&](int column) {
+        return select->column_is_null(column)
+                   ? std::optional<std::int64_t>()
+                   : std::optional<std::int64_t>(select->column_int(column));
+      };
+      const auto optional_text = [&](int column) {
+        return select->column_is_null(column)
+                   ? std::optional<std::string>()
+                   : std::optional<std::string>(select->column_text(column));
+      };
+      while (KW_TRY(select->step())) {
+        RunRow row;
+        row.id = select->column_int(0);
+        row.key_id = select->column_int(1);
+        row.observed_at_ns = select->column_int(2);
+        row.outcome = select->column_text(3);
+        row.run_status = optional_text(4);
+        row.median_ns = optional_int(5);
+        row.p20_ns = optional_int(6);
+        row.p80_ns = optional_int(7);
+        row.implementation_id = optional_int(8);
+        row.external_id = select->column_text(9);
+        row.record = select->column_text(10);
+        const auto raw_source = optional_text(11);
+        const auto own_digest = optional_text(12);
+        row.software = optional_text(13);
+        row.status_reason = optional_text(14);
+        row.source = optional_text(15);
+        row.settled = optional_int(16);
+        // The record's own implementationDigest: the implementation row's, none, or (never
+        // written so, but kept if found) another.
+        if (!own_digest) {
+          row.implementation_digest = "";
+        } else if (!select->column_is_null(17) && *own_digest == select->column_text(17)) {
+          row.implementation_digest = std::nullopt;
+        } else {
+          row.implementation_digest = own_digest;
+        }
+        if (raw_source) {
+          const auto source = nlohmann::json::parse(*raw_source, nullptr, false);
+          layout::SplitDocument parts = source.is_discarded()
+                                            ? layout::SplitDocument{nlohmann::json(*raw_source), ""}
+                                            : layout::split_source(source);
+          row.source_template = KW_TRY(store_document(db, parts.shape, nullptr));
+          if (!parts.values.empty()) row.source_values = std::move(parts.values);
+        }
+        after = *row.id;
+        rows.push_back(std::move(row));
+        implementations.emplace_back(optional_text(17), optional_text(18));
+      }
+    }
+    if (rows.empty()) break;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      RunRow& row = rows[i];
+      const auto record = nlohmann::json::parse(*row.record, nullptr, false);
+      layout::RunColumns columns{row.run_status.value_or(""),
+                                 row.observed_at_ns,
+                                 row.median_ns,
+                                 row.external_id,
+                                 std::nullopt,
+                                 implementations[i].first,
+                                 implementations[i].second};
+      auto split = record.is_discarded() ? std::nullopt : layout::split_record(record, columns);
+      if (split) {
+        row.record.reset();
+        row.name = columns.name;
+        if (split->run) {
+          row.run_template = KW_TRY(store_document(db, split->run->shape, nullptr));
+          if (!split->run->values.empty()) row.run_values = split->run->values;
+        }
+        for (auto [member, id] : {std::pair{&split->protocol, &row.protocol_doc},
+                                  std::pair{&split->environment, &row.environment_doc},
+                                  std::pair{&split->workload, &row.workload_doc},
+                                  std::pair{&split->implementation, &row.implementation_doc},
+                                  std::pair{&split->extra, &row.extra_doc}}) {
+          if (*member) *id = KW_TRY(store_document(db, **member, nullptr));
+        }
+        // The software column becomes the environment document's where they agree.
+        nlohmann::json from_document = nlohmann::json::object();
+        if (split->environment && split->environment->is_object()) {
+          const auto spec = split->environment->find("spec");
+          if (spec != split->environment->end() && spec->is_object() && spec->contains("software"))
+            from_document = effective_software((*spec)["software"]);
+        }
+        const auto stored = row.software ? nlohmann::json::parse(*row.software, nullptr, false)
+                                         : nlohmann::json::object();
+        if (effective_software(stored) == from_document) row.software.reset();
+      }
+      KW_TRY(insert_run_row(db, row));
+    }
+  }
+  return db.exec(R"sql(
+DROP TABLE runs_v7;
+CREATE INDEX runs_by_time ON runs (observed_at_ns, key_id);
+CREATE INDEX runs_unsettled ON runs (key_id) WHERE settled = 0;
+)sql");
 }
 
 // Version 1: the comparability-key parts, aliases of source digests, and runs.
@@ -258,8 +383,66 @@ UPDATE runs SET run_status = 'passed'
   WHERE status = 'passed' AND coalesce(source, '') NOT IN ('kernelwatch', 'kernelwatch-liger-bench');
 )sql";
 
-constexpr Migration kMigrations[] = {
-    {kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7, upgrade_stored_records}};
+// Version 8: a run kept small (issue #26). The documents runs share (protocol, environment,
+// workload, implementation, and each run document's template: the document with its per-run
+// leaves cut out) are stored once in `documents` and referenced by id; a run keeps its typed
+// columns, the per-run leaves of its document (`run_values`, a short JSON array) and, for a Liger
+// CSV row, the columns of its source row that its key does not already say (storage/detail/
+// record_layout.hpp). `implementation_digest` is NULL when the record's digest is its
+// implementation row's ('' when it had none); `software` NULL when it is its environment
+// document's. `record` holds a record whole only where it could not be split. No foreign keys on
+// the document ids: documents are never deleted, and each would cost a lookup per insert. The
+// status CHECK is spelled with OR: SQLite checked `IN (...)` through a temporary table built for
+// every insert (a fifth of an import's time). The rows are copied by the C++ pass
+// (split_stored_runs), which also drops the old table and builds the indexes once at the end.
+constexpr const char* kV8 = R"sql(
+DROP INDEX IF EXISTS runs_by_time;
+DROP INDEX IF EXISTS runs_unsettled;
+ALTER TABLE runs RENAME TO runs_v7;
+CREATE TABLE documents (
+  id INTEGER PRIMARY KEY,
+  digest TEXT NOT NULL UNIQUE,
+  body TEXT NOT NULL
+);
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  key_id INTEGER NOT NULL REFERENCES keys(id),
+  observed_at_ns INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status = 'passed' OR status = 'failed' OR status = 'inconclusive'),
+  run_status TEXT,
+  median_ns INTEGER,
+  p20_ns INTEGER,
+  p80_ns INTEGER,
+  implementation_id INTEGER REFERENCES implementations(id),
+  implementation_digest TEXT,
+  external_id TEXT NOT NULL,
+  name TEXT,
+  status_reason TEXT,
+  source TEXT,
+  software TEXT,
+  settled INTEGER,
+  run_template INTEGER,
+  run_values TEXT,
+  protocol_doc INTEGER,
+  environment_doc INTEGER,
+  workload_doc INTEGER,
+  implementation_doc INTEGER,
+  extra_doc INTEGER,
+  source_template INTEGER,
+  source_values TEXT,
+  record TEXT,
+  UNIQUE (key_id, observed_at_ns)
+);
+)sql";
+
+constexpr Migration kMigrations[] = {{kV1},
+                                     {kV2},
+                                     {kV3},
+                                     {kV4},
+                                     {kV5},
+                                     {kV6},
+                                     {kV7, upgrade_stored_records},
+                                     {kV8, split_stored_runs}};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
 }  // namespace

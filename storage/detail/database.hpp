@@ -43,6 +43,9 @@ class Statement {
 
   Statement& bind(int index, std::int64_t value);
   Statement& bind(int index, std::string_view value);
+  // Text SQLite does not copy: it must stay unchanged until this use of the statement ends (the
+  // Handle goes away). For the import's hot insert.
+  Statement& bind_unowned(int index, std::string_view value);
   Statement& bind(int index, std::optional<std::int64_t> value);
   Statement& bind(int index, core::Timestamp value);  // as nanoseconds since the epoch
   Statement& bind(int index, std::optional<core::Timestamp> value);

@@ -212,19 +212,26 @@ TEST(HostileInputE2E, ARunDatedInTheFutureIsRefusedAndCannotShadowItsKey) {
 }
 
 // What the old range check let through: a p20 of 2^63-1 kept as a double in the record
-// (9.223372036854775807e18) and -2^63 in its column. Planted with SQLite's C API.
-void plant_unreadable_rows(const std::filesystem::path& db) {
+// (9.223372036854775807e18) and -2^63 in its column. Planted with SQLite's C API, in the form
+// schema 8 keeps a record it could not split: whole, in `runs.record`.
+void plant_unreadable_rows(const std::filesystem::path& db, json first) {
+  first["run"]["spec"]["measurements"] = json::array({{{"metric", "latency"},
+                                                       {"statistic", "p20"},
+                                                       {"unit", "ns"},
+                                                       {"value", 9.223372036854775807e18}}});
+  std::string text = first.dump();
+  for (std::size_t at = text.find('\''); at != std::string::npos; at = text.find('\'', at + 2)) {
+    text.insert(at, "'");
+  }
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
-  const char* sql =
-      "UPDATE runs SET p20_ns = -9223372036854775808, record = json_set(record, "
-      "'$.run.spec.measurements', json('[{\"metric\":\"latency\",\"statistic\":\"p20\","
-      "\"unit\":\"ns\",\"value\":9.223372036854775807e18}]')) "
-      "WHERE id = (SELECT min(id) FROM runs);"
+  const std::string sql =
+      "UPDATE runs SET p20_ns = -9223372036854775808, record = '" + text +
+      "' WHERE id = (SELECT min(id) FROM runs);"
       "UPDATE runs SET record = 'not json at all', median_ns = -9223372036854775808 "
       "WHERE id = (SELECT max(id) FROM runs);";
   char* error = nullptr;
-  const int rc = sqlite3_exec(raw, sql, nullptr, nullptr, &error);
+  const int rc = sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &error);
   EXPECT_EQ(rc, SQLITE_OK) << (error ? error : "");
   sqlite3_free(error);
   EXPECT_EQ(sqlite3_changes(raw), 1);
@@ -241,7 +248,7 @@ TEST(HostileInputE2E, AStoredRowThatCannotBeReadIsSkippedAndTheDaemonStarts) {
   ASSERT_EQ(daemon.post(batch).status, 200);
   daemon.stop();
 
-  plant_unreadable_rows(dir / "kw.db");
+  plant_unreadable_rows(dir / "kw.db", batch[0]);
 
   daemon.start();
   ASSERT_NE(daemon.port(), 0) << "the daemon must start on any stored row\n" << daemon.log();

@@ -1,7 +1,15 @@
 #include "storage/importer.hpp"
 
+#include <sqlite3.h>
+#include <zlib.h>
+
+#include <map>
+
 #include <gtest/gtest.h>
 
+#include "core/digest.hpp"
+#include "storage/detail/record_layout.hpp"
+#include "storage/liger_csv.hpp"
 #include "storage/run_store.hpp"
 #include "tests/storage/storage_test_support.hpp"
 #include "tests/support/test_support.hpp"
@@ -180,6 +188,208 @@ TEST(ImporterTest, UnreadableInputIsAnError) {
   EXPECT_NE(report.error().message.find("nope.json: cannot open for reading"), std::string::npos);
   const std::vector<fs::path> directory = {dir.path()};
   EXPECT_FALSE(import_files(*connection, directory, InvalidPolicy::Abort));
+}
+
+// The emitted record of every stored run, by externalId.
+std::map<std::string, std::string> emitted(Connection& connection) {
+  std::map<std::string, std::string> out;
+  auto runs = RunStore(connection).runs({});
+  EXPECT_TRUE(runs) << runs.error().message;
+  if (!runs) return out;
+  for (const auto& run : *runs) {
+    out.emplace(run.record.run.source_native.external_id, core::to_json(run.record).dump(2));
+  }
+  return out;
+}
+
+// Most rows of a Liger CSV are stored the fast way (no record built); every one of them must be
+// stored as exactly the record, and the raw source, that read_liger_csv makes of its row.
+TEST(ImporterTest, TheFastWayStoresWhatTheRowsRecordAndSourceAre) {
+  TempDir dir;
+  auto connection = Connection::open(dir / "kw.db", OpenMode::Create);
+  ASSERT_TRUE(connection);
+  const std::vector<fs::path> paths = {kWeekly};
+  auto report = import_files(*connection, paths, InvalidPolicy::Abort);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_GT(report->derived, report->inserted / 2) << "the fast way was not taken";
+
+  auto items = read_liger_csv(read_file(kWeekly), kWeekly.filename().string());
+  ASSERT_TRUE(items);
+  std::map<std::string, std::string> expected;
+  std::map<std::string, std::string> expected_source;
+  for (const auto& item : *items) {
+    if (item.kind != ItemKind::Run) continue;
+    const std::string id = item.record.run.source_native.external_id;
+    expected.emplace(id, core::to_json(item.record).dump(2));
+    expected_source.emplace(id, item.raw);
+  }
+  const auto stored = emitted(*connection);
+  ASSERT_EQ(stored.size(), expected.size());
+  EXPECT_EQ(stored.size(), report->inserted);
+  for (const auto& [id, text] : stored) {
+    ASSERT_TRUE(expected.contains(id)) << id;
+    EXPECT_EQ(text, expected[id]) << id;
+  }
+  // The raw sources, put back together from their templates and values.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2((dir / "kw.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr),
+            SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT r.external_id, d.body, r.source_values FROM runs r "
+                               "JOIN documents d ON d.id = r.source_template",
+                               -1, &stmt, nullptr),
+            SQLITE_OK);
+  std::size_t sources = 0;
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    const std::string id = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    const auto joined = layout::join_source(
+        json::parse(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 1))),
+        reinterpret_cast<const char*>(sqlite3_column_text(stmt, 2)));
+    ASSERT_TRUE(joined) << id;
+    EXPECT_EQ(core::canonical_json(*joined), expected_source[id]) << id;
+    ++sources;
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  EXPECT_EQ(sources, stored.size());
+}
+
+void gzip_file(const fs::path& from, const fs::path& to) {
+  const std::string text = read_file(from);
+  gzFile out = gzopen(to.c_str(), "wb");
+  ASSERT_NE(out, nullptr);
+  ASSERT_EQ(gzwrite(out, text.data(), static_cast<unsigned>(text.size())),
+            static_cast<int>(text.size()));
+  ASSERT_EQ(gzclose(out), Z_OK);
+}
+
+TEST(ImporterTest, AGzippedCsvIsReadAsItIsDecompressedIntoTheSameRuns) {
+  TempDir dir;
+  gzip_file(kWeekly, dir / "weekly.csv.gz");
+  std::map<std::string, std::string> plain;
+  std::map<std::string, std::string> packed;
+  for (auto [file, out] : {std::pair{kWeekly, &plain}, std::pair{dir / "weekly.csv.gz", &packed}}) {
+    auto connection = Connection::open(dir / (file.filename().string() + ".db"), OpenMode::Create);
+    ASSERT_TRUE(connection);
+    const std::vector<fs::path> paths = {file};
+    auto report = import_files(*connection, paths, InvalidPolicy::Abort);
+    ASSERT_TRUE(report) << report.error().message;
+    *out = emitted(*connection);
+  }
+  EXPECT_EQ(packed.size(), plain.size());
+  EXPECT_EQ(packed, plain);
+  // Cut short, it is refused naming the file, and nothing is stored.
+  const std::string whole = read_file(dir / "weekly.csv.gz");
+  write_file(dir / "cut.csv.gz", whole.substr(0, whole.size() / 2));
+  auto connection = Connection::open(dir / "cut.db", OpenMode::Create);
+  ASSERT_TRUE(connection);
+  const std::vector<fs::path> cut = {dir / "cut.csv.gz"};
+  auto report = import_files(*connection, cut, InvalidPolicy::Skip);
+  ASSERT_FALSE(report);
+  EXPECT_NE(report.error().message.find("cut.csv.gz: not a complete gzip file"), std::string::npos)
+      << report.error().message;
+  EXPECT_EQ(*RunStore(*connection).run_count(), 0);
+}
+
+// A kernelindex tool's separate documents in any order: runs before their documents are read
+// again once every document is known (a second pass); the result is the same as documents first.
+TEST(ImporterTest, RunsBeforeTheirDocumentsImportAsWhenTheDocumentsComeFirst) {
+  TempDir dir;
+  const auto example = [](const char* name) {
+    return json::parse(
+               read_file(fs::path(KW_SOURCE_DIR) / "third_party/kernelindex/examples" / name))
+        .dump();
+  };
+  const std::string run = example("benchmark-run.json");
+  std::string documents;
+  for (const char* name : {"workload-case.json", "benchmark-protocol.json",
+                           "implementation-revision.json", "execution-environment.json"}) {
+    documents += example(name) + "\n";
+  }
+  write_file(dir / "first.jsonl", documents + run + "\n");
+  write_file(dir / "last.jsonl", run + "\n\n" + documents);
+  std::map<std::string, std::string> results[2];
+  int i = 0;
+  for (const char* name : {"first.jsonl", "last.jsonl"}) {
+    auto connection = Connection::open(dir / (std::string(name) + ".db"), OpenMode::Create);
+    ASSERT_TRUE(connection);
+    const std::vector<fs::path> paths = {dir / name};
+    auto report = import_files(*connection, paths, InvalidPolicy::Abort);
+    ASSERT_TRUE(report) << name << ": " << report.error().message;
+    EXPECT_EQ(report->read, 1u) << name;
+    EXPECT_EQ(report->inserted, 1u) << name;
+    results[i++] = emitted(*connection);
+  }
+  EXPECT_EQ(results[0], results[1]);
+  ASSERT_EQ(results[0].size(), 1u);
+  // A document the run names that never comes is still reported at the run's line.
+  write_file(dir / "missing.jsonl", run + "\n" + example("workload-case.json") + "\n");
+  auto connection = Connection::open(dir / "missing.db", OpenMode::Create);
+  ASSERT_TRUE(connection);
+  const std::vector<fs::path> missing = {dir / "missing.jsonl"};
+  auto report = import_files(*connection, missing, InvalidPolicy::Abort);
+  ASSERT_FALSE(report);
+  EXPECT_NE(report.error().message.find("missing.jsonl:1: spec.environmentDigest: the "
+                                        "ExecutionEnvironment"),
+            std::string::npos)
+      << report.error().message;
+}
+
+// Read as it is stored, a CSV found bad at its end (an unterminated quote) has rows stored
+// already: on --skip-invalid they go back out with the file, and the next file still imports.
+TEST(ImporterTest, ACsvFoundBadAtItsEndIsSkippedWholeWithTheRowsStoredBeforeIt) {
+  TempDir dir;
+  const std::string csv = read_file(kAll);
+  write_file(dir / "open.csv", csv + "layer_norm,\"never closed\n");
+  auto connection = Connection::open(dir / "kw.db", OpenMode::Create);
+  ASSERT_TRUE(connection);
+  const std::vector<fs::path> paths = {dir / "open.csv", kTvd};
+  auto report = import_files(*connection, paths, InvalidPolicy::Skip);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->inserted, 1u);
+  EXPECT_EQ(report->read, 1u);
+  EXPECT_EQ(report->skipped, 1u);
+  ASSERT_EQ(report->invalid.size(), 1u);
+  EXPECT_NE(report->invalid[0].find("open.csv:"), std::string::npos) << report->invalid[0];
+  EXPECT_NE(report->invalid[0].find("unterminated quoted field"), std::string::npos);
+  EXPECT_EQ(*RunStore(*connection).run_count(), 1);
+}
+
+// The Liger version is a row's own text in its record: a later row of a key whose version the
+// schemas refuse (a label over 200 characters) is invalid, as read_liger_csv finds it, not stored
+// the fast way from its key's first row.
+TEST(ImporterTest, ALaterRowWithAVersionTheSchemasRefuseIsInvalidAsReadLigerCsvSaysIt) {
+  TempDir dir;
+  const std::string header =
+      "kernel_name,kernel_provider,kernel_operation_mode,metric_name,metric_unit,x_name,x_label,"
+      "x_value,y_value_50,y_value_20,y_value_80,extra_benchmark_config_str,gpu_name,timestamp,"
+      "liger_version\n";
+  const auto row = [](const std::string& time, const std::string& version) {
+    return "layer_norm,liger,forward,speed,ms,N,hidden size,1024,0.0302,0.0292,0.0314,"
+           "\"{\"\"M\"\": 4096, \"\"dtype\"\": \"\"torch.float32\"\"}\",NVIDIA H100 80GB HBM3," +
+           time + "," + version + "\n";
+  };
+  const std::string csv = header + row("2024-09-03 15:39:14", "0.2.1") +
+                          row("2024-09-04 15:39:14", "0.2.1") +
+                          row("2024-09-05 15:39:14", std::string(201, '9'));
+  write_file(dir / "long.csv", csv);
+  auto expected = read_liger_csv(csv, "long.csv");
+  ASSERT_TRUE(expected);
+  ASSERT_EQ(expected->size(), 3u);
+  ASSERT_EQ((*expected)[0].kind, ItemKind::Run);
+  ASSERT_EQ((*expected)[2].kind, ItemKind::Invalid) << "the schemas took a 201-character label";
+
+  auto connection = Connection::open(dir / "kw.db", OpenMode::Create);
+  ASSERT_TRUE(connection);
+  const std::vector<fs::path> paths = {dir / "long.csv"};
+  auto report = import_files(*connection, paths, InvalidPolicy::Skip);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->inserted, 2u);
+  EXPECT_EQ(report->derived, 1u) << "the second row is the one the fast way stores";
+  ASSERT_EQ(report->invalid.size(), 1u);
+  EXPECT_EQ(report->invalid[0], (dir / "long.csv").string() + ":4: " + (*expected)[2].reason);
+  EXPECT_EQ(*RunStore(*connection).run_count(), 2);
 }
 
 }  // namespace

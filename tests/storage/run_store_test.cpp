@@ -175,6 +175,7 @@ TEST_F(RunStoreTest, AReplayReadsEachRunsFieldsInTimeOrderAlsoAfterMigratingFrom
   runs_.reset();
   connection_.reset();
   const auto path = dir_ / "kw.db";
+  testing::downgrade_runs_to_v7(path);
   testing::exec_sql(
       path,
       "DROP INDEX runs_by_time; ALTER TABLE runs DROP COLUMN implementation_digest; "

@@ -2,8 +2,13 @@
 
 #include <sqlite3.h>
 
+#include <map>
 #include <stdexcept>
 #include <vector>
+
+#include "core/digest.hpp"
+#include "storage/detail/record_layout.hpp"
+#include "storage/run_store.hpp"
 
 namespace kernelwatch::storage::testing {
 namespace {
@@ -80,6 +85,92 @@ void exec_sql(const std::filesystem::path& path, const std::string& sql) {
     sqlite3_free(error);
     throw std::runtime_error(message);
   }
+}
+
+void downgrade_runs_to_v7(const std::filesystem::path& path) {
+  // The records and raw sources as version 7 stored them, read through this build.
+  std::map<std::int64_t, std::string> records;
+  {
+    auto connection = Connection::open(path, OpenMode::Existing);
+    ASSERT_TRUE(connection) << connection.error().message;
+    auto runs = RunStore(*connection).runs({});
+    ASSERT_TRUE(runs) << runs.error().message;
+    for (const auto& run : *runs) records[run.id] = core::canonical_json(core::to_json(run.record));
+  }
+  std::map<std::int64_t, std::string> sources;
+  {
+    Db db(path);
+    for (const auto& row :
+         db.query("SELECT r.id, d.body, coalesce(r.source_values, '') FROM runs r JOIN documents d "
+                  "ON d.id = r.source_template")) {
+      auto joined = layout::join_source(nlohmann::json::parse(row[1]), row[2]);
+      ASSERT_TRUE(joined) << joined.error().message;
+      sources[std::stoll(row[0])] = joined->dump();
+    }
+  }
+  exec_sql(path, R"sql(
+DROP INDEX runs_by_time;
+DROP INDEX runs_unsettled;
+CREATE TABLE runs_v7 (
+  id INTEGER PRIMARY KEY,
+  key_id INTEGER NOT NULL REFERENCES keys(id),
+  observed_at_ns INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'inconclusive')),
+  median_ns INTEGER,
+  p20_ns INTEGER,
+  p80_ns INTEGER,
+  implementation_id INTEGER REFERENCES implementations(id),
+  external_id TEXT NOT NULL,
+  record TEXT NOT NULL,
+  raw_source TEXT,
+  settled INTEGER,
+  implementation_digest TEXT,
+  software TEXT,
+  status_reason TEXT,
+  source TEXT,
+  run_status TEXT,
+  UNIQUE (key_id, observed_at_ns)
+);
+INSERT INTO runs_v7 SELECT id, key_id, observed_at_ns, status, median_ns, p20_ns, p80_ns,
+  implementation_id, external_id, '{}', NULL, settled,
+  CASE WHEN implementation_digest IS NULL
+       THEN (SELECT digest FROM implementations i WHERE i.id = implementation_id)
+       ELSE nullif(implementation_digest, '') END,
+  NULL, status_reason, source, run_status FROM runs;
+DROP TABLE runs;
+DROP TABLE documents;
+ALTER TABLE runs_v7 RENAME TO runs;
+)sql");
+  Db db(path, SQLITE_OPEN_READWRITE);
+  sqlite3_stmt* update = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db.db,
+                               "UPDATE runs SET record = ?2, raw_source = ?3, "
+                               "software = json_extract(?2, '$.environment.spec.software') "
+                               "WHERE id = ?1",
+                               -1, &update, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db.db);
+  for (const auto& [id, record] : records) {
+    sqlite3_bind_int64(update, 1, id);
+    sqlite3_bind_text(update, 2, record.c_str(), -1, SQLITE_TRANSIENT);
+    if (const auto it = sources.find(id); it != sources.end()) {
+      sqlite3_bind_text(update, 3, it->second.c_str(), -1, SQLITE_TRANSIENT);
+    } else {
+      sqlite3_bind_null(update, 3);
+    }
+    EXPECT_EQ(sqlite3_step(update), SQLITE_DONE) << sqlite3_errmsg(db.db);
+    sqlite3_reset(update);
+  }
+  sqlite3_finalize(update);
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(db.db,
+                         "CREATE INDEX runs_by_time ON runs (observed_at_ns, key_id);"
+                         "CREATE INDEX runs_unsettled ON runs (key_id) WHERE settled = 0;"
+                         "PRAGMA user_version = 7;",
+                         nullptr, nullptr, &error),
+            SQLITE_OK)
+      << (error ? error : "");
+  sqlite3_free(error);
 }
 
 }  // namespace kernelwatch::storage::testing
