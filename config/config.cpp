@@ -20,6 +20,7 @@
 #include "core/json_fields.hpp"
 #include "core/json_limits.hpp"
 #include "core/url.hpp"
+#include "runners/command_config.hpp"
 
 namespace kernelwatch::config {
 namespace {
@@ -440,17 +441,39 @@ Result<Runner> read_runner(const JsonField& object) {
     return Runner::Harness;
   }
   const std::string runner = KW_TRY(field.string());
+  if (runner == runners::kCommandRunner) return Runner::Command;
   if (runner != runners::kLigerBenchRunner) {
     return field.error(shown(runner) +
                        " is not a known runner (known: " + std::string(runners::kLigerBenchRunner) +
+                       ", " + std::string(runners::kCommandRunner) +
                        "; leave it out for kernelwatch's own kernels)");
   }
   return Runner::LigerBench;
 }
 
 Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkConfig& out) {
-  const JsonField object = KW_TRY(object_of(field, {"runner", "kernel", "pass", "providers",
-                                                    "workloads", "python", "script", "timeout"}));
+  const JsonField entry = KW_TRY(field.object());
+  if (entry["interval"].present()) {
+    milliseconds interval{0};
+    KW_TRY(read_duration(entry["interval"], std::chrono::seconds(1), interval));
+    out.interval = interval;
+  }
+  if (entry["runner"].present() && KW_TRY(read_runner(entry)) == Runner::Command) {
+    // The runner reads its own entry; the config lends it durations and paths.
+    out.runner = Runner::Command;
+    runners::EntryReaderServices services;
+    services.duration = [](const JsonField& f, milliseconds minimum) -> Result<milliseconds> {
+      milliseconds value{0};
+      KW_TRY(read_duration(f, minimum, value));
+      return value;
+    };
+    services.resolve = [&reader](const std::string& path) { return reader.resolve(path); };
+    out.command = KW_TRY(runners::read_command_entry(entry, services));
+    return {};
+  }
+  const JsonField object =
+      KW_TRY(object_of(field, {"runner", "kernel", "pass", "providers", "workloads", "python",
+                               "script", "timeout", "interval"}));
   for (const std::string_view key : {"kernel", "pass", "workloads"}) {
     if (!object[key].present()) return object.error(std::string(key) + " is missing");
   }
@@ -484,6 +507,13 @@ Status read_benchmarks(const Reader& reader, const JsonField& field,
     BenchmarkConfig benchmark;
     KW_TRY(read_benchmark(reader, items[i], benchmark));
     for (std::size_t j = 0; j < out.size(); ++j) {
+      if (benchmark.runner == Runner::Command || out[j].runner == Runner::Command) {
+        if (out[j].runner == benchmark.runner && out[j].command.name == benchmark.command.name) {
+          return items[i]["name"].error(shown(benchmark.command.name) + " is already the name of " +
+                                        items[j].path());
+        }
+        continue;
+      }
       if (out[j].runner == benchmark.runner && out[j].kernel == benchmark.kernel &&
           out[j].pass == benchmark.pass) {
         return items[i].error(std::string(core::to_string(benchmark.kernel)) + "/" +
@@ -1183,6 +1213,13 @@ json redacted_json(const Config& config) {
                      {"run_at_start", config.schedule.at_start == AtStart::Run}};
   json benchmarks = json::array();
   for (const auto& benchmark : config.benchmarks) {
+    if (benchmark.runner == Runner::Command) {
+      json entry = runners::command_entry_json(benchmark.command);
+      entry["timeout"] = format_duration(benchmark.command.timeout);
+      if (benchmark.interval) entry["interval"] = format_duration(*benchmark.interval);
+      benchmarks.push_back(std::move(entry));
+      continue;
+    }
     const bool liger = benchmark.runner == Runner::LigerBench;
     json providers = json::array();
     if (liger) {
@@ -1198,6 +1235,7 @@ json redacted_json(const Config& config) {
                   {"pass", core::to_string(benchmark.pass)},
                   {"providers", providers},
                   {"workloads", workloads}};
+    if (benchmark.interval) entry["interval"] = format_duration(*benchmark.interval);
     if (liger) {
       entry["runner"] = runners::kLigerBenchRunner;
       entry["python"] = benchmark.liger.python.string();

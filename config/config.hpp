@@ -25,6 +25,7 @@
 #include "kernels/harness/timing.hpp"
 #include "kernels/types.hpp"
 #include "notifiers/destination.hpp"
+#include "runners/command.hpp"
 #include "runners/liger_bench.hpp"
 
 namespace kernelwatch::config {
@@ -68,11 +69,15 @@ struct ScheduleConfig {
 };
 
 // Which program produces a benchmark's runs: kernelwatch's own kernels in this process (no
-// `runner` field), or Liger-Kernel's and PyTorch's own benchmarks through liger_bench.py.
-enum class Runner { Harness, LigerBench };
+// `runner` field), Liger-Kernel's and PyTorch's own benchmarks through liger_bench.py, or any
+// program whose output is in a declared format (`command`, read by runners/command_config.hpp).
+enum class Runner { Harness, LigerBench, Command };
 
 struct BenchmarkConfig {
   Runner runner = Runner::Harness;
+  // How often this entry runs; nullopt: schedule.interval.
+  std::optional<std::chrono::milliseconds> interval;
+  runners::CommandEntry command;  // Command only
   core::Kernel kernel = core::Kernel::LayerNorm;
   core::Pass pass = core::Pass::Forward;
   std::vector<core::Provider> providers;  // Harness: default both, fused first

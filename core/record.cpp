@@ -140,7 +140,14 @@ json number_json(double value) {
   return value;
 }
 
-// spec.timing with its latencyNs.median: required on a passed run, optional on the others.
+// The latencyNs member that holds a run's compared value: its primary statistic's, "median"
+// unless the primary statistic is "mean" (a harness that reports no median, like older nvbench).
+std::string_view primary_member(const BenchmarkRun& run) {
+  return run.primary_statistic == "mean" ? "mean" : "median";
+}
+
+// spec.timing with the latencyNs value of its primary statistic: required on a passed run,
+// optional on the others.
 Status parse_timing(const JsonField& spec, BenchmarkRun& run) {
   const bool passed = run.status == RunStatus::Passed;
   const JsonField timing = spec["timing"];
@@ -151,7 +158,7 @@ Status parse_timing(const JsonField& spec, BenchmarkRun& run) {
   const JsonField latency = timing["latencyNs"];
   if (!latency.present() && !passed) return {};
   KW_TRY(latency.object());
-  if (const JsonField median = latency["median"]; median.present() || passed) {
+  if (const JsonField median = latency[primary_member(run)]; median.present() || passed) {
     run.median = std::chrono::nanoseconds{KW_TRY(nanoseconds(median))};
     // A passed run with a median of 0 ns measured nothing.
     if (passed && run.median->count() == 0) {
@@ -274,7 +281,7 @@ json run_json(const BenchmarkRun& run) {
   if (run.median) {
     json& timing = object_member(spec, "timing");
     json& latency = object_member(timing, "latencyNs");
-    latency["median"] = run.median->count();
+    latency[std::string(primary_member(run))] = run.median->count();
     timing["primaryStatistic"] = run.primary_statistic;
   }
   if (!run.measurements.empty() || spec.contains("measurements")) {
@@ -433,7 +440,7 @@ RunStatus status_for_failure_reason(std::string_view reason) noexcept {
 }
 
 std::optional<std::chrono::nanoseconds> BenchmarkRun::latency(std::string_view statistic) const {
-  if (statistic == "median" && median) return median;
+  if (statistic == primary_member(*this) && median) return median;
   for (const auto& m : measurements) {
     if (m.metric == "latency" && m.statistic == statistic && m.unit == "ns") {
       return std::chrono::nanoseconds{static_cast<std::int64_t>(m.value)};

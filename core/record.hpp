@@ -95,7 +95,7 @@ struct BenchmarkRun {
   // Why a run did not pass, one readable line (written as metadata.description, the one place the
   // public schema gives free text); "" for a passed run.
   std::string status_reason;
-  std::optional<std::chrono::nanoseconds> median;  // absent only on failed runs
+  std::optional<std::chrono::nanoseconds> median;  // or the mean, when primary; absent only on failed runs
   std::string primary_statistic = "median";
   Timestamp observed_at{};
   std::vector<Measurement> measurements;

@@ -141,6 +141,20 @@ HttpResponse status(const ApiContext& c) {
   for (std::size_t i = 0; i < unreadable.size() && i < 10; ++i) reasons.push_back(unreadable[i]);
   const auto uptime =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - c.started).count();
+  // Each config entry: its interval, last execution, next run and newest error.
+  json entries = json::array();
+  for (const auto& e : c.cycle->entries) {
+    entries.push_back({{"name", e.name},
+                       {"runner", e.runner},
+                       {"intervalSeconds", e.interval.count() / 1000.0},
+                       {"lastStart", timestamp_or_null(e.last_start)},
+                       {"lastEnd", timestamp_or_null(e.last_end)},
+                       {"lastRuns", e.last_runs},
+                       {"lastFailedRuns", e.last_failed},
+                       {"next", timestamp_or_null(e.next)},
+                       {"lastError", e.last_error.empty() ? json(nullptr) : json(e.last_error)},
+                       {"lastErrorAt", timestamp_or_null(e.last_error_at)}});
+  }
   const json head{
       {"version", KERNELWATCH_VERSION},
       {"startedAt", core::format_timestamp(c.started_wall)},
@@ -156,6 +170,7 @@ HttpResponse status(const ApiContext& c) {
         {"lastEnd", timestamp_or_null(c.cycle->last_end)},
         {"lastDurationSeconds", c.cycle->last_duration_seconds},
         {"next", c.config->benchmarks.empty() ? json(nullptr) : timestamp_or_null(c.cycle->next)}}},
+      {"entries", std::move(entries)},
       {"outbox", std::move(outbox)},
       {"deadLetters", std::move(dead)},
       {"unreadableRuns", {{"count", unreadable.size()}, {"reasons", std::move(reasons)}}}};

@@ -19,6 +19,7 @@
 #include "daemon/engine.hpp"
 #include "daemon/http_server.hpp"
 #include "daemon/log.hpp"
+#include "daemon/schedule.hpp"
 #include "storage/connection.hpp"
 
 namespace kernelwatch::notifiers {
@@ -41,6 +42,7 @@ struct CycleState {
   core::Timestamp last_end{};
   core::Timestamp next{};
   double last_duration_seconds = 0;
+  std::vector<EntryState> entries;  // each config entry's schedule and last execution
   std::map<std::string, std::uint64_t> runs_by_status;  // since start, by outcome
   double run_seconds_sum = 0;                           // medians of passed runs
   std::uint64_t run_seconds_count = 0;

@@ -10,6 +10,7 @@
 #include "daemon/bench_command.hpp"
 #include "daemon/daemon.hpp"
 #include "daemon/dashboard.hpp"
+#include "daemon/discover_command.hpp"
 #include "daemon/status_command.hpp"
 #include "daemon/store_commands.hpp"
 
@@ -34,6 +35,8 @@ struct Commands {
   DaemonOptions daemon;
   StatusOptions status;
   bool status_json = false;
+  DiscoverOptions discover;
+  bool discover_json = false;
   ReportOptions report;
   std::function<int()> action;
 };
@@ -181,6 +184,21 @@ void add_status(CLI::App& app, Commands& c) {
   });
 }
 
+void add_discover(CLI::App& app, Commands& c) {
+  auto* sub = app.add_subcommand(
+      "discover",
+      "Run a config's benchmark-program entries once, as the daemon would, store nothing, and\n"
+      "print the keys their runs fall in with the history each already has in the database");
+  sub->add_option("--config", c.discover.config, "JSON config file")->required();
+  sub->add_option("--entry", c.discover.entry,
+                  "Only this entry (a command entry's name; liger-bench <kernel>/<pass>)");
+  sub->add_flag("--json", c.discover_json, "Print the keys as a JSON array");
+  sub->callback([&c] {
+    c.discover.format = c.discover_json ? OutputFormat::Json : OutputFormat::Table;
+    c.action = [&c] { return run_discover(c.discover, std::cout, std::cerr); };
+  });
+}
+
 void add_report(CLI::App& app, Commands& c) {
   auto* sub = app.add_subcommand(
       "report",
@@ -245,6 +263,7 @@ int run_cli(int argc, char** argv) {
   add_bench(app, commands);
   add_daemon(app, commands);
   add_status(app, commands);
+  add_discover(app, commands);
   add_report(app, commands);
 
   if (names_unknown_arguments(app, argc, argv)) return 2;

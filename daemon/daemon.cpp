@@ -1,5 +1,6 @@
 #include "daemon/daemon.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -33,6 +34,7 @@
 #include "daemon/http_server.hpp"
 #include "daemon/key_pages.hpp"
 #include "daemon/log.hpp"
+#include "daemon/schedule.hpp"
 #include "daemon/systemd.hpp"
 #include "kernels/harness/bench.hpp"
 #include "notifiers/worker.hpp"
@@ -60,40 +62,6 @@ EngineOptions engine_options(const config::Config& c) {
   for (const auto& n : c.notifiers) o.destinations.push_back(n.destination.name);
   o.host = host_name();
   return o;
-}
-
-// The cases one cycle runs, in order, each behind the one producer interface: kernelwatch's own
-// kernels through the in-process harness, Liger's and PyTorch's through the liger-bench runner.
-using Plan = std::vector<std::shared_ptr<runners::RunProducer>>;
-
-Plan cycle_plan(const config::Config& c, kernels::Backend backend,
-                const runners::GpuSampler& sampler) {
-  Plan out;
-  for (const auto& b : c.benchmarks) {
-    if (b.runner == config::Runner::LigerBench) {
-      for (const auto provider : b.liger_providers) {
-        for (const auto& workload : b.workloads) {
-          runners::LigerBenchOptions options = b.liger;
-          options.sampler = sampler;
-          out.push_back(std::make_shared<runners::LigerBenchProducer>(
-              std::move(options), runners::LigerCase{b.kernel, b.pass, provider, workload}));
-        }
-      }
-      continue;
-    }
-    for (const auto provider : b.providers) {
-      for (const auto& workload : b.workloads) {
-        auto spec = kernels::CaseSpec::from_workload(workload);
-        if (!spec) continue;  // validated by the config loader
-        kernels::BenchRequest r;
-        r.id = {b.kernel, b.pass, provider, backend};
-        r.spec = *spec;
-        r.policy = c.bench;
-        out.push_back(std::make_shared<runners::HarnessProducer>(std::move(r)));
-      }
-    }
-  }
-  return out;
 }
 
 // Whether a reloaded config changes the notifiers: their settings or their secrets (which the
@@ -128,21 +96,6 @@ constexpr std::size_t kKeyPagesMaxBytes = 64 * 1024 * 1024;
 // shutdown() gives up on everything at 9 s, inside systemd's 10 s.
 constexpr std::chrono::milliseconds kDeliveryDrain{5000};
 
-// A case's producer comes from the current config (a SIGHUP's bench settings, runner path or
-// timeout apply at the next cycle) and takes over what the previous cycle's producer of the same
-// case learned (a liger-bench producer remembers its GPU).
-Plan carry_over(Plan fresh, const Plan& previous) {
-  for (auto& producer : fresh) {
-    for (const auto& old : previous) {
-      if (old->name() == producer->name()) {
-        producer->learn_from(*old);
-        break;
-      }
-    }
-  }
-  return fresh;
-}
-
 class Daemon {
  public:
   Daemon(DaemonOptions options, config::Config config, storage::Connection store,
@@ -167,12 +120,12 @@ class Daemon {
  private:
   core::Status start();
   void wait_signal();
-  void schedule_next(std::chrono::milliseconds delay);
-  void start_cycle(std::string reason);
+  void schedule_next();
+  void start_cycle(std::string reason, bool all);
   void bench_loop();
   bool take_cycle(Plan& plan, int& confirm_reruns);
-  void run_case(runners::RunProducer& producer, int confirm_reruns);
-  bool judge(const std::string& name, const core::Result<kernels::BenchOutcome>& outcome);
+  void run_case(const PlannedSource& source, bool first, int confirm_reruns);
+  bool judge(const std::string& name, const kernels::BenchOutcome& outcome);
   void end_cycle(double seconds);
   void reload();
   void shutdown();
@@ -251,8 +204,14 @@ class Daemon {
   std::condition_variable bench_wake_;
   bool cycle_requested_ = false;
   Plan cycle_plan_;
-  Plan last_plan_;  // the previous cycle's producers (carry_over)
+  // The newest producer of each source (carry_over); touched under bench_mutex_.
+  std::map<std::string, std::shared_ptr<runners::RunProducer>> learned_;
+  EntrySchedule schedule_;  // io thread
   runners::GpuSampler sampler_ = runners::nvml_sampler();
+  runners::HostProbe host_probe_ = runners::system_host_probe();
+  // Written once at stop: a benchmark program running then is killed at once, with everything
+  // it started, instead of holding the stop until the grace period ends.
+  StopPipe stop_pipe_;
   int cycle_confirm_reruns_ = 0;  // copied with the plan: reload() replaces config_
   std::atomic<bool> stopping_{false};
   std::atomic<bool> bench_idle_{true};
@@ -364,10 +323,9 @@ core::Status Daemon::start() {
   published_.set_ready(true);
   http_thread_ = std::thread([this] { http_io_.run(); });
   if (pages_store_) pages_thread_ = std::thread([this] { pages_io_.run(); });
-  if (!config_.benchmarks.empty()) {
-    schedule_next(config_.schedule.at_start == config::AtStart::Run ? 0ms
-                                                                    : config_.schedule.interval);
-  }
+  schedule_.sync(config_, wall_now(), config_.schedule.at_start);
+  cycle_.entries = schedule_.entries();
+  if (!config_.benchmarks.empty()) schedule_next();
   return {};
 }
 
@@ -448,31 +406,40 @@ void Daemon::ping_watchdog(std::chrono::microseconds interval) {
   });
 }
 
-void Daemon::schedule_next(std::chrono::milliseconds delay) {
-  if (config_.schedule.jitter.count() > 0 && delay.count() > 0) {
-    std::uniform_int_distribution<long long> jitter(0, config_.schedule.jitter.count() - 1);
-    delay += std::chrono::milliseconds(jitter(rng_));
-  }
-  cycle_.next = wall_now() + delay;
+// Arms the timer for the earliest entry's next run. While a cycle runs, its end arms it.
+void Daemon::schedule_next() {
+  if (stopping_ || config_.benchmarks.empty()) return;
+  cycle_.next = schedule_.earliest();
+  if (cycle_.running) return;
+  const auto delay = std::chrono::ceil<std::chrono::milliseconds>(cycle_.next - wall_now());
   // Never an already-due timer: Asio arms those as an absolute timerfd deadline, which
   // libfaketime (CI's shifted-clock runs) rewrites by its offset into an invalid one, and the
   // first cycle would never start there. A millisecond later is the same to everyone else.
   schedule_timer_.expires_after(std::max(delay, std::chrono::milliseconds(1)));
   schedule_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || stopping_) return;
-    start_cycle("schedule");
-    schedule_next(config_.schedule.interval);
+    start_cycle("schedule", false);
+    schedule_next();
   });
 }
 
-void Daemon::start_cycle(std::string reason) {
+// A cycle of the entries that are due (all of them when `all`: a triggered cycle).
+void Daemon::start_cycle(std::string reason, bool all) {
   std::lock_guard lock(bench_mutex_);
-  auto plan = carry_over(cycle_plan(config_, backend_, sampler_), last_plan_);
   if (cycle_.running || cycle_requested_) {
     log_.info("cycle (" + reason + ") skipped: one is already running");
     return;
   }
-  last_plan_ = plan;
+  const auto jitter = [this] {
+    if (config_.schedule.jitter.count() <= 0) return 0ms;
+    std::uniform_int_distribution<long long> pick(0, config_.schedule.jitter.count() - 1);
+    return std::chrono::milliseconds(pick(rng_));
+  };
+  const auto due = schedule_.take_due(wall_now(), all, jitter);
+  cycle_.entries = schedule_.entries();
+  if (due.empty()) return;
+  auto plan = cycle_plan(config_, backend_, {sampler_, host_probe_, stop_pipe_.read_end()}, due);
+  carry_over(plan, learned_);
   published_.invalidate();
   tally_ = CycleTally{reason, cycle_.count + 1, 0, 0, 0, {}};
   cycle_plan_ = std::move(plan);
@@ -491,9 +458,8 @@ void Daemon::bench_loop() {
   while (take_cycle(plan, confirm_reruns)) {
     bench_idle_ = false;
     const auto cycle_start = std::chrono::steady_clock::now();
-    for (const auto& producer : plan) {
-      if (stopping_) break;
-      run_case(*producer, confirm_reruns);
+    for (std::size_t i = 0; i < plan.size() && !stopping_; ++i) {
+      run_case(plan[i], i == 0 || plan[i - 1].entry != plan[i].entry, confirm_reruns);
     }
     const auto seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - cycle_start).count();
@@ -513,31 +479,50 @@ bool Daemon::take_cycle(Plan& plan, int& confirm_reruns) {
   return true;
 }
 
-// Runs one case and, while its run breached the band and awaits confirmation, reruns it at once
-// (at most confirm_reruns times). The engine lives on the io thread: each run is judged there
-// while this thread waits for the verdict.
-void Daemon::run_case(runners::RunProducer& producer, int confirm_reruns) {
+// Runs one source and, while one of its runs breached the band and awaits confirmation, runs it
+// again at once (at most confirm_reruns times), unless its runs are confirmed by its next
+// scheduled run. The engine lives on the io thread: the runs are judged there while this thread
+// waits for the verdicts.
+void Daemon::run_case(const PlannedSource& source, bool first, int confirm_reruns) {
+  runners::RunProducer& producer = *source.producer;
   const std::string name = producer.name();
   for (int attempt = 0; attempt <= confirm_reruns && !stopping_; ++attempt) {
-    const auto outcome = producer.run(wall_now);
-    if (stopping_) return;
+    const auto start = wall_now();
+    const auto produced = producer.run(wall_now);
+    if (stopping_ || (produced && produced->cancelled)) return;
     std::promise<bool> rerun;
     auto answer = rerun.get_future();
-    asio::post(io_, [this, &outcome, &rerun, &name] { rerun.set_value(judge(name, outcome)); });
+    asio::post(io_, [this, &produced, &rerun, &name, &source, start, first, attempt] {
+      if (produced) {
+        schedule_.record(source.entry, first && attempt == 0, start, wall_now(), *produced);
+      } else {
+        schedule_.record_error(source.entry, wall_now(), produced.error().message);
+      }
+      cycle_.entries = schedule_.entries();
+      if (!produced) {
+        log_.error(name + ": " + produced.error().message);
+        ++cycle_.errors;
+        ++tally_.errors;
+        rerun.set_value(false);
+        return;
+      }
+      if (!produced->error.empty()) log_.warning(name + ": " + produced->error);
+      bool breached = false;
+      for (const auto& outcome : produced->runs) breached = judge(name, outcome) || breached;
+      rerun.set_value(breached);
+    });
     if (!answer.get()) return;
+    if (producer.confirm() == runners::ConfirmMode::Next) {
+      log_.info(name + ": breached its band; its next scheduled run confirms");
+      return;
+    }
     log_.info(name + ": breached its band; rerunning to confirm");
   }
 }
 
 // io thread: stores and judges one run; true when it breached and awaits a rerun.
-bool Daemon::judge(const std::string& name, const core::Result<kernels::BenchOutcome>& outcome) {
-  if (!outcome) {
-    log_.error(name + ": " + outcome.error().message);
-    ++cycle_.errors;
-    ++tally_.errors;
-    return false;
-  }
-  auto processed = engine_.process(outcome->record, wall_now());
+bool Daemon::judge(const std::string& name, const kernels::BenchOutcome& outcome) {
+  auto processed = engine_.process(outcome.record, wall_now());
   published_.invalidate();
   if (!processed) {
     log_.error(name + ": storing the run failed: " + processed.error().message);
@@ -558,7 +543,7 @@ bool Daemon::judge(const std::string& name, const core::Result<kernels::BenchOut
   ++tally_.runs;
   ++tally_.verdicts[std::string(detectors::to_string(processed->verdict.kind))];
   tally_.resolved += processed->resolved.size();
-  cycle_.count_run(outcome->record.run.status, outcome->summary ? outcome->summary->median : 0ns);
+  cycle_.count_run(outcome.record.run.status, outcome.summary ? outcome.summary->median : 0ns);
   if (!processed->fired.empty() || !processed->resolved.empty()) {
     log_.info(processed->key_display + ": " + std::to_string(processed->fired.size()) +
               " failed-run alert(s) fired, " + std::to_string(processed->resolved.size()) +
@@ -596,6 +581,7 @@ void Daemon::end_cycle(double seconds) {
   published_.invalidate();
   systemd::notify_status("idle; last cycle took " + std::to_string(static_cast<int>(seconds)) +
                          " s");
+  schedule_next();  // entries that fell due while it ran go now
 }
 
 void Daemon::reload() {
@@ -633,7 +619,9 @@ void Daemon::reload() {
   http_->set_token(config_.http.token);
   if (notifiers_changed) replace_worker();
   schedule_timer_.cancel();
-  if (!config_.benchmarks.empty()) schedule_next(config_.schedule.interval);
+  schedule_.sync(config_, wall_now(), config::AtStart::Wait);
+  cycle_.entries = schedule_.entries();
+  schedule_next();
   log_.info("SIGHUP: config reloaded from " + config_.source);
   systemd::notify_ready("config reloaded");
 }
@@ -657,6 +645,7 @@ void Daemon::shutdown() {
     std::lock_guard lock(bench_mutex_);
     bench_wake_.notify_all();
   }
+  stop_pipe_.signal();
   // The current repetition may finish; past 9 s it is abandoned (systemd waits 10 s).
   wait_for_bench(std::chrono::steady_clock::now() + 9s);
 }
@@ -750,7 +739,7 @@ ApiContext Daemon::api_context() {
   c.log = [this](LogLevel level, std::string_view message) { log_.write(level, message); };
   c.trigger = [this] {
     if (cycle_.running) return false;
-    start_cycle("api");
+    start_cycle("api", true);
     return true;
   };
   return c;

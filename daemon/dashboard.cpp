@@ -109,6 +109,12 @@ web::DaemonStatus daemon_status(const ApiContext& c) {
   if (c.cycle->last_end.time_since_epoch().count() != 0) s.last_cycle_end = c.cycle->last_end;
   if (!c.config->benchmarks.empty() && c.cycle->next.time_since_epoch().count() != 0)
     s.next_cycle = c.cycle->next;
+  for (const auto& e : c.cycle->entries) {
+    web::EntryStatus entry{e.name, e.runner, std::nullopt, std::nullopt, e.last_error};
+    if (e.last_end.time_since_epoch().count() != 0) entry.last_run = e.last_end;
+    if (e.next.time_since_epoch().count() != 0) entry.next_run = e.next;
+    s.entries.push_back(std::move(entry));
+  }
   storage::Outbox outbox(*c.store);
   if (auto counts = outbox.counts()) {
     s.outbox = std::move(*counts);
@@ -131,6 +137,10 @@ HttpResponse overview(const ApiContext& c, const HttpRequest& r, RowCache& cache
       std::to_string(status.cycle_errors) + "|" + (status.cycle_running ? "r" : "") + "|" +
       std::to_string(c.cycle->last_end.time_since_epoch().count()) + "|" +
       std::to_string(c.cycle->next.time_since_epoch().count()) + "|" + c.backend;
+  for (const auto& e : c.cycle->entries) {
+    signature += "|" + e.name + ":" + std::to_string(e.last_end.time_since_epoch().count()) + ":" +
+                 std::to_string(e.next.time_since_epoch().count()) + ":" + e.last_error;
+  }
   for (const auto& d : status.outbox) {
     signature += "|" + d.destination + ":" + std::to_string(d.pending) + ":" +
                  std::to_string(d.delivered) + ":" + std::to_string(d.dead);

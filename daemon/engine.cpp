@@ -4,13 +4,16 @@
 #include <utility>
 
 #include "core/key.hpp"
+#include "runners/command.hpp"
 #include "runners/liger_bench.hpp"
 
 namespace kernelwatch::daemon {
 
 detectors::ConfirmPolicy confirm_for(const EngineOptions& options, std::string_view source) {
-  // The daemon's own runs can be rerun at once: its kernels' and the liger-bench runner's.
-  const bool own_run = source == "kernelwatch" || source == runners::kLigerBenchSource;
+  // The daemon's own runs are confirmed by the next run of their key: a rerun at once (its
+  // kernels', the liger-bench runner's, a command entry's) or its next scheduled run.
+  const bool own_run = source == "kernelwatch" || source == runners::kLigerBenchSource ||
+                       source == runners::kCommandSource;
   return own_run && options.confirm_reruns > 0 ? detectors::ConfirmPolicy::Next
                                                : detectors::ConfirmPolicy::None;
 }

@@ -199,6 +199,51 @@ void print_daemon(std::ostream& out, const json& status) {
   }
 }
 
+// "1h", "90s": an entry's interval.
+std::string interval_text(double seconds) {
+  const auto whole = static_cast<long long>(seconds);
+  if (whole > 0 && whole % 3600 == 0) return std::to_string(whole / 3600) + "h";
+  if (whole > 0 && whole % 60 == 0) return std::to_string(whole / 60) + "m";
+  return std::to_string(whole) + "s";
+}
+
+// "2026-12-01T18:56:27Z": a timestamp to the second, "-" for none.
+std::string to_second(std::string stamp) {
+  if (const auto dot = stamp.find('.'); dot != std::string::npos)
+    stamp = stamp.substr(0, dot) + "Z";
+  return stamp;
+}
+
+// One line per config entry: its interval, last execution (runs stored, failed) and next run;
+// then each entry's newest error on a line of its own, never cut.
+void print_entries(std::ostream& out, const json& status, std::size_t width) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> errors;
+  for (const auto& e : status.value("entries", json::array())) {
+    if (!e.is_object()) continue;
+    const json interval = e.value("intervalSeconds", json(0));
+    std::string last = to_second(field(e, "lastEnd"));
+    if (last != "-") {
+      last += " (" + std::to_string(integer(e, "lastRuns")) + " run(s), " +
+              std::to_string(integer(e, "lastFailedRuns")) + " failed)";
+    }
+    rows.push_back({field(e, "name"), field(e, "runner"),
+                    interval_text(interval.is_number() ? interval.get<double>() : 0), last,
+                    to_second(field(e, "next"))});
+    if (const auto error = field(e, "lastError"); error != "-") {
+      errors.push_back("  " + field(e, "name") + " at " + to_second(field(e, "lastErrorAt")) +
+                       ": " + error);
+    }
+  }
+  if (rows.empty()) return;
+  out << '\n';
+  print_table(out, {"ENTRY", "RUNNER", "EVERY", "LAST RUN", "NEXT RUN"}, rows,
+              TableLayout{0, width, {0, 3}});
+  if (errors.empty()) return;
+  out << "last error of each entry:\n";
+  for (const auto& line : errors) out << line << '\n';
+}
+
 // "218 key(s)", the count of each problem state, of each other, and of the open alerts found in
 // imported history.
 std::string summary_of(const std::vector<KeyLine>& lines) {
@@ -271,6 +316,7 @@ void print_protocol_changes(std::ostream& out, const json& status) {
 std::string format_status(const json& status, bool all, std::size_t width) {
   std::ostringstream out;
   print_daemon(out, status);
+  print_entries(out, status, width);
   std::vector<KeyLine> lines;
   for (const auto& key : status.value("keys", json::array())) {
     if (key.is_object()) lines.push_back(line_of(key));

@@ -4,15 +4,19 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <deque>
+
+#include "core/json_limits.hpp"
+#include "runners/detail/child_guard.hpp"
 
 extern char** environ;
 
@@ -94,18 +98,37 @@ int open_pidfd(pid_t pid) {
 #endif
 }
 
-std::vector<std::string> environment_with(
-    const std::vector<std::pair<std::string, std::string>>& extra) {
+bool has_name(std::string_view entry, std::string_view name) {
+  return entry.size() > name.size() && entry.substr(0, name.size()) == name &&
+         entry[name.size()] == '=';
+}
+
+// What a program gets from the daemon's environment under EnvironmentBase::Minimal.
+constexpr std::array<std::string_view, 8> kMinimalNames = {"PATH", "HOME",   "LANG", "LC_ALL",
+                                                           "TZ",   "TMPDIR", "USER", "LOGNAME"};
+
+std::vector<std::string> environment_for(const ChildRequest& request) {
+  const auto& extra = request.environment;
   std::vector<std::string> out;
+  bool has_path = false;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);
-    const bool replaced = std::any_of(extra.begin(), extra.end(), [&](const auto& kv) {
-      return entry.size() > kv.first.size() && entry.substr(0, kv.first.size()) == kv.first &&
-             entry[kv.first.size()] == '=';
-    });
-    if (!replaced) out.emplace_back(entry);
+    if (request.environment_base == EnvironmentBase::Minimal &&
+        std::none_of(kMinimalNames.begin(), kMinimalNames.end(),
+                     [&](std::string_view name) { return has_name(entry, name); })) {
+      continue;
+    }
+    const bool replaced = std::any_of(extra.begin(), extra.end(),
+                                      [&](const auto& kv) { return has_name(entry, kv.first); });
+    if (replaced) continue;
+    has_path = has_path || has_name(entry, "PATH");
+    out.emplace_back(entry);
   }
-  for (const auto& [name, value] : extra) out.push_back(name + "=" + value);
+  for (const auto& [name, value] : extra) {
+    has_path = has_path || name == "PATH";
+    out.push_back(name + "=" + value);
+  }
+  if (!has_path) out.emplace_back("PATH=/usr/local/bin:/usr/bin:/bin");
   return out;
 }
 
@@ -117,7 +140,139 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
   return out;
 }
 
+// The program's path: argv[0] itself when it has a '/', else the first executable file of that
+// name in the child's PATH. Looked up before fork (nothing may allocate after it).
+core::Result<std::string> resolve_program(const std::string& name,
+                                          const std::vector<std::string>& environment) {
+  const auto check = [&](const std::string& path) -> core::Status {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) {
+      const int error = errno;
+      return core::fail(
+          error == ENOENT || error == ENOTDIR ? ErrorCode::NotFound : ErrorCode::Unavailable,
+          "cannot start " + name + ": " + std::strerror(error));
+    }
+    if (!S_ISREG(info.st_mode) || ::access(path.c_str(), X_OK) != 0) {
+      return core::fail(ErrorCode::Unavailable,
+                        "cannot start " + name + ": " +
+                            (S_ISREG(info.st_mode) ? "not executable" : "not a file"));
+    }
+    return {};
+  };
+  if (name.empty()) return core::fail(ErrorCode::NotFound, "cannot start an empty program name");
+  if (name.find('/') != std::string::npos) {
+    KW_TRY(check(name));
+    return name;
+  }
+  std::string path;
+  for (const auto& entry : environment) {
+    if (has_name(entry, "PATH")) path = entry.substr(5);
+  }
+  std::optional<core::Error> first_refusal;
+  for (std::size_t start = 0; start <= path.size();) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    const std::string dir = end == start ? "." : path.substr(start, end - start);
+    const std::string candidate = dir + "/" + name;
+    auto ok = check(candidate);
+    if (ok) return candidate;
+    if (ok.error().code != ErrorCode::NotFound && !first_refusal) first_refusal = ok.error();
+    start = end + 1;
+  }
+  if (first_refusal) return tl::unexpected(*first_refusal);
+  return core::fail(ErrorCode::NotFound, "cannot start " + name + ": not found in PATH");
+}
+
+// Splits stdout into lines in one pass over each chunk: a line never grows past max_line_bytes
+// (the rest of it is dropped and counted), so neither time nor memory depends on how the
+// program breaks its output.
+class LineSplitter {
+ public:
+  LineSplitter(std::size_t max_line_bytes, const std::function<void(std::string_view)>& on_line)
+      : max_(max_line_bytes), on_line_(on_line) {}
+
+  void feed(std::string_view data, ChildResult& result) {
+    while (!data.empty()) {
+      const std::size_t newline = data.find('\n');
+      const std::string_view piece =
+          newline == std::string_view::npos ? data : data.substr(0, newline);
+      if (!dropping_) {
+        if (pending_.size() + piece.size() > max_) {
+          dropping_ = true;
+          pending_.clear();
+          pending_.shrink_to_fit();
+          ++result.overlong_lines;
+        } else {
+          pending_.append(piece);
+        }
+      }
+      if (newline == std::string_view::npos) return;
+      if (!dropping_ && on_line_) on_line_(pending_);
+      pending_.clear();
+      dropping_ = false;
+      data.remove_prefix(newline + 1);
+    }
+  }
+  [[nodiscard]] std::string rest() && { return dropping_ ? std::string() : std::move(pending_); }
+
+ private:
+  std::size_t max_;
+  const std::function<void(std::string_view)>& on_line_;
+  std::string pending_;
+  bool dropping_ = false;
+};
+
+// The guard's reports, read from its pipe in whole 8-byte messages.
+class ReportReader {
+ public:
+  // Reads what is there; false at end of file (the guard and the program are gone).
+  bool read(int fd, const std::function<void(const detail::GuardMessage&)>& handle) {
+    char buffer[256];
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) return errno == EINTR || errno == EAGAIN;
+    if (n == 0) return false;
+    bytes_.append(buffer, static_cast<std::size_t>(n));
+    std::size_t at = 0;
+    for (; bytes_.size() - at >= sizeof(detail::GuardMessage); at += sizeof(detail::GuardMessage)) {
+      detail::GuardMessage message{};
+      std::memcpy(&message, bytes_.data() + at, sizeof message);
+      handle(message);
+    }
+    bytes_.erase(0, at);
+    return true;
+  }
+
+ private:
+  std::string bytes_;
+};
+
+std::string exec_error(const std::string& program, int error) {
+  return "cannot start " + program + ": " + std::strerror(error);
+}
+
 }  // namespace
+
+std::string readable_line(std::string_view bytes, std::size_t max_bytes) {
+  // Anything past a few times the limit cannot survive the cut: never look at it.
+  const std::string valid = core::utf8_prefix(bytes.substr(0, max_bytes * 4 + 16), max_bytes * 12);
+  std::string out;
+  out.reserve(std::min(valid.size(), max_bytes + 8));
+  for (const char c : valid) {
+    const auto byte = static_cast<unsigned char>(c);
+    const bool space = byte < 0x20 || byte == 0x7f || c == ' ';
+    if (space) {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+    if (out.size() > max_bytes + 4) break;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  const bool cut = out.size() > max_bytes || bytes.size() > max_bytes * 4 + 16;
+  if (!cut) return out;
+  const std::size_t room = max_bytes > 3 ? max_bytes - 3 : 0;
+  return core::utf8_prefix(out, room) + "\xE2\x80\xA6";  // U+2026
+}
 
 std::string ChildResult::last_stderr_lines(std::size_t count) const {
   std::deque<std::string> lines;
@@ -125,8 +280,7 @@ std::string ChildResult::last_stderr_lines(std::size_t count) const {
   while (start <= stderr_tail.size()) {
     std::size_t end = stderr_tail.find('\n', start);
     if (end == std::string::npos) end = stderr_tail.size();
-    std::string line = stderr_tail.substr(start, end - start);
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    std::string line = readable_line(std::string_view(stderr_tail).substr(start, end - start));
     if (!line.empty()) {
       lines.push_back(std::move(line));
       if (lines.size() > count) lines.pop_front();
@@ -141,88 +295,105 @@ std::string ChildResult::last_stderr_lines(std::size_t count) const {
 core::Result<ChildResult> run_child(const ChildRequest& request,
                                     const std::function<void(std::string_view line)>& on_line) {
   KW_ASSERT(!request.argv.empty(), "a child needs a program");
+  std::vector<std::string> env = environment_for(request);
+  const std::string program = KW_TRY(resolve_program(request.argv[0], env));
   Pipe in = KW_TRY(make_pipe());
   Pipe out = KW_TRY(make_pipe());
   Pipe err = KW_TRY(make_pipe());
+  Pipe reports = KW_TRY(make_pipe());
+  Pipe lifeline = KW_TRY(make_pipe());
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in.read.get(), 0);
-  posix_spawn_file_actions_adddup2(&actions, out.write.get(), 1);
-  posix_spawn_file_actions_adddup2(&actions, err.write.get(), 2);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  // Its own process group, so a timeout kills it with everything it started; default signal
-  // handling and an empty mask whatever the daemon set for itself.
-  posix_spawnattr_setpgroup(&attributes, 0);
-  sigset_t empty;
-  sigemptyset(&empty);
-  posix_spawnattr_setsigmask(&attributes, &empty);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  for (int s : {SIGPIPE, SIGHUP, SIGINT, SIGTERM, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD})
-    sigaddset(&defaults, s);
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  posix_spawnattr_setflags(
-      &attributes,
-      static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
   std::vector<std::string> args = request.argv;
-  std::vector<std::string> env = environment_with(request.environment);
   auto argv = pointers(args);
   auto envp = pointers(env);
-  pid_t pid = 0;
-  const int spawned =
-      ::posix_spawnp(&pid, argv[0], &actions, &attributes, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  if (spawned != 0) {
-    return core::fail(spawned == ENOENT ? ErrorCode::NotFound : ErrorCode::Unavailable,
-                      "cannot start " + request.argv[0] + ": " + std::strerror(spawned));
+  const std::string directory = request.working_directory.string();
+  detail::GuardSetup setup;
+  setup.daemon_pid = ::getpid();
+  setup.stdin_read = in.read.get();
+  setup.stdout_write = out.write.get();
+  setup.stderr_write = err.write.get();
+  setup.report_write = reports.write.get();
+  setup.lifeline_read = lifeline.read.get();
+  setup.program = program.c_str();
+  setup.argv = argv.data();
+  setup.envp = envp.data();
+  setup.working_directory = directory.empty() ? nullptr : directory.c_str();
+  const pid_t guard = ::fork();
+  if (guard < 0) {
+    return core::fail(ErrorCode::Unavailable,
+                      "cannot start " + request.argv[0] + ": fork: " + std::strerror(errno));
   }
+  if (guard == 0) detail::guard_main(setup);
   in.read.reset();
   out.write.reset();
   err.write.reset();
+  reports.write.reset();
+  lifeline.read.reset();
   ::fcntl(in.write.get(), F_SETFL, ::fcntl(in.write.get(), F_GETFL) | O_NONBLOCK);
-  Fd pidfd(open_pidfd(pid));
-  if (request.on_spawn) request.on_spawn(pid);
 
   ChildResult result;
-  result.pid = pid;
   std::size_t written = 0;
   if (request.stdin_text.empty()) in.write.reset();
-  bool exited = false;  // seen through the pidfd; not reaped yet, so the group id stays ours
+  std::optional<int> program_status;  // its wait status, once the guard reaped it
+  std::optional<int> start_error;     // errno of a failed exec
+  bool guard_gone = false;
   bool timed_out = false;
+  bool cancelled = false;
   enum class Phase { Running, Terminating } phase = Phase::Running;
   auto deadline = Clock::now() + request.timeout;
-  std::string pending;  // stdout bytes of an unfinished line
-  char buffer[16384];
-
-  while (out.read.open() || err.read.open() || (pidfd.open() && !exited)) {
-    if (exited && !out.read.open() && !err.read.open()) break;
-    const auto now = Clock::now();
-    if (now >= deadline) {
-      if (exited) {
-        // The child is gone but something it started still holds its pipes: kill the group.
-        ::kill(-pid, SIGKILL);
+  LineSplitter lines(request.max_line_bytes, on_line);
+  ReportReader report_reader;
+  const auto handle_report = [&](const detail::GuardMessage& m) {
+    switch (static_cast<detail::GuardReport>(m.kind)) {
+      case detail::GuardReport::Started:
+        result.pid = m.value;
+        if (request.on_spawn) request.on_spawn(m.value);
         break;
-      }
-      if (phase == Phase::Running) {
-        timed_out = true;
-        phase = Phase::Terminating;
-        ::kill(-pid, SIGTERM);
-        in.write.reset();
-        deadline = now + request.kill_grace;
-        continue;
-      }
-      break;  // still there after the grace period: SIGKILL below
+      case detail::GuardReport::ExecFailed:
+        start_error = m.value;
+        break;
+      case detail::GuardReport::Exited:
+        program_status = m.value;
+        // Whatever it left behind gets a short time to finish writing, then it is killed.
+        if (phase == Phase::Running)
+          deadline = std::min(deadline, Clock::now() + request.kill_grace);
+        break;
+      case detail::GuardReport::Leftovers:
+        result.leftover_processes = static_cast<std::size_t>(std::max(0, m.value));
+        break;
+    }
+  };
+  char buffer[65536];
+  const bool ticking = request.tick.count() > 0 && request.on_tick;
+  auto next_tick = Clock::now() + request.tick;
+
+  while (!guard_gone && !start_error && !cancelled) {
+    if (program_status && !out.read.open() && !err.read.open()) break;
+    auto now = Clock::now();
+    if (ticking && now >= next_tick && result.pid != 0 && !program_status) {
+      request.on_tick();
+      now = Clock::now();
+      next_tick = now + request.tick;
+    }
+    if (now >= deadline) {
+      if (program_status || phase == Phase::Terminating) break;  // killed below
+      timed_out = true;
+      phase = Phase::Terminating;
+      const char command = detail::kGuardTerminate;
+      (void)write_without_sigpipe(lifeline.write.get(), &command, 1);
+      in.write.reset();
+      deadline = now + request.kill_grace;
+      continue;
     }
     std::vector<pollfd> fds;
     if (in.write.open()) fds.push_back({in.write.get(), POLLOUT, 0});
     if (out.read.open()) fds.push_back({out.read.get(), POLLIN, 0});
     if (err.read.open()) fds.push_back({err.read.get(), POLLIN, 0});
-    if (pidfd.open() && !exited) fds.push_back({pidfd.get(), POLLIN, 0});
-    if (fds.empty()) break;
-    const auto wait_ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+    fds.push_back({reports.read.get(), POLLIN, 0});
+    if (request.cancel_fd >= 0) fds.push_back({request.cancel_fd, POLLIN, 0});
+    const auto until = ticking && !program_status ? std::min(deadline, next_tick) : deadline;
+    const auto wait_ms =
+        std::max<long long>(0, std::chrono::ceil<std::chrono::milliseconds>(until - now).count());
     const int ready =
         ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(wait_ms, 60'000)));
     if (ready < 0) {
@@ -231,7 +402,11 @@ core::Result<ChildResult> run_child(const ChildRequest& request,
     }
     for (const pollfd& p : fds) {
       if (p.revents == 0) continue;
-      if (in.write.open() && p.fd == in.write.get()) {
+      if (p.fd == request.cancel_fd) {
+        cancelled = true;
+      } else if (p.fd == reports.read.get()) {
+        if (!report_reader.read(p.fd, handle_report)) guard_gone = true;
+      } else if (in.write.open() && p.fd == in.write.get()) {
         const ssize_t n = write_without_sigpipe(in.write.get(), request.stdin_text.data() + written,
                                                 request.stdin_text.size() - written);
         if (n > 0) written += static_cast<std::size_t>(n);
@@ -244,13 +419,14 @@ core::Result<ChildResult> run_child(const ChildRequest& request,
           out.read.reset();
           continue;
         }
-        pending.append(buffer, static_cast<std::size_t>(n));
-        std::size_t start = 0;
-        for (std::size_t nl; (nl = pending.find('\n', start)) != std::string::npos;
-             start = nl + 1) {
-          if (on_line) on_line(std::string_view(pending).substr(start, nl - start));
+        const std::string_view chunk(buffer, static_cast<std::size_t>(n));
+        result.stdout_bytes += chunk.size();
+        if (request.stdout_keep_bytes > 0) {
+          const std::size_t room = request.stdout_keep_bytes - result.stdout_text.size();
+          result.stdout_text.append(chunk.substr(0, room));
+          if (chunk.size() > room) result.stdout_overflow = true;
         }
-        pending.erase(0, start);
+        lines.feed(chunk, result);
       } else if (err.read.open() && p.fd == err.read.get()) {
         const ssize_t n = ::read(err.read.get(), buffer, sizeof buffer);
         if (n <= 0) {
@@ -259,35 +435,55 @@ core::Result<ChildResult> run_child(const ChildRequest& request,
           continue;
         }
         result.stderr_tail.append(buffer, static_cast<std::size_t>(n));
-        if (result.stderr_tail.size() > request.stderr_keep_bytes)
+        // Trimmed when twice the size kept: linear in what the program writes.
+        if (result.stderr_tail.size() > 2 * request.stderr_keep_bytes)
           result.stderr_tail.erase(0, result.stderr_tail.size() - request.stderr_keep_bytes);
-      } else if (pidfd.open() && p.fd == pidfd.get()) {
-        siginfo_t info{};
-        if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-            info.si_pid == pid) {
-          exited = true;
-          // Whatever it left behind gets a short time to finish writing, then the group goes.
-          if (phase == Phase::Running)
-            deadline = std::min(deadline, Clock::now() + request.kill_grace);
-        }
       }
     }
   }
-  // Nothing of the group may outlive the run: SIGKILL whatever is left (the leader is a zombie
-  // at most, so its id is still ours), then reap the child.
-  ::kill(-pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  if (result.stderr_tail.size() > request.stderr_keep_bytes)
+    result.stderr_tail.erase(0, result.stderr_tail.size() - request.stderr_keep_bytes);
+
+  // The end: the guard kills whatever is left (the program, if it still runs, and every
+  // descendant, wherever it moved), reaps it, reports, and exits.
+  lifeline.write.reset();
+  in.write.reset();
+  out.read.reset();
+  err.read.reset();
+  Fd guard_fd(open_pidfd(guard));
+  const auto give_up = Clock::now() + std::chrono::seconds(10);
+  while (!guard_gone) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(give_up - Clock::now()).count();
+    if (left <= 0) break;
+    pollfd p{reports.read.get(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) < 0 && errno != EINTR) break;
+    if (p.revents != 0 && !report_reader.read(p.fd, handle_report)) guard_gone = true;
   }
-  result.stdout_rest = std::move(pending);
-  if (timed_out) {
+  // A guard stuck on a descendant in uninterruptible sleep is killed; that descendant is left to
+  // init (it cannot be killed by anyone until it wakes).
+  if (!guard_gone) ::kill(guard, SIGKILL);
+  int guard_status = 0;
+  while (::waitpid(guard, &guard_status, 0) < 0 && errno == EINTR) {
+  }
+  result.stdout_rest = std::move(lines).rest();
+  if (start_error)
+    return core::fail(*start_error == ENOENT ? ErrorCode::NotFound : ErrorCode::Unavailable,
+                      exec_error(request.argv[0], *start_error));
+  if (result.pid == 0) {
+    return core::fail(ErrorCode::Unavailable,
+                      "cannot start " + request.argv[0] + ": its guard process ended first");
+  }
+  if (cancelled) {
+    result.end = ChildEnd::Cancelled;
+  } else if (timed_out) {
     result.end = ChildEnd::TimedOut;
-  } else if (WIFEXITED(status)) {
+  } else if (program_status && WIFEXITED(*program_status)) {
     result.end = ChildEnd::Exited;
-    result.exit_code = WEXITSTATUS(status);
+    result.exit_code = WEXITSTATUS(*program_status);
   } else {
     result.end = ChildEnd::Signalled;
-    result.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    result.signal =
+        program_status && WIFSIGNALED(*program_status) ? WTERMSIG(*program_status) : SIGKILL;
   }
   return result;
 }

@@ -11,6 +11,7 @@
 #include "core/json_limits.hpp"
 #include "core/record.hpp"
 #include "runners/child_process.hpp"
+#include "runners/run_status.hpp"
 #include "storage/liger_csv.hpp"
 
 #ifndef KERNELWATCH_SOURCE_DIR
@@ -28,6 +29,8 @@ constexpr int kExitBadRequest = 2;
 constexpr int kExitImport = 3;
 constexpr int kExitNoCuda = 4;
 constexpr std::size_t kStderrLines = 3;
+// A result line is a few hundred bytes; anything longer is not one (and is never buffered).
+constexpr std::size_t kMaxLineBytes = 64 * 1024;
 
 std::string duration_text(std::chrono::milliseconds d) {
   if (d.count() % 60'000 == 0) return std::to_string(d.count() / 60'000) + "m";
@@ -91,15 +94,20 @@ CaseResult parse_line(std::string_view line, const json& requested) {
   const auto storable = [](double ms) {
     return std::isfinite(ms) && ms * 1e6 >= 0.5 && ms * 1e6 <= double(core::kMaxLatencyNs);
   };
-  if (!(storable(r.p50) && storable(r.p20) && storable(r.p80))) {
+  const auto times_failed = [&](const char* why, const char* expected) {
     CaseResult f;
-    char buffer[160];
-    std::snprintf(
-        buffer, sizeof buffer,
-        "NaN, infinite or non-positive time (or over 2^53 - 1 ns): p50=%g p20=%g p80=%g ms", r.p50,
-        r.p20, r.p80);
+    char buffer[200];
+    std::snprintf(buffer, sizeof buffer, "%s: p50=%g p20=%g p80=%g ms%s", why, r.p50, r.p20, r.p80,
+                  expected);
     f.reason = buffer;
     return f;
+  };
+  if (!(storable(r.p50) && storable(r.p20) && storable(r.p80))) {
+    return times_failed("NaN, infinite or non-positive time (or over 2^53 - 1 ns)", "");
+  }
+  // A runner's quantiles out of order are not a measurement, whatever its median says.
+  if (!(r.p20 <= r.p50 && r.p50 <= r.p80)) {
+    return times_failed("quantiles out of order", " (p20 <= p50 <= p80 expected)");
   }
   const auto device = value.find("device");
   if (device == value.end() || !device->is_object() || !device->contains("name") ||
@@ -219,10 +227,12 @@ std::string missing_reason(const core::Result<ChildResult>& child, const LigerBe
   switch (child->end) {
     case ChildEnd::TimedOut:
       return "runner still running after its timeout of " + duration_text(o.timeout) +
-             ": killed with its process group" + (tail.empty() ? "" : "; stderr: " + tail);
+             ": killed with everything it started" + (tail.empty() ? "" : "; stderr: " + tail);
     case ChildEnd::Signalled:
       return "runner killed by signal " + std::to_string(child->signal) +
              (tail.empty() ? "" : "; stderr: " + tail);
+    case ChildEnd::Cancelled:
+      return "runner killed: the daemon is stopping";
     case ChildEnd::Exited:
       break;
   }
@@ -230,7 +240,12 @@ std::string missing_reason(const core::Result<ChildResult>& child, const LigerBe
     case 0:
       if (!child->stdout_rest.empty()) {
         return "malformed runner output (a line without its newline): " +
-               child->stdout_rest.substr(0, 120);
+               readable_line(child->stdout_rest, 120);
+      }
+      if (child->overlong_lines > 0) {
+        return "malformed runner output: " + std::to_string(child->overlong_lines) +
+               " stdout line(s) longer than " + std::to_string(kMaxLineBytes) +
+               " bytes, dropped unread";
       }
       return any_line ? "runner exited without a result for this case"
                       : "runner exited without any result (missing output)";
@@ -410,6 +425,8 @@ std::vector<kernels::BenchOutcome> run_liger_bench(const LigerBenchOptions& opti
     request.timeout = options.timeout;
     request.kill_grace = options.kill_grace;
     request.environment = options.environment;
+    request.max_line_bytes = kMaxLineBytes;
+    request.cancel_fd = options.cancel_fd;
     int child_pid = 0;
     kernels::GpuSample last;
     if (options.sampler) last = options.sampler(0);  // before the child exists

@@ -74,6 +74,7 @@ struct LigerBenchOptions {
   // The GPU a failed run is recorded on when the runner never said (it could not start).
   std::string fallback_gpu_name = "unknown";
   GpuSampler sampler;  // empty: no environment probe (every run stays passed/failed)
+  int cancel_fd = -1;  // readable: the daemon stops; the runner is killed at once
 };
 
 // Where liger_bench.py is: <binary dir>/../share/kernelwatch/runners/liger/liger_bench.py when

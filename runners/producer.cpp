@@ -2,15 +2,15 @@
 
 namespace kernelwatch::runners {
 
-core::Result<kernels::BenchOutcome> HarnessProducer::run(
-    const std::function<core::Timestamp()>& now) {
+core::Result<Produced> HarnessProducer::run(const std::function<core::Timestamp()>& now) {
   kernels::BenchContext context;
   context.now = now;
-  return kernels::run_benchmark(request_, context);
+  Produced out;
+  out.runs.push_back(KW_TRY(kernels::run_benchmark(request_, context)));
+  return out;
 }
 
-core::Result<kernels::BenchOutcome> LigerBenchProducer::run(
-    const std::function<core::Timestamp()>& now) {
+core::Result<Produced> LigerBenchProducer::run(const std::function<core::Timestamp()>& now) {
   auto outcomes = run_liger_bench(options_, {case_}, now);
   KW_ASSERT(outcomes.size() == 1, "one case in, one run out");
   const auto& hardware = outcomes.front().record.environment.hardware;
@@ -19,12 +19,33 @@ core::Result<kernels::BenchOutcome> LigerBenchProducer::run(
     options_.fallback_gpu_name =
         hardware.form_factor.empty() ? product : product + " " + hardware.form_factor;
   }
-  return std::move(outcomes.front());
+  Produced out;
+  out.runs.push_back(std::move(outcomes.front()));
+  return out;
 }
 
 void LigerBenchProducer::learn_from(const RunProducer& earlier) {
   if (const auto* same = dynamic_cast<const LigerBenchProducer*>(&earlier); same != nullptr) {
     options_.fallback_gpu_name = same->options_.fallback_gpu_name;
+  }
+}
+
+core::Result<Produced> CommandProducer::run(const std::function<core::Timestamp()>& now) {
+  CommandContext context = context_;
+  context.now = now;
+  CommandOutcome outcome = run_command(entry_, context, known_);
+  if (!outcome.keys.empty()) known_ = outcome.keys;
+  Produced out;
+  out.runs = std::move(outcome.runs);
+  out.error = std::move(outcome.error);
+  out.cancelled = outcome.cancelled;
+  return out;
+}
+
+void CommandProducer::learn_from(const RunProducer& earlier) {
+  if (const auto* same = dynamic_cast<const CommandProducer*>(&earlier);
+      same != nullptr && same->entry_.name == entry_.name && known_.empty()) {
+    known_ = same->known_;
   }
 }
 

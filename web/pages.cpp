@@ -290,9 +290,22 @@ std::string status_box(const DaemonStatus& s) {
             " pending, " + std::to_string(d.delivered) + " delivered, " + std::to_string(d.dead) +
             " dead</span> ";
   }
-  html +=
-      "</dd><dt>dead letters</dt><dd>" + std::to_string(s.dead_letters) + "</dd></dl></section>";
-  return html;
+  html += "</dd><dt>dead letters</dt><dd>" + std::to_string(s.dead_letters) + "</dd></dl>";
+  if (!s.entries.empty()) {
+    html +=
+        "<table class=\"entries\"><caption>Entries</caption><thead><tr><th>entry</th>"
+        "<th>runner</th><th>last run</th><th>next run</th><th>last error</th></tr></thead>"
+        "<tbody>";
+    for (const auto& e : s.entries) {
+      html += "<tr><td>" + escape(e.name) + "</td><td>" + escape(e.runner) + "</td><td>" +
+              (e.last_run ? escape(format_time(*e.last_run)) : std::string("not yet")) +
+              "</td><td>" + (e.next_run ? escape(format_time(*e.next_run)) : std::string("-")) +
+              "</td><td>" + (e.last_error.empty() ? std::string("none") : escape(e.last_error)) +
+              "</td></tr>";
+    }
+    html += "</tbody></table>";
+  }
+  return html + "</section>";
 }
 
 bool open_first(const KeyRow& a, const KeyRow& b) {

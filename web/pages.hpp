@@ -31,7 +31,17 @@ using Query = std::map<std::string, std::string>;
 
 // ---- overview ----
 
+// A config entry of the daemon: when it ran, when it runs next, its newest error.
+struct EntryStatus {
+  std::string name;
+  std::string runner;
+  std::optional<core::Timestamp> last_run;
+  std::optional<core::Timestamp> next_run;
+  std::string last_error;  // "" none
+};
+
 struct DaemonStatus {
+  std::vector<EntryStatus> entries;
   std::string version;
   std::string backend;
   bool cycle_running = false;

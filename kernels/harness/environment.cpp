@@ -35,6 +35,14 @@ struct NvmlProcessInfo {  // nvmlProcessInfo_t (v2/v3 layout)
 };
 using NvmlGetProcesses = int (*)(NvmlDevice, unsigned*, NvmlProcessInfo*);
 using NvmlDriverVersion = int (*)(char*, unsigned);
+using NvmlGetName = int (*)(NvmlDevice, char*, unsigned);
+using NvmlGetCapability = int (*)(NvmlDevice, int*, int*);
+struct NvmlMemory {  // nvmlMemory_t
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+using NvmlGetMemory = int (*)(NvmlDevice, NvmlMemory*);
 
 constexpr int kNvmlSuccess = 0;
 constexpr int kNvmlInsufficientSize = 7;
@@ -133,6 +141,28 @@ std::string Nvml::driver_version() const {
   char buffer[96] = {};
   if (get == nullptr || get(buffer, sizeof buffer) != kNvmlSuccess) return {};
   return buffer;
+}
+
+std::optional<NvmlIdentity> Nvml::identity(unsigned index) const {
+  if (!available()) return std::nullopt;
+  NvmlDevice device = nullptr;
+  auto by_index = symbol<NvmlGetHandleByIndex>(library_, "nvmlDeviceGetHandleByIndex_v2");
+  auto get_name = symbol<NvmlGetName>(library_, "nvmlDeviceGetName");
+  if (by_index == nullptr || get_name == nullptr || by_index(index, &device) != kNvmlSuccess) {
+    return std::nullopt;
+  }
+  char name[96] = {};
+  if (get_name(device, name, sizeof name) != kNvmlSuccess || name[0] == '\0') return std::nullopt;
+  NvmlIdentity out;
+  out.name = name;
+  if (auto get = symbol<NvmlGetCapability>(library_, "nvmlDeviceGetCudaComputeCapability")) {
+    (void)get(device, &out.compute_major, &out.compute_minor);
+  }
+  if (auto get = symbol<NvmlGetMemory>(library_, "nvmlDeviceGetMemoryInfo")) {
+    NvmlMemory memory{};
+    if (get(device, &memory) == kNvmlSuccess) out.memory_bytes = memory.total;
+  }
+  return out;
 }
 
 GpuSample Nvml::sample(const std::string& uuid, unsigned index,

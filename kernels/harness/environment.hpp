@@ -44,6 +44,14 @@ struct GpuSample {
   std::optional<unsigned> other_compute_processes;  // compute processes other than this one
 };
 
+// A GPU as NVML names it: what the daemon probes for programs it does not link (runners/).
+struct NvmlIdentity {
+  std::string name;  // "NVIDIA H100 80GB HBM3"
+  int compute_major = 0;
+  int compute_minor = 0;
+  std::uint64_t memory_bytes = 0;
+};
+
 class Nvml {
  public:
   // Loads libnvidia-ml.so.1 and initializes it; unavailable() explains why not.
@@ -55,6 +63,8 @@ class Nvml {
   [[nodiscard]] bool available() const { return handle_ != nullptr; }
   [[nodiscard]] const std::string& unavailable_reason() const { return reason_; }
   [[nodiscard]] std::string driver_version() const;
+  // The GPU of this index; nullopt when NVML cannot name it.
+  [[nodiscard]] std::optional<NvmlIdentity> identity(unsigned index) const;
   // The GPU by its UUID as CUDA reports it ("GPU-8c3a..."), else by index. Compute processes
   // in `ours` (a benchmark child this process started) count as this process, not as others.
   [[nodiscard]] GpuSample sample(const std::string& uuid, unsigned index,

@@ -81,8 +81,10 @@ for case in json.load(sys.stdin)["cases"]:
   // The daemon's loop for one case: run, process, rerun while the engine awaits confirmation.
   std::vector<Processed> processed;
   for (int attempt = 0; attempt <= options.confirm_reruns; ++attempt) {
-    auto outcome = producer->run(clock);
-    ASSERT_TRUE(outcome) << outcome.error().message;
+    auto produced = producer->run(clock);
+    ASSERT_TRUE(produced) << produced.error().message;
+    ASSERT_EQ(produced->runs.size(), 1U);
+    const auto* outcome = &produced->runs.front();
     ASSERT_EQ(outcome->record.run.status, core::RunStatus::Passed);
     auto p = engine.process(outcome->record, now);
     ASSERT_TRUE(p) << p.error().message;

@@ -5,7 +5,6 @@
 #include "runners/liger_bench.hpp"
 
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <cerrno>
@@ -246,10 +245,9 @@ sys.exit(4)
             "no CUDA device: liger_bench: no CUDA device: torch.cuda.is_available() is False");
 }
 
-TEST_F(LigerBenchTest, ATimeoutKillsTheRunnersProcessGroup) {
-  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+TEST_F(LigerBenchTest, ATimeoutKillsTheRunnerAndEverythingItStarted) {
   // The fake answers the first case, then starts a grandchild that would outlive it (it ignores
-  // SIGTERM) and hangs: the group kill must end both. It reports the grandchild's pid on stderr.
+  // SIGTERM) and hangs: the timeout must end both. It reports the grandchild's pid on stderr.
   auto o = fake(R"(
 import signal, subprocess, time
 passed(cases[0], 0.5)
@@ -268,20 +266,64 @@ while True:
   EXPECT_TRUE(core::is_failure(outcomes[1].record.run.status))
       << core::to_string(outcomes[1].record.run.status);
   const std::string why = reason(outcomes[1]);
-  EXPECT_EQ(why.rfind("runner still running after its timeout of 6s: killed with its process "
-                      "group",
+  EXPECT_EQ(why.rfind("runner still running after its timeout of 6s: killed with everything it "
+                      "started",
                       0),
             0U)
       << why;
   const auto at = why.find("grandchild ");
   ASSERT_NE(at, std::string::npos) << why;
   const pid_t grandchild = std::stoi(why.substr(at + 11));
-  int status = 0;
-  ASSERT_EQ(::waitpid(grandchild, &status, 0), grandchild);
-  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  // Killed and reaped by the time the runner returned.
   EXPECT_EQ(::kill(grandchild, 0), -1);
   EXPECT_EQ(errno, ESRCH);
-  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+}
+
+// The probe of issue #24: output that is not UTF-8 once killed the daemon (its reason could not
+// be written as JSON). Every such reason is now one valid line.
+TEST_F(LigerBenchTest, BytesThatAreNotUtf8MakeAFailedRunWithAValidReason) {
+  const std::vector<std::pair<std::string, std::string>> fakes = {
+      // A partial last line with 0xff.
+      {"sys.stdout.buffer.write(b'{\"case\": \\xff\\xfe'); sys.stdout.flush()\n",
+       "malformed runner output (a line without its newline): {\"case\": \xEF\xBF\xBD"},
+      // A two-byte character across the 120-byte excerpt of a partial line.
+      {"sys.stdout.buffer.write(b'x' * 119 + '\\u00e9'.encode() + b'tail'); sys.stdout.flush()\n",
+       "malformed runner output (a line without its newline): " + std::string(117, 'x')},
+      // Invalid bytes on stderr with a non-zero exit.
+      {"sys.stderr.buffer.write(b'bad \\xc3\\x28 bytes\\x1b[31m red\\n'); sys.stderr.flush()\n"
+       "os._exit(1)\n",
+       "runner exited with status 1: bad \xEF\xBF\xBD( bytes [31m red"},
+      // A result line that is not UTF-8.
+      {"sys.stdout.buffer.write(b'\\x80\\x81 not json\\n'); sys.stdout.flush()\n",
+       "malformed runner output (not a JSON object): \xEF\xBF\xBD\xEF\xBF\xBD not json"},
+  };
+  for (const auto& [body, expected] : fakes) {
+    auto outcomes = run(fake(body), {tvd_torch_backward()});
+    ASSERT_EQ(outcomes.size(), 1U);
+    EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status));
+    const std::string why = reason(outcomes[0]);
+    EXPECT_EQ(why.rfind(expected, 0), 0U) << why;
+    // The record can be written as JSON (this threw, and aborted the daemon).
+    EXPECT_NO_THROW((void)core::to_json(outcomes[0].record).dump()) << why;
+  }
+}
+
+TEST_F(LigerBenchTest, QuantilesOutOfOrderAreAFailedRun) {
+  auto outcomes = run(fake("passed(cases[0], 1.0, p20=1.2, p80=0.8)\n"), {tvd_torch_backward()});
+  EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status));
+  EXPECT_EQ(reason(outcomes[0]),
+            "quantiles out of order: p50=1 p20=1.2 p80=0.8 ms (p20 <= p50 <= p80 expected)");
+  EXPECT_FALSE(outcomes[0].record.run.median.has_value());
+}
+
+TEST_F(LigerBenchTest, AHundredMegabytesWithoutANewlineIsAFailedRunInBoundedMemory) {
+  auto outcomes = run(fake("chunk = b'x' * (1 << 20)\n"
+                           "for _ in range(100): sys.stdout.buffer.write(chunk)\n"
+                           "sys.stdout.flush()\n"),
+                      {tvd_torch_backward()});
+  EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status));
+  EXPECT_EQ(reason(outcomes[0]),
+            "malformed runner output: 1 stdout line(s) longer than 65536 bytes, dropped unread");
 }
 
 TEST_F(LigerBenchTest, AThrottledGpuMakesTheRunInconclusive) {
@@ -357,14 +399,15 @@ TEST_F(LigerBenchTest, TheProducerRemembersTheGpuForALaterFailedRun) {
   auto o = fake("for c in cases: passed(c, 0.5)\n");
   LigerBenchProducer producer(o, tvd_torch_backward());
   auto first = producer.run(test_now);
-  ASSERT_TRUE(first);
-  EXPECT_EQ(first->record.run.status, core::RunStatus::Passed);
+  ASSERT_TRUE(first && first->runs.size() == 1);
+  const core::Record& first_record = first->runs[0].record;
+  EXPECT_EQ(first_record.run.status, core::RunStatus::Passed);
   EXPECT_EQ(producer.name(), "tvd/backward/torch/liger-bench tokens16384-vocab65536-fp32");
   std::filesystem::remove(o.script);  // the runner can no longer run: python fails at once
   auto second = producer.run(test_now);
-  ASSERT_TRUE(second);
-  EXPECT_EQ(second->record.run.status, core::RunStatus::RuntimeError);
-  EXPECT_EQ(core::key_of(second->record)->digest(), core::key_of(first->record)->digest());
+  ASSERT_TRUE(second && second->runs.size() == 1);
+  EXPECT_EQ(second->runs[0].record.run.status, core::RunStatus::RuntimeError);
+  EXPECT_EQ(core::key_of(second->runs[0].record)->digest(), core::key_of(first_record)->digest());
 }
 
 TEST(LigerBenchScript, TheShippedScriptIsFoundAndAnswersHelp) {

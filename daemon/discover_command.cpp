@@ -1,0 +1,140 @@
+#include "daemon/discover_command.hpp"
+
+#include <map>
+#include <ostream>
+#include <set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.hpp"
+#include "core/key.hpp"
+#include "core/time.hpp"
+#include "daemon/format.hpp"
+#include "daemon/schedule.hpp"
+#include "runners/command.hpp"
+#include "runners/liger_bench.hpp"
+#include "storage/connection.hpp"
+#include "storage/run_store.hpp"
+
+namespace kernelwatch::daemon {
+namespace {
+
+using nlohmann::json;
+
+core::Timestamp now() {
+  return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
+}
+
+// The history of every key in the config's database, by key digest; empty when there is none yet.
+std::map<std::string, storage::KeySummary> stored_keys(const config::Config& c, std::ostream& err) {
+  std::map<std::string, storage::KeySummary> out;
+  std::error_code ec;
+  if (!std::filesystem::exists(c.storage.path, ec)) return out;
+  auto store = storage::Connection::open(c.storage.path, storage::OpenMode::ReadOnly);
+  if (!store) {
+    err << "kernelwatch discover: history not shown: " << store.error().message << '\n';
+    return out;
+  }
+  auto keys = storage::RunStore(*store).keys();
+  if (!keys) {
+    err << "kernelwatch discover: history not shown: " << keys.error().message << '\n';
+    return out;
+  }
+  for (auto& k : *keys) out.emplace(k.key.digest(), std::move(k));
+  return out;
+}
+
+}  // namespace
+
+int run_discover(const DiscoverOptions& options, std::ostream& out, std::ostream& err) {
+  auto config = config::load_config(options.config);
+  if (!config) {
+    err << "kernelwatch discover: " << config.error().message << '\n';
+    return 1;
+  }
+  std::set<std::string> entries;
+  for (const auto& b : config->benchmarks) {
+    const std::string name = entry_name(b);
+    if (!options.entry.empty() && name != options.entry) continue;
+    if (b.runner == config::Runner::Harness) {
+      if (!options.entry.empty()) {
+        err << "kernelwatch discover: " << name
+            << " is one of kernelwatch's own kernels: its keys are its config's cases "
+               "(kernelwatch bench runs one)\n";
+        return 1;
+      }
+      continue;
+    }
+    entries.insert(name);
+  }
+  if (entries.empty()) {
+    err << "kernelwatch discover: "
+        << (options.entry.empty() ? "the config has no command or liger-bench entry"
+                                  : "the config has no entry named \"" + options.entry + "\"")
+        << '\n';
+    return 1;
+  }
+  const auto history = stored_keys(*config, err);
+  const Plan plan =
+      cycle_plan(*config, kernels::Backend::Cpu,
+                 {runners::nvml_sampler(), runners::system_host_probe(), -1}, entries);
+  int status = 0;
+  json records = json::array();
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& source : plan) {
+    auto produced = source.producer->run(now);
+    if (!produced) {
+      err << "kernelwatch discover: " << source.entry << ": " << produced.error().message << '\n';
+      status = 1;
+      continue;
+    }
+    if (!produced->error.empty()) {
+      err << "kernelwatch discover: " << source.entry << ": " << produced->error << '\n';
+    }
+    for (const auto& run : produced->runs) {
+      const auto key = core::key_of(run.record);
+      if (!key) {
+        err << "kernelwatch discover: " << source.entry << ": " << key.error().message << '\n';
+        status = 1;
+        continue;
+      }
+      const auto known = history.find(key->digest());
+      const std::string stored =
+          known == history.end()
+              ? "new"
+              : std::to_string(known->second.run_count) + " run(s) since " +
+                    core::format_timestamp(known->second.first_observed).substr(0, 10);
+      std::string result = std::string(core::to_string(run.record.run.status));
+      if (run.record.run.median) {
+        result += " " + format_duration(*run.record.run.median);
+      } else if (!run.record.run.status_reason.empty()) {
+        result += ": " + run.record.run.status_reason;
+      }
+      if (options.format == OutputFormat::Json) {
+        records.push_back({{"entry", source.entry},
+                           {"benchmark", key->benchmark.label},
+                           {"provider", key->provider.label},
+                           {"workload", key->workload.label},
+                           {"environment", key->environment.label},
+                           {"protocol", key->protocol.label},
+                           {"key", key->digest()},
+                           {"status", std::string(core::to_string(run.record.run.status))},
+                           {"historyRuns", known == history.end() ? 0 : known->second.run_count}});
+      }
+      rows.push_back({source.entry, key->benchmark.label, key->provider.label, key->workload.label,
+                      key->environment.label, stored, result});
+    }
+  }
+  if (options.format == OutputFormat::Json) {
+    out << records.dump(2) << '\n';
+    return status;
+  }
+  print_table(out,
+              {"ENTRY", "BENCHMARK", "PROVIDER", "WORKLOAD", "ENVIRONMENT", "HISTORY", "THIS RUN"},
+              rows);
+  out << rows.size() << " key(s); nothing was stored\n";
+  return status;
+}
+
+}  // namespace kernelwatch::daemon

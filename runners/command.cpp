@@ -1,0 +1,431 @@
+#include "runners/command.hpp"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <array>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+
+#include "core/digest.hpp"
+#include "runners/child_process.hpp"
+#include "runners/detail/command_record.hpp"
+
+namespace kernelwatch::runners {
+namespace {
+
+using core::ErrorCode;
+
+constexpr std::size_t kStderrLines = 3;
+// NVML's clocks event reason "GPU idle" (nvmlClocksEventReasonGpuIdle).
+constexpr std::uint64_t kGpuIdle = 0x1;
+
+constexpr std::array<std::string_view, 12> kTimingVariables = {"CUDA_LAUNCH_BLOCKING",
+                                                               "CUDA_VISIBLE_DEVICES",
+                                                               "CUDA_DEVICE_MAX_CONNECTIONS",
+                                                               "CUDA_MODULE_LOADING",
+                                                               "PYTORCH_NO_CUDA_MEMORY_CACHING",
+                                                               "PYTORCH_CUDA_ALLOC_CONF",
+                                                               "TRITON_INTERPRET",
+                                                               "OMP_NUM_THREADS",
+                                                               "MKL_NUM_THREADS",
+                                                               "TORCH_COMPILE_DISABLE",
+                                                               "NVIDIA_TF32_OVERRIDE",
+                                                               "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"};
+constexpr std::array<std::string_view, 7> kTimingVariablePrefixes = {
+    "CUDA_", "PYTORCH_", "TORCH_", "TRITON_", "NCCL_", "CUBLAS_", "CUDNN_"};
+
+std::string duration_text(std::chrono::milliseconds d) {
+  if (d.count() % 60'000 == 0) return std::to_string(d.count() / 60'000) + "m";
+  if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
+  return std::to_string(d.count()) + "ms";
+}
+
+std::string replace_out(std::string text, const std::string& path) {
+  for (std::size_t at; (at = text.find(kOutPlaceholder)) != std::string::npos;) {
+    text.replace(at, kOutPlaceholder.size(), path);
+  }
+  return text;
+}
+
+// A fresh private directory for one execution's {out}; removed with everything in it.
+class ScratchDir {
+ public:
+  static core::Result<ScratchDir> create(const std::filesystem::path& base,
+                                         const std::string& entry) {
+    std::filesystem::path root = base;
+    if (root.empty()) {
+      const char* tmp = std::getenv("TMPDIR");
+      root = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+    }
+    std::string pattern = (root / ("kernelwatch-" + entry + "-XXXXXX")).string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return core::fail(ErrorCode::IoError, "cannot create a directory for {out} in " +
+                                                root.string() + ": " + std::strerror(errno));
+    }
+    return ScratchDir(pattern);
+  }
+  ScratchDir(ScratchDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+  ScratchDir& operator=(ScratchDir&&) = delete;
+  ScratchDir(const ScratchDir&) = delete;
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  explicit ScratchDir(std::filesystem::path path) : path_(std::move(path)) {}
+  std::filesystem::path path_;
+};
+
+// At most `limit` bytes of a file; the error says why it cannot be read or is too large.
+core::Result<std::string> read_output_file(const std::filesystem::path& path, std::size_t limit) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return core::fail(ErrorCode::NotFound,
+                      "the output file " + path.filename().string() + " was not written");
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return core::fail(ErrorCode::IoError, "cannot read the output file: " + ec.message());
+  if (size > limit) {
+    return core::fail(ErrorCode::InvalidArgument, "the output file is " + std::to_string(size) +
+                                                      " bytes, over the limit of " +
+                                                      std::to_string(limit));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!in && !in.eof()) return core::fail(ErrorCode::IoError, "cannot read the output file");
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
+// sha256 of the program a command runs, when it is a readable file of at most 512 MiB.
+std::string program_digest(const std::string& program, const CommandEntry& entry) {
+  std::filesystem::path path = program;
+  if (program.find('/') == std::string::npos) {
+    const char* env_path = std::getenv("PATH");
+    std::string dirs = env_path != nullptr ? env_path : "/usr/bin:/bin";
+    for (const auto& [name, value] : entry.env) {
+      if (name == "PATH") dirs = value;
+    }
+    path.clear();
+    for (std::size_t start = 0; start <= dirs.size();) {
+      std::size_t end = dirs.find(':', start);
+      if (end == std::string::npos) end = dirs.size();
+      const std::filesystem::path candidate =
+          std::filesystem::path(dirs.substr(start, end - start)) / program;
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(candidate, ec)) {
+        path = candidate;
+        break;
+      }
+      start = end + 1;
+    }
+  } else if (path.is_relative() && !entry.working_directory.empty()) {
+    path = entry.working_directory / path;
+  }
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::is_regular_file(path, ec)) return {};
+  if (std::filesystem::file_size(path, ec) > (512U << 20) || ec) return {};
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return core::sha256_hex(bytes);
+}
+
+std::string signal_name(int signal) {
+  const char* name = ::sigabbrev_np(signal);
+  return name != nullptr ? "SIG" + std::string(name) : std::to_string(signal);
+}
+
+// Why an execution as a whole failed; "" when its output is to be parsed.
+std::string execution_failure(const core::Result<ChildResult>& child, const CommandEntry& entry) {
+  if (!child) {
+    if (child.error().code == ErrorCode::NotFound) {
+      return "program not found: " + readable_line(entry.command.front(), 200);
+    }
+    return "the program could not start: " + child.error().message;
+  }
+  const std::string tail = child->last_stderr_lines(kStderrLines);
+  const std::string with_tail = tail.empty() ? "" : "; stderr: " + tail;
+  switch (child->end) {
+    case ChildEnd::TimedOut:
+      return "still running after its timeout of " + duration_text(entry.timeout) +
+             ": killed with everything it started" + with_tail;
+    case ChildEnd::Signalled:
+      return "killed by signal " + std::to_string(child->signal) + " (" +
+             signal_name(child->signal) + ")" + with_tail;
+    case ChildEnd::Cancelled:
+      return "killed: the daemon is stopping";
+    case ChildEnd::Exited:
+      break;
+  }
+  if (child->exit_code != 0) {
+    return "exited with status " + std::to_string(child->exit_code) +
+           (tail.empty() ? " (nothing on stderr)" : ": " + tail);
+  }
+  if (child->stdout_overflow) {
+    return "its output is over " + std::to_string(entry.max_output_bytes) + " bytes (" +
+           std::to_string(child->stdout_bytes) + " bytes written): not parsed";
+  }
+  return {};
+}
+
+}  // namespace
+
+bool changes_timing(std::string_view variable) {
+  if (std::find(kTimingVariables.begin(), kTimingVariables.end(), variable) !=
+      kTimingVariables.end()) {
+    return true;
+  }
+  return std::any_of(kTimingVariablePrefixes.begin(), kTimingVariablePrefixes.end(),
+                     [&](std::string_view prefix) { return variable.starts_with(prefix); });
+}
+
+std::string CommandEntry::command_line() const {
+  std::string out;
+  for (const auto& arg : command) {
+    const bool plain = !arg.empty() && arg.find_first_of(" \t\n'\"\\$`") == std::string::npos;
+    std::string quoted = plain ? arg : "'" + arg + "'";
+    out += (out.empty() ? "" : " ") + quoted;
+  }
+  return out;
+}
+
+HostProbe system_host_probe() {
+  auto nvml = std::make_shared<kernels::Nvml>();
+  const auto cpu = std::make_shared<kernels::CpuInfo>(kernels::probe_cpu());
+  return [nvml, cpu] {
+    HostIdentity host;
+    if (nvml->available()) {
+      if (auto gpu = nvml->identity(0)) {
+        host.gpu_name = gpu->name;
+        host.hardware = core::hardware_from_gpu_name(gpu->name);
+        if (gpu->compute_major > 0) {
+          host.hardware.architecture =
+              "sm_" + std::to_string(gpu->compute_major) + std::to_string(gpu->compute_minor);
+        }
+        host.memory_bytes = gpu->memory_bytes;
+        host.driver = nvml->driver_version();
+        return host;
+      }
+    }
+    host.hardware = kernels::cpu_hardware(*cpu);
+    host.memory_bytes = cpu->memory_bytes;
+    return host;
+  };
+}
+
+std::string inconclusive_during(const std::vector<kernels::GpuSample>& samples) {
+  unsigned highest = 0;
+  unsigned maximum = 0;
+  bool reasons_known = false;
+  for (const auto& s : samples) {
+    if (s.other_compute_processes && *s.other_compute_processes > 0) {
+      return std::to_string(*s.other_compute_processes) +
+             " other compute process(es) on the GPU while the program ran";
+    }
+    if (!s.sm_clock_mhz || !s.sm_clock_max_mhz || *s.sm_clock_max_mhz == 0) continue;
+    if (s.clock_event_reasons) {
+      reasons_known = true;
+      if ((*s.clock_event_reasons & kGpuIdle) != 0) continue;  // not running a kernel
+      if (*s.sm_clock_mhz * 4 < *s.sm_clock_max_mhz * 3) {
+        char reasons[32];
+        std::snprintf(reasons, sizeof reasons, "0x%llx",
+                      static_cast<unsigned long long>(*s.clock_event_reasons));
+        return "SM clock " + std::to_string(*s.sm_clock_mhz) + " MHz under 75% of its maximum " +
+               std::to_string(*s.sm_clock_max_mhz) +
+               " MHz while the GPU was busy (clock event "
+               "reasons " +
+               reasons + ")";
+      }
+      continue;
+    }
+    highest = std::max(highest, *s.sm_clock_mhz);
+    maximum = *s.sm_clock_max_mhz;
+  }
+  // Without event reasons, an idle sample cannot be told apart: the run counts when the clock
+  // was high at any sample while it ran.
+  if (!reasons_known && maximum > 0 && highest * 4 < maximum * 3) {
+    return "SM clock at most " + std::to_string(highest) +
+           " MHz while the program ran, under 75% "
+           "of its maximum " +
+           std::to_string(maximum) + " MHz";
+  }
+  return {};
+}
+
+CommandOutcome run_command(const CommandEntry& entry, const CommandContext& context,
+                           const std::vector<KnownKey>& known) {
+  KW_ASSERT(!entry.command.empty() && context.probe && context.now, "a command and its context");
+  CommandOutcome out;
+  const HostIdentity host = context.probe();
+  detail::ExecutionFacts facts;
+  facts.entry = &entry;
+  facts.host = &host;
+
+  // {out}: a fresh path in a fresh private directory, made only when the entry uses it.
+  const bool to_file = entry.output != "stdout";
+  const bool uses_out =
+      to_file || std::any_of(entry.command.begin(), entry.command.end(), [](const auto& a) {
+        return a.find(kOutPlaceholder) != std::string::npos;
+      });
+  std::optional<ScratchDir> scratch;
+  std::string failure;
+  if (uses_out) {
+    auto made = ScratchDir::create(context.scratch, entry.name);
+    if (made) {
+      scratch.emplace(std::move(*made));
+    } else {
+      failure = made.error().message;
+    }
+  }
+  const std::string out_path = scratch ? (scratch->path() / "out").string() : std::string();
+  std::optional<core::Result<ChildResult>> child;
+  std::string text;
+  if (failure.empty()) {
+    ChildRequest request;
+    for (const auto& arg : entry.command) request.argv.push_back(replace_out(arg, out_path));
+    request.timeout = entry.timeout;
+    request.kill_grace = entry.kill_grace;
+    request.environment_base = EnvironmentBase::Minimal;
+    request.environment = entry.env;
+    request.working_directory = entry.working_directory;
+    request.cancel_fd = context.cancel_fd;
+    request.stdout_keep_bytes = to_file ? 0 : entry.max_output_bytes;
+    int pid = 0;
+    request.on_spawn = [&](int spawned) {
+      pid = spawned;
+      if (context.sampler) facts.samples.push_back(context.sampler(pid));
+    };
+    if (context.sampler) {
+      request.tick = context.sample_every;
+      request.on_tick = [&] { facts.samples.push_back(context.sampler(pid)); };
+    }
+    facts.program_digest = program_digest(request.argv.front(), entry);
+    child = run_child(request, {});
+    failure = execution_failure(*child, entry);
+    if (*child && (*child)->end == ChildEnd::Cancelled) {
+      out.cancelled = true;
+      return out;
+    }
+    if (failure.empty()) {
+      if (to_file) {
+        auto read = read_output_file(replace_out(entry.output, out_path), entry.max_output_bytes);
+        if (read) {
+          text = std::move(*read);
+        } else {
+          failure = read.error().message;
+        }
+      } else {
+        text = std::move((*child)->stdout_text);
+      }
+    }
+  }
+  facts.observed = context.now();
+
+  // Parsed whole, or not at all: a partial output is never judged.
+  std::vector<NativeResult> results;
+  std::vector<core::Record> printed;
+  if (failure.empty()) {
+    if (entry.format == OutputFormat::KernelindexJsonl) {
+      auto records = parse_kernelindex_lines(text);
+      if (records) {
+        printed = std::move(*records);
+      } else {
+        failure = "format mismatch (" + std::string(to_string(entry.format)) +
+                  "): " + records.error().message;
+      }
+    } else {
+      auto parsed = parse_output(entry.format, text);
+      if (!parsed) {
+        failure = "format mismatch (" + std::string(to_string(entry.format)) +
+                  "): " + parsed.error().message;
+      } else if (parsed->results.empty()) {
+        failure = "the output has no result" +
+                  (parsed->skipped > 0 ? " (" + std::to_string(parsed->skipped) + " skipped)"
+                                       : std::string());
+      } else {
+        facts.harness_version = parsed->harness_version;
+        facts.timer = parsed->timer;
+        facts.statistics_note = parsed->statistics_note;
+        results = std::move(parsed->results);
+      }
+    }
+  }
+
+  if (!failure.empty()) {
+    out.error = readable_line(failure, kMaxReasonBytes);
+    const RunVerdict verdict =
+        *child && (**child).end == ChildEnd::TimedOut ? RunVerdict::TimedOut : RunVerdict::Failed;
+    std::vector<KnownKey> keys = known;
+    if (keys.empty()) {
+      KnownKey fallback;
+      fallback.benchmark = entry.name + "/command";
+      fallback.provider = entry.provider.empty() ? entry.name : entry.provider;
+      fallback.workload = "default";
+      fallback.protocol = detail::failed_protocol(facts);
+      keys.push_back(std::move(fallback));
+    }
+    for (const auto& key : keys) {
+      auto run = detail::failed_run(facts, key, verdict, out.error);
+      KW_ASSERT(static_cast<bool>(run), "a failed command run always maps to a record");
+      out.runs.push_back(std::move(*run));
+    }
+    out.keys = known;
+    return out;
+  }
+
+  const std::string inconclusive = inconclusive_during(facts.samples);
+  const auto verdict_of = [&](bool timed, std::string& reason) {
+    if (!timed) return RunVerdict::Failed;
+    if (!inconclusive.empty()) {
+      reason = inconclusive;
+      return RunVerdict::Inconclusive;
+    }
+    return RunVerdict::Passed;
+  };
+  for (auto& result : results) {
+    // The program's own device claim against the daemon's probe.
+    if (result.outcome == NativeResult::Outcome::Timed && !result.device.empty() &&
+        core::hardware_from_gpu_name(result.device).product != host.hardware.product) {
+      result.outcome = NativeResult::Outcome::Failed;
+      result.failure = "the output says it ran on \"" + readable_line(result.device, 100) +
+                       "\", the daemon probed \"" +
+                       (host.gpu_name.empty() ? host.hardware.product : host.gpu_name) + "\"";
+    }
+    std::string reason = result.failure;
+    const RunVerdict verdict = verdict_of(result.outcome == NativeResult::Outcome::Timed, reason);
+    KnownKey key;
+    auto run = detail::result_run(facts, result, verdict, reason, key);
+    if (!run) {
+      NativeResult failed = result;
+      failed.outcome = NativeResult::Outcome::Failed;
+      run = detail::result_run(facts, failed, RunVerdict::Failed,
+                               "result not recordable: " + run.error().message, key);
+    }
+    if (!run) continue;  // a name no key can hold: said in the outcome's error below
+    out.runs.push_back(std::move(*run));
+    out.keys.push_back(std::move(key));
+  }
+  for (const auto& record : printed) {
+    std::string reason;
+    const RunVerdict verdict = core::is_failure(record.run.status)
+                                   ? RunVerdict::Failed
+                                   : verdict_of(true, reason);
+    KnownKey key;
+    auto run = detail::printed_run(facts, record, verdict, reason, key);
+    if (!run) {
+      out.error = "a printed record is not recordable: " + run.error().message;
+      continue;
+    }
+    out.runs.push_back(std::move(*run));
+    out.keys.push_back(std::move(key));
+  }
+  return out;
+}
+
+}  // namespace kernelwatch::runners
