@@ -109,13 +109,20 @@ struct Alert {
   double relative_change = 0;  // (median - band centre) / centre; +0.05 = 5% slower
   std::vector<AttributionChange> attribution;
   std::string explanation;  // one line a person can read
-  // An environment incident: its id on the incident and on each member; "" otherwise.
+  // An incident: its id on the incident and on each member; "" otherwise.
   std::string incident;
-  // An incident's member keys, each the step it would have been (kind Environment) with the
-  // reason the controls gave; empty for every other alert. An incident's key names only its
-  // environment.
+  // An incident's member keys, each its key's step (kind Step; kind Environment in documents of
+  // kernelwatch 0.2) with the reason the controls gave; empty for every other alert. An
+  // incident's key names only its environment.
   std::vector<Alert> members;
 };
+
+// An incident: an alert with member keys (kind Environment). A member: a key's step that is part
+// of an incident (its `incident` names it; it has no members of its own).
+[[nodiscard]] inline bool is_incident(const Alert& alert) { return !alert.members.empty(); }
+[[nodiscard]] inline bool is_incident_member(const Alert& alert) {
+  return !alert.incident.empty() && alert.members.empty();
+}
 
 // The short opaque id every interface shows (API `id`, `kernelwatch status`, the dashboard's
 // alert pages, ack paths): the first 12 hex digits of sha256(long id). Derived from the long id

@@ -29,6 +29,8 @@ Backtest::Backtest(BacktestOptions options)
 
 void Backtest::apply(std::vector<AlertEvent> events) {
   for (auto& event : events) {
+    // A member is listed inside its incident, which every change of the member updates.
+    if (core::is_incident_member(event.alert)) continue;
     const auto [it, fresh] = index_of_.try_emplace(event.alert.id, alerts_.size());
     if (fresh) {
       alerts_.push_back(std::move(event.alert));
