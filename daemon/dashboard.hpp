@@ -19,6 +19,7 @@ namespace kernelwatch::daemon {
 struct ReportOptions {
   std::filesystem::path db;
   std::filesystem::path out;
+  std::filesystem::path config;  // its detector settings; empty: the defaults
 };
 
 // `kernelwatch report --db FILE --out DIR`: 0 written, 1 failed (message on err).

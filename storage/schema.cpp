@@ -185,7 +185,28 @@ ALTER TABLE alerts ADD COLUMN origin TEXT NOT NULL DEFAULT 'daemon'
   CHECK (origin IN ('daemon', 'history'));
 )sql";
 
-constexpr const char* kMigrations[] = {kV1, kV2, kV3, kV4, kV5, kV6};
+// Version 7: how the daemon judged each run it stored, so that a replay judges it the same way:
+// confirmed by the next run (its own rerun) or alone (a posted run), or not judged at all (it
+// came older than its key's newest run by more than the clock tolerance); the place in time it
+// was judged at (its observedAt, or just after its key's newest run when it came a little late:
+// a run dated minutes ahead must not stop the next one from being judged); and the cycle or
+// posted batch it was judged in (a replay closes the cycle where the daemon closed it). The runs
+// the daemon judged before this version are taken as judged at their observedAt, confirmed as
+// their source was, in no known cycle.
+constexpr const char* kV7 = R"sql(
+CREATE TABLE run_judgements (
+  run_id INTEGER PRIMARY KEY REFERENCES runs(id),
+  confirmation TEXT NOT NULL CHECK (confirmation IN ('next', 'alone', 'not_judged')),
+  order_ns INTEGER NOT NULL,
+  cycle INTEGER NOT NULL
+);
+INSERT INTO run_judgements (run_id, confirmation, order_ns, cycle)
+  SELECT id, CASE WHEN source IN ('kernelwatch', 'kernelwatch-liger-bench') THEN 'next'
+                  ELSE 'alone' END, observed_at_ns, 0
+  FROM runs WHERE settled IS NOT NULL;
+)sql";
+
+constexpr const char* kMigrations[] = {kV1, kV2, kV3, kV4, kV5, kV6, kV7};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
 }  // namespace
