@@ -282,7 +282,11 @@ std::string chart_svg(const std::vector<const ReplayedRun*>& runs,
     const char* anchor = x < c.left + 70 ? "start" : x > c.width - c.right - 70 ? "end" : "middle";
     svg += "<a class=\"alert-mark" + std::string(imp ? " imp" : " reg") +
            (alert_page_id(alert) == highlight ? " current" : "") + "\" href=\"" +
-           escape(alert_href(alert_page_id(alert), mode, depth)) + "\" data-alert=\"" +
+           // A step inside an incident links to the incident (its page; what was notified).
+           escape(alert_href(core::is_incident_member(alert) ? alert.incident
+                                                             : alert_page_id(alert),
+                             mode, depth)) +
+           "\" data-alert=\"" +
            escape(alert_page_id(alert)) + "\" data-fired=\"" + escape(alert.fired.external_id) +
            "\"><title>alert " + escape(alert_page_id(alert)) + ": " + escape(alert.explanation) +
            "</title><line x1=\"" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" + num(c.top - 26) +
