@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/digest.hpp"
+#include "core/names.hpp"
 #include "detectors/watch.hpp"
 
 namespace kernelwatch::detectors {
@@ -17,11 +18,13 @@ bool KeyFilter::matches(const KeyLabels& key) const {
          (environment.empty() || environment == key.environment);
 }
 
+std::string_view to_string(ConfirmPolicy policy) noexcept {
+  return policy == ConfirmPolicy::None ? "none" : "next";
+}
+
 core::Result<ConfirmPolicy> parse_confirm_policy(std::string_view text) {
-  if (text == "none") return ConfirmPolicy::None;
-  if (text == "next") return ConfirmPolicy::Next;
-  return core::fail(core::ErrorCode::InvalidArgument,
-                    "--confirm: expected \"none\" or \"next\", got \"" + std::string(text) + "\"");
+  static constexpr ConfirmPolicy kValues[] = {ConfirmPolicy::None, ConfirmPolicy::Next};
+  return core::parse_name("confirm policy", text, kValues);
 }
 
 Backtest::Backtest(BacktestOptions options)
