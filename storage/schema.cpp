@@ -192,7 +192,7 @@ ALTER TABLE alerts ADD COLUMN origin TEXT NOT NULL DEFAULT 'daemon'
 // a run dated minutes ahead must not stop the next one from being judged); and the cycle or
 // posted batch it was judged in (a replay closes the cycle where the daemon closed it). The runs
 // the daemon judged before this version are taken as judged at their observedAt, confirmed as
-// their source was, in no known cycle.
+// their source was, in no known cycle. An action on an incident is stored without a key.
 constexpr const char* kV7 = R"sql(
 CREATE TABLE run_judgements (
   run_id INTEGER PRIMARY KEY REFERENCES runs(id),
@@ -204,6 +204,20 @@ INSERT INTO run_judgements (run_id, confirmation, order_ns, cycle)
   SELECT id, CASE WHEN source IN ('kernelwatch', 'kernelwatch-liger-bench') THEN 'next'
                   ELSE 'alone' END, observed_at_ns, 0
   FROM runs WHERE settled IS NOT NULL;
+-- An operator's action on an incident has no key (key_id NULL): a replay acts on the incident,
+-- and its members' keys get an action row each.
+CREATE TABLE alert_actions_v7 (
+  id INTEGER PRIMARY KEY,
+  alert_id TEXT NOT NULL,
+  key_id INTEGER REFERENCES keys(id),
+  action TEXT NOT NULL CHECK (action IN ('acknowledge', 'rebaseline')),
+  at_ns INTEGER NOT NULL
+);
+INSERT INTO alert_actions_v7 (id, alert_id, key_id, action, at_ns)
+  SELECT id, alert_id, key_id, action, at_ns FROM alert_actions;
+DROP TABLE alert_actions;
+ALTER TABLE alert_actions_v7 RENAME TO alert_actions;
+CREATE INDEX alert_actions_by_key ON alert_actions (key_id, at_ns);
 )sql";
 
 constexpr const char* kMigrations[] = {kV1, kV2, kV3, kV4, kV5, kV6, kV7};

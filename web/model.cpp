@@ -21,6 +21,13 @@ bool same_key(const core::KeyLabels& a, const core::KeyLabels& b) {
   return a.identity() == b.identity();
 }
 
+// An incident's member as stored carries no key digest (its key has no row in the incident's
+// document): its id begins with its key's digest.
+bool member_of_key(const core::Alert& member, const core::KeyLabels& key) {
+  if (!member.key.digest.empty() || key.digest.empty()) return same_key(member.key, key);
+  return member.id.starts_with(key.digest + "@");
+}
+
 }  // namespace
 
 std::string alert_page_id(const core::Alert& alert) {
@@ -41,7 +48,7 @@ std::vector<core::Alert> alerts_of_key(const std::vector<core::Alert>& alerts,
       continue;
     }
     for (const auto& member : alert.members) {
-      if (same_key(member.key, key)) out.push_back(member);
+      if (member_of_key(member, key)) out.push_back(member);
     }
   }
   std::stable_sort(out.begin(), out.end(), [](const core::Alert& a, const core::Alert& b) {
@@ -135,7 +142,8 @@ core::Result<SiteModel> site_from_replay(storage::Connection& store, const Repla
     const auto standing = detectors::standing_of(
         view->last_run ? std::optional<core::RunStatus>(view->last_run->status) : std::nullopt,
         view->last_verdict, view->monitor->open_alert(), view->monitor->open_failed_alert());
-    site.rows.push_back(key_row(replayed.key_ids.at(key.identity()), key, view->last_run, standing));
+    site.rows.push_back(
+        key_row(replayed.key_ids.at(key.identity()), key, view->last_run, standing));
   }
   KW_TRY(add_sparklines(storage::RunStore(store), site.rows));
   site.alerts = std::move(replayed.alerts);
