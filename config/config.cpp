@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "config/duration.hpp"
+#include "config/metrics.hpp"
 #include "core/json_fields.hpp"
 #include "core/json_limits.hpp"
 #include "core/url.hpp"
@@ -773,12 +774,15 @@ json detector_json(const DetectorSettings& detector) {
 // --- notifiers -----------------------------------------------------------------------------
 
 // A resolved notifier URL, parsed by core::parse_url with the notifiers' http:// rule; messages
-// name the field, never the URL.
-Status check_notifier_url(const ResolvedSecret& url, InsecureHttp insecure_http) {
+// name the field, never the URL. `which` names one URL of several in a file or variable
+// ("URL 2 in ").
+Status check_notifier_url(const ResolvedSecret& url, InsecureHttp insecure_http,
+                          const std::string& which = "") {
   const std::string what =
-      url.source.origin == SecretOrigin::File ? "the content of \"" + url.source.name + "\""
-      : url.source.origin == SecretOrigin::Environment ? "the value of " + url.source.name
-                                                       : "the value";
+      which + (url.source.origin == SecretOrigin::File
+                   ? "the content of \"" + url.source.name + "\""
+               : url.source.origin == SecretOrigin::Environment ? "the value of " + url.source.name
+                                                                : "the value");
   if (url.value.find_first_of(" \t\r\n") != std::string::npos) {
     return url.field.error(what + " contains whitespace (one URL expected)");
   }
@@ -810,14 +814,87 @@ Status read_notifier_identity(const JsonField& object, std::size_t index,
   return {};
 }
 
-// The URL and, for webhooks, the signing secret; the CA bundle to verify against.
-Status read_notifier_endpoint(const Reader& reader, const JsonField& object, Notifier& out) {
+// The peers of an Alertmanager cluster: `urls` (a list in the file), `urls_file` (a file, one
+// URL per line) or `urls_env` (a variable, URLs separated by whitespace or commas). Empty when
+// the entry has none of them (it has `url`, `url_file` or `url_env` instead). Each URL is
+// checked like `url`; two naming the same Alertmanager are refused. Messages never show a URL.
+Result<std::vector<ResolvedSecret>> read_peer_urls(const Reader& reader, const JsonField& object,
+                                                   const notifiers::Destination& destination) {
+  std::vector<std::string> keys;
+  for (const char* key : {"urls", "urls_file", "urls_env"}) {
+    if (object[key].present()) keys.emplace_back(key);
+  }
+  if (keys.empty()) return std::vector<ResolvedSecret>{};
+  const JsonField field = object[keys.front()];
+  if (destination.type != notifiers::DestinationType::Alertmanager) {
+    return field.error(
+        "only alertmanager notifiers take several URLs (the peers of a cluster); "
+        "use url, url_file or url_env");
+  }
+  for (const char* single : {"url", "url_file", "url_env"}) {
+    if (object[single].present()) {
+      return object.error(std::string("both ") + single + " and " + keys.front() +
+                          " are set: url for one Alertmanager, urls for the peers of a cluster");
+    }
+  }
+  if (keys.size() > 1) return object.error("at most one of urls, urls_file, urls_env");
+
+  std::vector<ResolvedSecret> peers;
+  std::vector<std::string> which;  // "" for a list item (its path names it), else "URL n in "
+  if (keys.front() == "urls") {
+    const auto items = KW_TRY(field.array("a list of URLs"));
+    for (const JsonField& item : items) {
+      ResolvedSecret peer{item, KW_TRY(item.string("a URL")), {SecretOrigin::Inline, {}}};
+      if (peer.value.empty()) return item.error("is empty");
+      peers.push_back(std::move(peer));
+      which.emplace_back();
+    }
+  } else {
+    const ResolvedSecret all = KW_TRY(read_secret(reader, object, "urls", InlineValue::Refused,
+                                                  Presence::Required, UnsetVariable::Fail));
+    std::size_t begin = 0;
+    const std::string& text = all.value;
+    while ((begin = text.find_first_not_of(" \t\r\n,", begin)) != std::string::npos) {
+      const std::size_t end = std::min(text.find_first_of(" \t\r\n,", begin), text.size());
+      peers.push_back({all.field, text.substr(begin, end - begin), all.source});
+      which.push_back("URL " + std::to_string(peers.size()) + " in ");
+      begin = end;
+    }
+  }
+  if (peers.empty()) {
+    return field.error("lists no URL: a cluster needs at least one peer");
+  }
+  std::vector<std::string> endpoints;
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    KW_TRY(check_notifier_url(peers[i], destination.insecure_http, which[i]));
+    endpoints.push_back(
+        KW_TRY(peers[i].field.wrap(notifiers::alertmanager_endpoint(peers[i].value))));
+    for (std::size_t j = 0; j < i; ++j) {
+      if (endpoints[j] != endpoints[i]) continue;
+      if (which[i].empty()) {
+        return peers[i].field.error("names the same Alertmanager as " + peers[j].field.path() +
+                                    " (URLs not shown)");
+      }
+      return field.error("URLs " + std::to_string(j + 1) + " and " + std::to_string(i + 1) +
+                         " name the same Alertmanager (URLs not shown)");
+    }
+  }
+  return peers;
+}
+
+// The URL and, for webhooks, the signing secret; the CA bundle to verify against. An
+// Alertmanager cluster's peer URLs go to `peers` instead (the caller makes one Notifier each).
+Status read_notifier_endpoint(const Reader& reader, const JsonField& object, Notifier& out,
+                              std::vector<ResolvedSecret>& peers) {
   notifiers::Destination& destination = out.destination;
-  const ResolvedSecret url = KW_TRY(read_secret(reader, object, "url", InlineValue::Allowed,
-                                                Presence::Required, UnsetVariable::Fail));
-  KW_TRY(check_notifier_url(url, destination.insecure_http));
-  destination.url = url.value;
-  out.url_source = url.source;
+  peers = KW_TRY(read_peer_urls(reader, object, destination));
+  if (peers.empty()) {
+    const ResolvedSecret url = KW_TRY(read_secret(reader, object, "url", InlineValue::Allowed,
+                                                  Presence::Required, UnsetVariable::Fail));
+    KW_TRY(check_notifier_url(url, destination.insecure_http));
+    destination.url = url.value;
+    out.url_source = url.source;
+  }
 
   if (destination.type != notifiers::DestinationType::Webhook) {
     for (const std::string_view key : {"secret_file", "secret_env"}) {
@@ -875,30 +952,50 @@ Status read_delivery(const JsonField& object, notifiers::Destination& destinatio
   return {};
 }
 
-Status read_notifier(const Reader& reader, const JsonField& field, std::size_t index,
-                     Notifier& out) {
-  const JsonField object = KW_TRY(object_of(
-      field, {"type", "name", "url", "url_file", "url_env", "secret_file", "secret_env", "ca_file",
-              "allow_insecure_http", "timeout", "min_interval", "backoff", "resend_interval"}));
-  KW_TRY(read_notifier_identity(object, index, out.destination));
+// One entry: one Notifier, or one per peer of an Alertmanager cluster (`urls`), each its own
+// destination `<name>/<n>` with the entry's settings.
+Result<std::vector<Notifier>> read_notifier(const Reader& reader, const JsonField& field,
+                                            std::size_t index) {
+  const JsonField object = KW_TRY(
+      object_of(field, {"type", "name", "url", "url_file", "url_env", "urls", "urls_file",
+                        "urls_env", "secret_file", "secret_env", "ca_file", "allow_insecure_http",
+                        "timeout", "min_interval", "backoff", "resend_interval"}));
+  Notifier entry;
+  entry.entry = index;
+  KW_TRY(read_notifier_identity(object, index, entry.destination));
   const bool allow_insecure = KW_TRY(object["allow_insecure_http"].boolean_or(false));
-  out.destination.insecure_http = allow_insecure ? InsecureHttp::Allow : InsecureHttp::Refuse;
-  KW_TRY(read_notifier_endpoint(reader, object, out));
-  return read_delivery(object, out.destination);
+  entry.destination.insecure_http = allow_insecure ? InsecureHttp::Allow : InsecureHttp::Refuse;
+  std::vector<ResolvedSecret> peers;
+  KW_TRY(read_notifier_endpoint(reader, object, entry, peers));
+  KW_TRY(read_delivery(object, entry.destination));
+  if (peers.empty()) return std::vector<Notifier>{std::move(entry)};
+  std::vector<Notifier> out;
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    Notifier peer = entry;
+    peer.destination.cluster = entry.destination.name;
+    peer.destination.name = notifiers::peer_name(entry.destination.name, i + 1);
+    peer.destination.url = peers[i].value;
+    peer.url_source = peers[i].source;
+    peer.peer = i + 1;
+    out.push_back(std::move(peer));
+  }
+  return out;
 }
 
 Status read_notifiers(const Reader& reader, const JsonField& field, std::vector<Notifier>& out) {
   const auto items = KW_TRY(field.array());
   for (std::size_t i = 0; i < items.size(); ++i) {
-    Notifier notifier;
-    KW_TRY(read_notifier(reader, items[i], i, notifier));
-    for (std::size_t j = 0; j < out.size(); ++j) {
-      if (out[j].destination.name == notifier.destination.name) {
-        return items[i]["name"].error(shown(notifier.destination.name) +
-                                      " is already the name of " + items[j].path());
+    std::vector<Notifier> notifiers = KW_TRY(read_notifier(reader, items[i], i));
+    // Peers are named "<name>/<n>" and a configured name has no '/': comparing the entries'
+    // names is enough.
+    const std::string& name = notifiers.front().configured_name();
+    for (const Notifier& other : out) {
+      if (other.configured_name() == name) {
+        return items[i]["name"].error(shown(name) + " is already the name of " +
+                                      items[other.entry].path());
       }
     }
-    out.push_back(std::move(notifier));
+    for (auto& notifier : notifiers) out.push_back(std::move(notifier));
   }
   return {};
 }
@@ -932,13 +1029,14 @@ std::string describe_parse_error(std::string_view source, std::string_view text,
 Result<Config> parse_document(Reader& reader, const json& document, std::string_view source) {
   Config config;
   config.source = std::string(source);
-  const JsonField root = KW_TRY(object_of(
-      reader.root(document),
-      {"storage", "http", "backend", "schedule", "benchmarks", "bench", "detector", "notifiers"},
-      "an object at the top level"));
+  const JsonField root = KW_TRY(object_of(reader.root(document),
+                                          {"storage", "http", "metrics", "backend", "schedule",
+                                           "benchmarks", "bench", "detector", "notifiers"},
+                                          "an object at the top level"));
   config.storage.path = reader.resolve(config.storage.path.string());
   if (root["storage"].present()) KW_TRY(read_storage(reader, root["storage"], config.storage));
   if (root["http"].present()) KW_TRY(read_http(reader, root["http"], config.http));
+  if (root["metrics"].present()) KW_TRY(read_metrics(root["metrics"], config.metrics));
   if (root["backend"].present()) KW_TRY(read_backend(root["backend"], config.backend));
   if (root["schedule"].present()) KW_TRY(read_schedule(root["schedule"], config.schedule));
   if (root["benchmarks"].present())
@@ -1059,11 +1157,14 @@ Result<Config> load_config(const std::filesystem::path& path, const Environment&
 
   struct stat info {};
   if (::stat(path.c_str(), &info) == 0 && (info.st_mode & S_IROTH) != 0) {
-    for (std::size_t i = 0; i < config.notifiers.size(); ++i) {
-      if (config.notifiers[i].url_source.origin == SecretOrigin::Inline) {
-        config.warnings.push_back("notifiers[" + std::to_string(i) + "].url is written in " +
-                                  source +
-                                  ", which is readable by others; prefer url_file or url_env");
+    for (const Notifier& n : config.notifiers) {
+      // One warning per entry (a cluster's peers come from one `urls`).
+      if (n.url_source.origin == SecretOrigin::Inline && n.peer <= 1) {
+        const char* field = n.peer == 0 ? "url is" : "urls are";
+        config.warnings.push_back("notifiers[" + std::to_string(n.entry) + "]." + field +
+                                  " written in " + source +
+                                  ", which is readable by others; prefer " +
+                                  (n.peer == 0 ? "url_file or url_env" : "urls_file or urls_env"));
       }
     }
   }
@@ -1079,6 +1180,7 @@ json redacted_json(const Config& config) {
                {"max_connections_per_client", config.http.max_connections_per_client}};
   secret_json(http, "token", config.http.token, config.http.token_source);
   out["http"] = http;
+  out["metrics"] = metrics_json(config.metrics);
   out["backend"] = backend_name(config.backend);
   out["schedule"] = {{"interval", format_duration(config.schedule.interval)},
                      {"jitter", format_duration(config.schedule.jitter)},
@@ -1115,15 +1217,27 @@ json redacted_json(const Config& config) {
   json notifier_list = json::array();
   for (const auto& n : config.notifiers) {
     const notifiers::Destination& d = n.destination;
+    if (n.peer > 1) {
+      // A further peer of the cluster the previous entry opened: its URL joins that entry's.
+      notifier_list.back()["urls"].push_back(kRedacted);
+      continue;
+    }
     json entry = {{"type", notifiers::to_string(d.type)},
-                  {"name", d.name},
+                  {"name", n.configured_name()},
                   {"allow_insecure_http", d.insecure_http == InsecureHttp::Allow},
                   {"timeout", format_duration(d.timeouts.read)},
                   {"backoff",
                    {{"base", format_duration(d.backoff.base)},
                     {"cap", format_duration(d.backoff.cap)},
                     {"max_age", format_duration(d.backoff.max_age)}}}};
-    secret_json(entry, "url", d.url, n.url_source);
+    if (n.peer == 0) {
+      secret_json(entry, "url", d.url, n.url_source);
+    } else {
+      // As many "<redacted>" as there are peers, after the file or variable they came from.
+      if (n.url_source.origin == SecretOrigin::File) entry["urls_file"] = n.url_source.name;
+      if (n.url_source.origin == SecretOrigin::Environment) entry["urls_env"] = n.url_source.name;
+      entry["urls"] = json::array({kRedacted});
+    }
     secret_json(entry, "secret", d.secret, n.secret_source);
     if (!d.ca_file.empty()) entry["ca_file"] = d.ca_file;
     if (d.min_interval) entry["min_interval"] = format_duration(*d.min_interval);

@@ -47,6 +47,17 @@ struct HttpConfig {
   std::size_t max_connections_per_client = 128;  // of the server's 256
 };
 
+// Which keys get series of their own in /metrics (each such key adds up to 4 series): every key,
+// only keys with a problem (an open alert, a failing key, a breach waiting for its confirmation,
+// an inconclusive run), or none. The per-state key counts are always there.
+enum class PerKeyMetrics { All, Problems, None };
+[[nodiscard]] std::string_view to_string(PerKeyMetrics per_key) noexcept;  // "all", ...
+
+struct MetricsConfig {
+  // Problems: a scrape's size follows the keys that need a look, not the thousands watched.
+  PerKeyMetrics per_key = PerKeyMetrics::Problems;
+};
+
 // Whether the first cycle runs as soon as the daemon is ready or waits one interval.
 enum class AtStart { Run, Wait };
 
@@ -83,16 +94,27 @@ struct DetectorSettings {
 
 // A `notifiers` entry: the destination with its url and secret resolved, and where those came
 // from, which is all that redacted output and messages may show of them.
+// An Alertmanager cluster's entry (`urls`) becomes one Notifier per peer, in the order of its
+// URLs: the destination `<name>/<n>` of its peer n, with the entry's settings and
+// `destination.cluster` = the entry's name (docs/NOTIFICATIONS.md, "Alertmanager cluster").
 struct Notifier {
   notifiers::Destination destination;  // JSON `timeout` sets each of its five timeouts
-  SecretSource url_source;
+  SecretSource url_source;             // a peer's: where `urls` came from
   SecretSource secret_source;
+  std::size_t entry = 0;  // its place in the file's `notifiers` list
+  std::size_t peer = 0;   // 1..n: the peer's place in `urls`; 0: not a cluster's peer (`url`)
+
+  // The name the file gives the entry (a peer's cluster), as messages and redacted output say.
+  [[nodiscard]] const std::string& configured_name() const {
+    return destination.cluster.empty() ? destination.name : destination.cluster;
+  }
 };
 
 struct Config {
   std::string source;  // the file it came from, for messages
   StorageConfig storage;
   HttpConfig http;
+  MetricsConfig metrics;
   std::optional<kernels::Backend> backend;  // nullopt: "auto", CUDA when there is a GPU
   ScheduleConfig schedule;
   std::vector<BenchmarkConfig> benchmarks;  // empty: only posted runs are watched

@@ -173,4 +173,15 @@ tl::unexpected<Error> JsonField::wrong_type(std::string_view what) const {
   return error(message);
 }
 
+std::string string_at(const nlohmann::json& document, std::initializer_list<const char*> path) {
+  const nlohmann::json* node = &document;
+  for (const char* name : path) {
+    if (!node->is_object()) return {};
+    const auto it = node->find(name);
+    if (it == node->end()) return {};
+    node = &*it;
+  }
+  return node->is_string() ? node->get<std::string>() : std::string();
+}
+
 }  // namespace kernelwatch::core

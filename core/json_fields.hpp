@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -101,5 +102,10 @@ class JsonField {
   std::string path_;
   const JsonErrors* errors_;
 };
+
+// The string at `path` of a document kernelwatch only looks into (never an error): "" when a
+// member is missing, a step is not an object or the value is not a string.
+[[nodiscard]] std::string string_at(const nlohmann::json& document,
+                                    std::initializer_list<const char*> path);
 
 }  // namespace kernelwatch::core

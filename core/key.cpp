@@ -1,5 +1,6 @@
 #include "core/key.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -7,6 +8,8 @@
 #include <vector>
 
 #include "core/digest.hpp"
+#include "core/json_fields.hpp"
+#include "core/kernelwatch_protocol.hpp"
 
 namespace kernelwatch::core {
 namespace {
@@ -214,6 +217,19 @@ std::string slug(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// A vendor as the public schema names one (^[a-z][a-z0-9_]*$): lower case, runs of anything else
+// one '_' ("NVIDIA" -> "nvidia"; what a made-up name becomes still validates).
+std::string vendor_name(std::string_view word) {
+  std::string out = slug(word);
+  std::replace(out.begin(), out.end(), '-', '_');
+  if (out.empty() || out[0] < 'a' || out[0] > 'z') out = "v_" + out;
+  return out;
+}
+
+}  // namespace
+
 Hardware hardware_from_gpu_name(std::string_view gpu_name) {
   Hardware hw;
   std::vector<std::string> words;
@@ -221,7 +237,7 @@ Hardware hardware_from_gpu_name(std::string_view gpu_name) {
     if (!word.empty()) words.emplace_back(word);
   }
   if (words.empty()) return hw;
-  hw.vendor = slug(words[0]);
+  hw.vendor = vendor_name(words[0]);
   std::size_t model_index = 1;
   if (words.size() == 1) {
     hw.product = words[0];
@@ -270,10 +286,22 @@ std::string environment_label(const Hardware& hardware) {
 json environment_identity(const Hardware& hardware) {
   json hw = {{"vendor", hardware.vendor}, {"product", hardware.product}};
   if (!hardware.form_factor.empty()) hw["formFactor"] = hardware.form_factor;
-  if (!hardware.architecture.empty()) hw["architecture"] = hardware.architecture;
+  // "unknown" is what a document says where the schema requires an architecture nobody knows;
+  // identities made before it was written there had none.
+  if (!hardware.architecture.empty() && hardware.architecture != kUnknownArchitecture) {
+    hw["architecture"] = hardware.architecture;
+  }
   return json{{"apiVersion", kApiVersion},
               {"kind", "ExecutionEnvironment"},
               {"spec", {{"hardware", std::move(hw)}, {"software", json::object()}}}};
+}
+
+json environment_document_spec(const Hardware& hardware) {
+  json spec = environment_identity(hardware)["spec"];
+  if (!spec["hardware"].contains("architecture")) {
+    spec["hardware"]["architecture"] = std::string(kUnknownArchitecture);
+  }
+  return spec;
 }
 
 std::string ComparabilityKey::digest() const {
@@ -298,6 +326,74 @@ std::optional<ExternalId> parse_external_id(std::string_view id) {
                     std::string(parts[3]), std::string(parts[4]), std::string(parts[5])};
 }
 
+namespace {
+
+// "sha256:7a3b25630f06..." -> "7a3b25630f06"; "" for anything that is not a digest.
+std::string digest_stem(std::string_view digest) {
+  if (!is_digest(digest)) return {};
+  return std::string(digest.substr(7, 12));
+}
+
+// What a run of a kernelindex tool (no sourceNative.benchmark) measured: the implementation's
+// callable, else the operation its workload names.
+std::string benchmark_of_documents(const Record& record) {
+  const std::string source =
+      record.run.source_native.source.empty() ? "kernelindex" : record.run.source_native.source;
+  std::string operation = slug(string_at(record.implementation, {"spec", "callable", "symbol"}));
+  if (operation.empty()) {
+    const std::string stem =
+        digest_stem(string_at(record.workload, {"spec", "operationSpecDigest"}));
+    if (!stem.empty()) operation = "op-" + stem;
+  }
+  return operation.empty() ? std::string() : source + "/" + operation;
+}
+
+std::string provider_of_documents(const Record& record) {
+  std::string name = slug(string_at(record.implementation, {"metadata", "name"}));
+  if (!name.empty()) return name;
+  const std::string stem = digest_stem(record.run.implementation_digest);
+  return stem.empty() ? std::string() : "impl-" + stem;
+}
+
+}  // namespace
+
+std::string workload_label_of(const json& workload_case) {
+  const json* spec = workload_case.is_object() && workload_case.contains("spec")
+                         ? &workload_case["spec"]
+                         : nullptr;
+  if (spec == nullptr || !spec->is_object()) return {};
+  std::vector<std::string> parts;
+  if (const auto axes = spec->find("axes"); axes != spec->end() && axes->is_object()) {
+    for (auto it = axes->begin(); it != axes->end(); ++it) {  // sorted by name
+      if (!it->is_number_integer()) continue;
+      parts.push_back(it.key() + "_" + std::to_string(it->get<std::int64_t>()));
+    }
+  }
+  std::vector<std::string> dtypes;
+  if (const auto tensors = spec->find("tensors"); tensors != spec->end() && tensors->is_object()) {
+    for (const auto& tensor : *tensors) {
+      const std::string dtype = tensor.is_object() ? slug(tensor.value("dtype", "")) : "";
+      if (!dtype.empty() && std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) {
+        dtypes.push_back(dtype);
+      }
+    }
+  }
+  std::sort(dtypes.begin(), dtypes.end());
+  parts.insert(parts.end(), dtypes.begin(), dtypes.end());
+  std::string label;
+  for (const auto& part : parts) {
+    if (part.empty()) continue;
+    if (!label.empty()) label += '-';
+    label += part;
+  }
+  // Never one of kernelwatch's own forms ("hidden2_..." would read as hidden<N>-rows<M>).
+  if (const auto parsed = Workload::from_label(label);
+      !label.empty() && (!parsed || parsed->kernel)) {
+    label = "case-" + label;
+  }
+  return label;
+}
+
 Result<ComparabilityKey> key_of(const Record& record) {
   const auto& run = record.run;
   const auto external = parse_external_id(run.source_native.external_id);
@@ -307,10 +403,16 @@ Result<ComparabilityKey> key_of(const Record& record) {
   };
 
   ComparabilityKey key;
-  const std::string& benchmark = run.source_native.benchmark;
+  std::string benchmark = run.source_native.benchmark;
+  if (benchmark.empty()) benchmark = benchmark_of_documents(record);
   const auto slash = benchmark.find('/');
   if (slash == std::string::npos || slash == 0 || slash + 1 == benchmark.size() ||
       benchmark.find('/', slash + 1) != std::string::npos) {
+    if (run.source_native.benchmark.empty()) {
+      return fail(ErrorCode::ParseError,
+                  "run: no benchmark (set spec.sourceNative.benchmark to <kernel>/<pass>, or "
+                  "include the run's ImplementationRevision or WorkloadCase document)");
+    }
     return fail(ErrorCode::ParseError, "run.spec.sourceNative.benchmark: \"" + benchmark +
                                            "\" is not <kernel>/<pass> (like tvd/backward)");
   }
@@ -318,6 +420,11 @@ Result<ComparabilityKey> key_of(const Record& record) {
 
   std::string provider = label("provider");
   if (provider.empty() && external) provider = external->provider;
+  // A run that names its benchmark names its provider too; only a kernelindex tool's run (no
+  // sourceNative.benchmark) takes it from its implementation.
+  if (provider.empty() && run.source_native.benchmark.empty()) {
+    provider = provider_of_documents(record);
+  }
   if (provider.empty()) {
     return fail(ErrorCode::ParseError,
                 "run: no provider (set metadata.labels.provider or an externalId of the form "
@@ -327,7 +434,13 @@ Result<ComparabilityKey> key_of(const Record& record) {
 
   std::string workload_label = label("workload");
   if (workload_label.empty() && external) workload_label = external->workload;
+  if (workload_label.empty()) workload_label = workload_label_of(record.workload);
   if (workload_label.empty()) {
+    if (!record.run.workload_digest.empty() && record.workload.is_null()) {
+      return fail(ErrorCode::ParseError,
+                  "run: no workload (set metadata.labels.workload, or include the WorkloadCase " +
+                      record.run.workload_digest + " it names)");
+    }
     return fail(ErrorCode::ParseError,
                 "run: no workload (set metadata.labels.workload or an externalId of the form "
                 "<kernel>/<pass>/<provider>/<environment>/<workload>/<time>)");
@@ -336,13 +449,11 @@ Result<ComparabilityKey> key_of(const Record& record) {
   key.workload = {workload.label(), workload.digest()};
 
   const Hardware& hw = record.environment.hardware;
-  key.environment = {environment_label(hw), document_digest(environment_identity(hw))};
+  key.environment = {environment_label(hw), identity_digest(environment_identity(hw))};
 
   std::string protocol_label = record.protocol.metadata.name;
   if (protocol_label.empty()) protocol_label = "unnamed";
-  const json protocol_identity = {
-      {"apiVersion", kApiVersion}, {"kind", "BenchmarkProtocol"}, {"spec", record.protocol.spec}};
-  key.protocol = {protocol_label, document_digest(protocol_identity)};
+  key.protocol = {protocol_label, protocol_equivalence(record.protocol.spec)};
   return key;
 }
 

@@ -55,9 +55,14 @@ struct Workload {
 [[nodiscard]] Hardware hardware_from_gpu_name(std::string_view gpu_name);
 
 [[nodiscard]] std::string environment_label(const Hardware& hardware);
-// The environment's identity: hardware only (software is recorded, never part of the key).
-// Equals kernelindex's environmentDigest for an environment with empty software.
+// The environment's equivalence identity in a key: hardware only (vendor, product, form factor,
+// architecture; software, settings and memory size are recorded, never part of the key). Its
+// digest is the key's environment part, not a record's environmentDigest: that one is the
+// kernelindex digest of the whole ExecutionEnvironment document the record carries.
 [[nodiscard]] nlohmann::json environment_identity(const Hardware& hardware);
+// The spec of an ExecutionEnvironment document for this hardware, valid by the public schema:
+// the identity's hardware with "unknown" where the architecture is not known, empty software.
+[[nodiscard]] nlohmann::json environment_document_spec(const Hardware& hardware);
 
 struct KeyPart {
   std::string label;
@@ -87,9 +92,16 @@ struct ExternalId {
 };
 [[nodiscard]] std::optional<ExternalId> parse_external_id(std::string_view id);
 
+// A WorkloadCase document's workload label: its axes as name_value in name order, then its
+// tensors' dtypes ("hidden_4096-tokens_2048-bf16"); "" when it has neither.
+[[nodiscard]] std::string workload_label_of(const nlohmann::json& workload_case);
+
 // Derives a record's key. Provider and workload come from metadata.labels ("provider",
-// "workload") when present, else from the externalId; the environment and protocol digests are
-// computed from the record's documents, never trusted from the run's own digest fields.
+// "workload") when present, else from the externalId, else (a kernelindex tool's run) from the
+// ImplementationRevision and WorkloadCase documents the record carries; the benchmark from
+// sourceNative.benchmark, else "<source>/<callable symbol>" or "<source>/op-<operation digest>".
+// The environment and protocol parts are equivalence identities computed from the record's
+// documents, never trusted from the run's own digest fields.
 [[nodiscard]] Result<ComparabilityKey> key_of(const Record& record);
 
 }  // namespace kernelwatch::core

@@ -27,7 +27,7 @@ Result<std::vector<Record>> parse_record_batch(std::string_view body, Timestamp 
   records.reserve(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {
     const std::string where = "record " + std::to_string(i) + ": ";
-    auto record = parse_record(items[i]);
+    auto record = parse_checked_record(items[i]);
     if (!record) return fail(ErrorCode::ParseError, where + record.error().message);
     if (auto key = key_of(*record); !key) {
       return fail(ErrorCode::ParseError, where + key.error().message);

@@ -1,6 +1,7 @@
 // A batch of kernelindex records as a client posts it (POST /api/v1/runs): one record or an
 // array, every one checked before any is stored. The JSON limits (depth, numbers) apply first;
-// then each record's fields, its comparability key, and its date against the receiver's clock.
+// then each record against the public kernelindex schemas (core/kernelindex_schema.hpp), its
+// fields, its comparability key, and its date against the receiver's clock.
 // Plain C++; no I/O, no clock reads (`now` is the caller's).
 #pragma once
 

@@ -71,6 +71,7 @@ std::string status_keys(const ApiContext& c) {
     if (s.last_run) {
       k["lastObservedAt"] = core::format_timestamp(s.last_run->observed_at);
       k["lastStatus"] = core::to_string(s.last_run->status);
+      k["lastOutcome"] = core::to_string(core::outcome_of(s.last_run->status));
       k["lastMedianNs"] = s.last_run->median.count();
     }
     // How every view shows the key (detectors::standing_of): its state, the change and the band
@@ -246,9 +247,21 @@ HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
   json results = json::array();
   std::size_t stored = 0;
   std::size_t duplicates = 0;
-  // One batch is one transaction: a failure (a full disk) stores none of it.
+  // One batch is one transaction: a failure (a full disk) stores none of it. It is logged and
+  // counted, and /readyz says not ready until a write of runs succeeds again.
   auto batch_processed = c.engine->process_batch(records, wall_now());
-  if (!batch_processed) return internal(batch_processed.error());
+  if (!batch_processed) {
+    // The message names the database file and SQLite's reason; never the request's token.
+    const std::string& why = batch_processed.error().message;
+    if (c.log) {
+      c.log(LogLevel::Error, "POST /api/v1/runs from " + r.remote + ": storing " +
+                                 std::to_string(records.size()) +
+                                 " run(s) failed, none stored: " + why);
+    }
+    if (c.published != nullptr) c.published->storage_failed("runs", why);
+    return internal(batch_processed.error());
+  }
+  if (c.published != nullptr) c.published->storage_recovered("runs");
   for (std::size_t i = 0; i < records.size(); ++i) {
     const core::Record& record = records[i];
     const Processed* processed = &(*batch_processed)[i];
@@ -383,6 +396,11 @@ void Published::storage_recovered(const std::string& source) {
   failing_.erase(source);
 }
 
+Published::StorageFailures Published::storage_failures() const {
+  std::lock_guard lock(mutex_);
+  return {failures_, !failing_.empty()};
+}
+
 std::optional<Published::StorageProblem> Published::storage_problem() const {
   std::lock_guard lock(mutex_);
   if (failing_.empty()) return std::nullopt;
@@ -396,7 +414,7 @@ void Published::invalidate() {
 }
 
 void CycleState::count_run(core::RunStatus status, std::chrono::nanoseconds median) {
-  ++runs_by_status[std::string(core::to_string(status))];
+  ++runs_by_status[std::string(core::to_string(core::outcome_of(status)))];
   if (status == core::RunStatus::Passed && median.count() > 0) {
     run_seconds_sum += std::chrono::duration<double>(median).count();
     ++run_seconds_count;
@@ -420,16 +438,16 @@ HttpResponse readiness(const Published& p) {
 // A pre-rendered answer while it is current (the I/O thread's quick path).
 QuickHandler cached(const RenderedCache& cache, std::string content_type) {
   return [&cache, content_type](const HttpRequest&) -> std::optional<HttpResponse> {
-    const auto body = cache.fresh();
+    auto body = cache.fresh();
     if (!body) return std::nullopt;
-    return HttpResponse::text(200, *body, content_type);
+    return HttpResponse::shared(200, std::move(body), content_type);
   };
 }
 
 // Renders on the engine's thread; the requests that queued behind the first render reuse it.
 template <typename Render>
 HttpResponse render_cached(RenderedCache& cache, std::string content_type, Render render) {
-  if (const auto body = cache.fresh()) return HttpResponse::text(200, *body, content_type);
+  if (auto body = cache.fresh()) return HttpResponse::shared(200, std::move(body), content_type);
   const std::uint64_t epoch = cache.epoch();
   HttpResponse response = render();
   if (response.status == 200) {
@@ -440,7 +458,8 @@ HttpResponse render_cached(RenderedCache& cache, std::string content_type, Rende
 
 }  // namespace
 
-std::vector<Route> make_routes(std::function<ApiContext()> context, Published& published) {
+std::vector<Route> make_routes(std::function<ApiContext()> context, Published& published,
+                               DashboardPages pages) {
   const auto get = [context](auto f) {
     return [context, f](const HttpRequest& r) { return f(context(), r); };
   };
@@ -496,7 +515,9 @@ std::vector<Route> make_routes(std::function<ApiContext()> context, Published& p
        changes([](const ApiContext& c, const HttpRequest& r) { return ack(c, r); })},
   };
   // The dashboard's pages and assets (daemon/dashboard.cpp): public and read-only, like GET.
-  for (auto& route : make_dashboard_routes(context)) routes.push_back(std::move(route));
+  for (auto& route : make_dashboard_routes(context, std::move(pages))) {
+    routes.push_back(std::move(route));
+  }
   return routes;
 }
 

@@ -18,6 +18,7 @@
 #include "core/record.hpp"
 #include "daemon/engine.hpp"
 #include "daemon/http_server.hpp"
+#include "daemon/log.hpp"
 #include "storage/connection.hpp"
 
 namespace kernelwatch::notifiers {
@@ -25,6 +26,8 @@ class DeliveryWorker;
 }
 
 namespace kernelwatch::daemon {
+
+struct DashboardPages;
 
 // The scheduler's state as the API reports it. Touched on the io_context thread only.
 struct CycleState {
@@ -38,7 +41,7 @@ struct CycleState {
   core::Timestamp last_end{};
   core::Timestamp next{};
   double last_duration_seconds = 0;
-  std::map<std::string, std::uint64_t> runs_by_status;  // since start, scheduled and posted
+  std::map<std::string, std::uint64_t> runs_by_status;  // since start, by outcome
   double run_seconds_sum = 0;                           // medians of passed runs
   std::uint64_t run_seconds_count = 0;
 
@@ -95,6 +98,11 @@ class Published {
     std::uint64_t failures = 0;  // failed writes since the daemon started
   };
   [[nodiscard]] std::optional<StorageProblem> storage_problem() const;
+  struct StorageFailures {
+    std::uint64_t total = 0;  // failed writes since the daemon started
+    bool failing = false;     // some part's last write failed
+  };
+  [[nodiscard]] StorageFailures storage_failures() const;
   // Both answers are stale: a run was stored, a cycle ended, a notification was delivered.
   void invalidate();
 
@@ -121,12 +129,17 @@ struct ApiContext {
   // Returns what the close decided; nullopt when it failed (logged).
   std::function<std::optional<CycleClose>()> flush;
   StatusCache* status_cache = nullptr;
+  // Readiness and storage health: a failed write makes /readyz answer 503 until one succeeds.
+  Published* published = nullptr;
+  // The daemon's log (never given a secret).
+  std::function<void(LogLevel, std::string_view)> log;
 };
 
 // The routes, reading the context through `context()` at each request (it changes on reload);
 // handlers run where context() may be called (the engine's thread), quick handlers read only
 // `published`. A handler of a mutating route invalidates the pre-rendered answers.
+// The dashboard's key and alert pages are made as `pages` says (daemon/dashboard.hpp).
 [[nodiscard]] std::vector<Route> make_routes(std::function<ApiContext()> context,
-                                             Published& published);
+                                             Published& published, DashboardPages pages);
 
 }  // namespace kernelwatch::daemon

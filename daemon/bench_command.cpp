@@ -294,8 +294,7 @@ void print_outcomes(const std::vector<kernels::BenchOutcome>& outcomes, std::ost
   print_table(
       out, {"CASE", "WORKLOAD", "STATUS", "MEDIAN", "P20", "P80", "REPS", "GB/S", "OF PEAK"}, rows);
   for (const auto& o : outcomes) {
-    const auto& spec = o.record.run.document.at("spec");
-    const std::string reason = spec.value("statusReason", std::string());
+    const std::string& reason = o.record.run.status_reason;
     if (!reason.empty()) out << o.record.run.source_native.external_id << ": " << reason << '\n';
   }
 }

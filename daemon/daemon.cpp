@@ -17,6 +17,7 @@
 #include <random>
 #include <thread>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -27,8 +28,10 @@
 #include "core/time.hpp"
 #include "daemon/api.hpp"
 #include "daemon/clock.hpp"
+#include "daemon/dashboard.hpp"
 #include "daemon/engine.hpp"
 #include "daemon/http_server.hpp"
+#include "daemon/key_pages.hpp"
 #include "daemon/log.hpp"
 #include "daemon/systemd.hpp"
 #include "kernels/harness/bench.hpp"
@@ -118,6 +121,8 @@ void release_free_memory() {
 
 // Answers already rendered stay current at most this long (ages and uptimes in them move).
 constexpr std::chrono::milliseconds kRenderedMaxAge{1000};
+// The rendered key pages kept (a page with every run of an 8,000-run key charted is 3.8 MB).
+constexpr std::size_t kKeyPagesMaxBytes = 64 * 1024 * 1024;
 // How long a notification request in flight may finish after SIGTERM or a SIGHUP that changed the
 // notifiers (its outcome is then recorded: a receiver that answered is never sent it again);
 // shutdown() gives up on everything at 9 s, inside systemd's 10 s.
@@ -181,6 +186,8 @@ class Daemon {
   std::vector<Route> routes();
   ApiContext api_context();
   void stop_http_thread();
+  void set_pages_options();
+  DashboardPages dashboard_pages();
 
   DaemonOptions options_;
   config::Config config_;
@@ -196,6 +203,18 @@ class Daemon {
   // of a request (a handler queued when the daemon stopped) when io_ is destroyed.
   asio::io_context http_io_;
   std::thread http_thread_;
+  // The dashboard's key and alert pages: replayed and rendered on a thread of their own from a
+  // read-only connection of their own (WAL: readers never block the engine's writes), kept in
+  // key_pages_ until the engine says their key changed. Declared before pages_io_, which may
+  // still hold handlers that point at them when it is destroyed.
+  KeyPages key_pages_{kKeyPagesMaxBytes};
+  std::optional<storage::Connection> pages_store_;
+  mutable std::mutex pages_options_mutex_;
+  EngineOptions pages_options_;
+  asio::io_context pages_io_;
+  asio::executor_work_guard<asio::io_context::executor_type> pages_work_{
+      asio::make_work_guard(pages_io_)};
+  std::thread pages_thread_;
   asio::io_context io_;
   asio::signal_set signals_;
   asio::steady_timer schedule_timer_;
@@ -262,15 +281,44 @@ int Daemon::run() {
   return 0;
 }
 
-// Ends the HTTP thread: whatever it still serves is cut (stop() has closed the connections).
+// Ends the HTTP thread: whatever it still serves is cut (stop() has closed the connections);
+// then the pages thread, whose answers nobody waits for any more.
 void Daemon::stop_http_thread() {
   http_io_.stop();
   if (http_thread_.joinable()) http_thread_.join();
+  pages_work_.reset();
+  pages_io_.stop();
+  if (pages_thread_.joinable()) pages_thread_.join();
+}
+
+// The detector settings the pages replay with: the engine's, copied for the pages thread.
+void Daemon::set_pages_options() {
+  std::lock_guard lock(pages_options_mutex_);
+  pages_options_ = engine_.options();
+}
+
+DashboardPages Daemon::dashboard_pages() {
+  DashboardPages pages;
+  pages.key_pages = &key_pages_;
+  pages.engine_options = [this] {
+    std::lock_guard lock(pages_options_mutex_);
+    return pages_options_;
+  };
+  if (pages_store_) {
+    pages.context = &pages_io_;
+    pages.store = &*pages_store_;
+  } else {
+    pages.store = &store_;  // on the engine's thread, as every other handler
+  }
+  return pages;
 }
 
 core::Status Daemon::start() {
   for (const auto& w : config_.warnings) log_.warning(w);
   log_.info("config " + config_.source + ": " + config::redacted_json(config_).dump());
+  engine_.set_change_listener(
+      [this](std::optional<std::int64_t> key_id) { key_pages_.changed(key_id); });
+  set_pages_options();
   KW_TRY(engine_.rebuild());
   release_free_memory();
   // A stored row that cannot be read is left out of every query, never fatal: say which.
@@ -284,6 +332,12 @@ core::Status Daemon::start() {
   http_options.header_timeout = config_.http.header_timeout;
   http_options.max_connections_per_client = config_.http.max_connections_per_client;
   http_options.handler_context = &io_;
+  if (auto pages = storage::Connection::open(config_.storage.path, storage::OpenMode::ReadOnly)) {
+    pages_store_.emplace(std::move(*pages));
+  } else {
+    log_.warning("the dashboard's key pages render on the engine's thread: " +
+                 pages.error().message);
+  }
   http_ = KW_TRY(
       HttpServer::create(http_io_, http_options, routes(), config_.http.token,
                          [this](std::string_view line) { log_.write(LogLevel::Debug, line); }));
@@ -309,6 +363,7 @@ core::Status Daemon::start() {
   cycle_.ready = true;
   published_.set_ready(true);
   http_thread_ = std::thread([this] { http_io_.run(); });
+  if (pages_store_) pages_thread_ = std::thread([this] { pages_io_.run(); });
   if (!config_.benchmarks.empty()) {
     schedule_next(config_.schedule.at_start == config::AtStart::Run ? 0ms
                                                                     : config_.schedule.interval);
@@ -569,6 +624,7 @@ void Daemon::reload() {
   config_.http.listen = listen;
   for (const auto& w : config_.warnings) log_.warning(w);
   engine_.set_options(engine_options(config_));
+  set_pages_options();  // before the replay, which drops every rendered key page
   // Detector settings apply to every key: replay the history with them.
   if (auto ok = engine_.rebuild(); !ok)
     log_.error("SIGHUP: replaying the history: " + ok.error().message);
@@ -690,6 +746,8 @@ ApiContext Daemon::api_context() {
   c.started_wall = started_wall_;
   c.flush = [this] { return flush_notifications(); };
   c.status_cache = &status_cache_;
+  c.published = &published_;
+  c.log = [this](LogLevel level, std::string_view message) { log_.write(level, message); };
   c.trigger = [this] {
     if (cycle_.running) return false;
     start_cycle("api");
@@ -699,7 +757,7 @@ ApiContext Daemon::api_context() {
 }
 
 std::vector<Route> Daemon::routes() {
-  return make_routes([this] { return api_context(); }, published_);
+  return make_routes([this] { return api_context(); }, published_, dashboard_pages());
 }
 
 }  // namespace

@@ -24,12 +24,20 @@ constexpr const char* kPolicy =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-HttpResponse html(unsigned status, std::string body) {
-  auto response = HttpResponse::text(status, std::move(body), "text/html; charset=utf-8");
+HttpResponse with_page_headers(HttpResponse response) {
   response.headers.emplace_back("Content-Security-Policy", kPolicy);
   response.headers.emplace_back("X-Content-Type-Options", "nosniff");
   response.headers.emplace_back("Cache-Control", "no-store");
   return response;
+}
+
+HttpResponse html(unsigned status, std::string body) {
+  return with_page_headers(HttpResponse::text(status, std::move(body), "text/html; charset=utf-8"));
+}
+
+// A kept page, sent from the cache without a copy.
+HttpResponse html(std::shared_ptr<const std::string> body) {
+  return with_page_headers(HttpResponse::shared(200, std::move(body), "text/html; charset=utf-8"));
 }
 
 HttpResponse page(web::Page p) {
@@ -42,16 +50,19 @@ HttpResponse failure(const core::Error& error) {
 }
 
 // The overview's rows, rebuilt only when the engine changed (its generation); the last page
-// rendered, answered again while its rows, query and daemon status are the same; and the
-// newest key replays (a key of 10,000 runs takes most of a second to replay on a loaded 2-core
-// host), valid for one engine generation.
+// rendered, answered again while its rows, query and daemon status are the same.
 struct RowCache {
   std::uint64_t generation = ~std::uint64_t{0};
   std::vector<web::KeyRow> rows;
   std::string page_signature;
   std::string page;
+};
+
+// The pages thread's newest key replays (a key of 10,000 runs takes most of a second to replay
+// on a loaded 2-core host), each kept while its key has not changed since it was read.
+struct ReplayCache {
   struct Replayed {
-    std::uint64_t generation = 0;
+    std::uint64_t read_at = 0;
     std::string ref;
     std::shared_ptr<const web::KeyReplay> replay;
   };
@@ -116,15 +127,14 @@ HttpResponse overview(const ApiContext& c, const HttpRequest& r, RowCache& cache
   return html(200, cache.page);
 }
 
-// The key's replay, from the cache while the engine has not changed.
-core::Result<std::shared_ptr<const web::KeyReplay>> cached_replay(const ApiContext& c,
+// The key's replay, from the cache while its key has not changed (pages thread).
+core::Result<std::shared_ptr<const web::KeyReplay>> cached_replay(const DashboardPages& p,
                                                                   const std::string& ref,
-                                                                  RowCache& cache) {
-  const auto generation = c.engine->generation();
+                                                                  ReplayCache& cache) {
   auto& replays = cache.replays;
   for (auto it = replays.begin(); it != replays.end(); ++it) {
     if (it->ref != ref) continue;
-    if (it->generation == generation) {
+    if (p.key_pages->current(it->replay->key_id, it->read_at)) {
       auto hit = *it;
       replays.erase(it);
       replays.push_back(hit);
@@ -133,53 +143,74 @@ core::Result<std::shared_ptr<const web::KeyReplay>> cached_replay(const ApiConte
     replays.erase(it);
     break;
   }
+  const std::uint64_t read_at = p.key_pages->now();
   // The key's runs through the one replay, its alerts as the daemon stored them (every alert
   // its replay raised is stored).
-  const auto alerts = KW_TRY(web::stored_alerts(*c.store));
-  auto replay =
-      KW_TRY(web::replay_key(*c.store, ref, replay_options(c.engine->options()), alerts));
+  const auto alerts = KW_TRY(web::stored_alerts(*p.store));
+  auto replay = KW_TRY(web::replay_key(*p.store, ref, replay_options(p.engine_options()), alerts));
   if (!replay) return std::shared_ptr<const web::KeyReplay>();
   auto shared = std::make_shared<const web::KeyReplay>(std::move(*replay));
-  if (replays.size() >= RowCache::kReplays) replays.erase(replays.begin());
-  replays.push_back({generation, ref, shared});
+  if (replays.size() >= ReplayCache::kReplays) replays.erase(replays.begin());
+  replays.push_back({read_at, ref, shared});
   return shared;
 }
 
-HttpResponse key_page(const ApiContext& c, const HttpRequest& r, RowCache& cache) {
+// Pages thread: rendered once per key change and query, then answered from the KeyPages (by the
+// HTTP thread while current; here when requests queued behind the first render).
+HttpResponse key_page(const DashboardPages& p, const HttpRequest& r, ReplayCache& cache) {
   const auto query = web::parse_key_query(r.query);
   if (!query) return page(web::bad_request_page(query.error().message, web::LinkMode::Served));
   const std::string& ref = r.params.at("ref");
-  const auto replay = cached_replay(c, ref, cache);
+  if (auto hit = p.key_pages->find(ref, r.query)) return html(std::move(hit));
+  // What the page shows is read after this point: a change announced later makes it stale.
+  const std::uint64_t read_at = p.key_pages->now();
+  const auto replay = cached_replay(p, ref, cache);
   if (!replay) return failure(replay.error());
   if (!*replay) {
     return page(
         web::not_found_page("No key with the reference \"" + ref + "\".", web::LinkMode::Served));
   }
   std::vector<storage::AlertRow> stored;
-  if (auto all = storage::AlertStore(*c.store).list(std::nullopt, 0)) {
-    const std::string identity = (*replay)->key.identity();
+  if (auto all = storage::AlertStore(*p.store).list(std::nullopt, 0)) {
+    const core::KeyLabels& key = (*replay)->key;
     for (auto& row : *all) {
+      // A stored member has no key digest: its id begins with its key's.
       const bool member = std::any_of(
-          row.alert.members.begin(), row.alert.members.end(),
-          [&](const core::Alert& m) { return m.key.identity() == identity; });
+          row.alert.members.begin(), row.alert.members.end(), [&](const core::Alert& m) {
+            return m.key.identity() == key.identity() ||
+                   (!key.digest.empty() && m.id.starts_with(key.digest + "@"));
+          });
       if ((row.key_id && *row.key_id == (*replay)->key_id) || member) {
         stored.push_back(std::move(row));
       }
     }
   }
-  return html(200, web::render_key(**replay, stored, *query, web::LinkMode::Served));
+  auto body = std::make_shared<const std::string>(
+      web::render_key(**replay, stored, *query, web::LinkMode::Served));
+  p.key_pages->store(ref, r.query, (*replay)->key_id, read_at, body);
+  return html(std::move(body));
 }
 
-HttpResponse alert_page(const ApiContext& c, const HttpRequest& r) {
+// A page rendered earlier for the same key and query, while current (HTTP thread).
+QuickHandler cached_key_page(KeyPages& pages) {
+  return [&pages](const HttpRequest& r) -> std::optional<HttpResponse> {
+    const auto it = r.params.find("ref");
+    if (it == r.params.end()) return std::nullopt;
+    auto hit = pages.find(it->second, r.query);
+    if (!hit) return std::nullopt;
+    return html(std::move(hit));
+  };
+}
+
+HttpResponse alert_page(const DashboardPages& p, const HttpRequest& r) {
   if (!r.query.empty()) {
     return page(
         web::bad_request_page("an alert page takes no query parameters", web::LinkMode::Served));
   }
   const std::string& id = r.params.at("id");
-  const auto alerts = web::stored_alerts(*c.store);
+  const auto alerts = web::stored_alerts(*p.store);
   if (!alerts) return failure(alerts.error());
-  const auto view =
-      web::find_alert(*c.store, id, replay_options(c.engine->options()), *alerts);
+  const auto view = web::find_alert(*p.store, id, replay_options(p.engine_options()), *alerts);
   if (!view) return failure(view.error());
   if (!*view) {
     return page(web::not_found_page("No alert with the id \"" + id + "\".", web::LinkMode::Served));
@@ -196,15 +227,22 @@ HttpResponse asset(std::string_view body, const char* type) {
 
 }  // namespace
 
-std::vector<Route> make_dashboard_routes(std::function<ApiContext()> context) {
+std::vector<Route> make_dashboard_routes(std::function<ApiContext()> context,
+                                         DashboardPages pages) {
   auto cache = std::make_shared<RowCache>();
+  auto replays = std::make_shared<ReplayCache>();
   return {
       {"GET", "/", Access::Public,
        [context, cache](const HttpRequest& r) { return overview(context(), r, *cache); }},
       {"GET", "/keys/{ref}", Access::Public,
-       [context, cache](const HttpRequest& r) { return key_page(context(), r, *cache); }},
-      {"GET", "/alerts/{id}", Access::Public,
-       [context](const HttpRequest& r) { return alert_page(context(), r); }},
+       [pages, replays](const HttpRequest& r) { return key_page(pages, r, *replays); },
+       cached_key_page(*pages.key_pages), pages.context},
+      {"GET",
+       "/alerts/{id}",
+       Access::Public,
+       [pages](const HttpRequest& r) { return alert_page(pages, r); },
+       {},
+       pages.context},
       {"GET", "/assets/kw.css", Access::Public,
        [](const HttpRequest&) { return asset(web::stylesheet(), "text/css; charset=utf-8"); }},
       {"GET", "/assets/kw.js", Access::Public,

@@ -10,11 +10,25 @@
 
 #include "daemon/api.hpp"
 #include "daemon/http_server.hpp"
+#include "daemon/key_pages.hpp"
 
 namespace kernelwatch::daemon {
 
-// Public (read-only) routes, like the GET API.
-[[nodiscard]] std::vector<Route> make_dashboard_routes(std::function<ApiContext()> context);
+// Where the key and alert pages are made: a thread of their own (`context`) with a read-only
+// connection of its own to the daemon's database (`store`, used on that thread only), so that
+// replaying and rendering a long history never holds up the engine's thread; the detector
+// settings they replay with (thread-safe: SIGHUP changes them); and the rendered key pages,
+// which the HTTP thread answers while their key has not changed.
+struct DashboardPages {
+  boost::asio::io_context* context = nullptr;
+  storage::Connection* store = nullptr;
+  std::function<EngineOptions()> engine_options;
+  KeyPages* key_pages = nullptr;
+};
+
+// Public (read-only) routes, like the GET API. The overview reads the engine (its thread).
+[[nodiscard]] std::vector<Route> make_dashboard_routes(std::function<ApiContext()> context,
+                                                       DashboardPages pages);
 
 struct ReportOptions {
   std::filesystem::path db;

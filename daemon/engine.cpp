@@ -1,6 +1,7 @@
 #include "daemon/engine.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/key.hpp"
 #include "runners/liger_bench.hpp"
@@ -38,6 +39,10 @@ core::Status Engine::store_events(Transaction& tx, const std::vector<detectors::
     // An incident's key is its environment: no key row.
     row.key_id = core::is_incident(event.alert) ? std::nullopt : key_id_of(event.alert.key);
     row.updated_at = now;
+    if (row.key_id) touched_.insert(*row.key_id);
+    for (const auto& member : event.alert.members) {
+      if (const auto id = key_id_of(member.key)) touched_.insert(*id);
+    }
     KW_TRY(alerts.upsert(tx, row));
   }
   return {};
@@ -64,6 +69,7 @@ core::Result<std::vector<Processed>> Engine::process_batch(std::span<const core:
   // An error after the detectors saw a run rolled the whole batch back: make them match what
   // is stored again, or a run's alert would be remembered as fired and never written.
   if (!processed) (void)rebuild();
+  publish_changes();
   return processed;
 }
 
@@ -79,6 +85,7 @@ core::Result<Processed> Engine::process_run(Transaction& tx, const core::Record&
     processed.duplicate = true;
     return processed;
   }
+  touched_.insert(inserted.key_id);
   const core::KeyLabels labels = detectors::key_labels(key);
   if (!key_ids_.contains(labels.identity())) processed.replaced_key = replaced_by(labels);
   key_ids_[labels.identity()] = inserted.key_id;
@@ -99,9 +106,9 @@ core::Result<Processed> Engine::process_run(Transaction& tx, const core::Record&
     if (view->last_run->observed_at - observation.observed_at > core::kFutureTolerance) {
       judgement.confirmation = storage::Confirmation::NotJudged;
       KW_TRY(runs.record_judgement(tx, inserted.key_id, record.run.observed_at, judgement));
-      processed.verdict.explanation =
-          "stored; older than the key's newest run by more than " +
-          std::to_string(core::kFutureTolerance.count()) + " minutes, so not judged";
+      processed.verdict.explanation = "stored; older than the key's newest run by more than " +
+                                      std::to_string(core::kFutureTolerance.count()) +
+                                      " minutes, so not judged";
       return processed;
     }
     judgement.order = view->last_run->observed_at + std::chrono::nanoseconds(1);
@@ -155,6 +162,7 @@ core::Result<CycleClose> Engine::close_cycle(core::Timestamp now) {
   auto closed = close_and_commit();
   // Rolled back: the Watch already decided the held steps; replay to match the store again.
   if (!closed) (void)rebuild();
+  publish_changes();
   return closed;
 }
 
@@ -165,7 +173,19 @@ core::Status Engine::acknowledge(std::string_view alert_id, bool rebaseline, cor
       ok.error().code != core::ErrorCode::Conflict) {
     (void)rebuild();
   }
+  publish_changes();
   return ok;
+}
+
+void Engine::publish_changes() {
+  const auto touched = std::exchange(touched_, {});
+  if (!listener_) return;
+  for (const auto key_id : touched) listener_(key_id);
+}
+
+void Engine::publish_all() {
+  touched_.clear();
+  if (listener_) listener_(std::nullopt);
 }
 
 core::Status Engine::act(std::string_view alert_id, bool rebaseline, core::Timestamp now) {
@@ -184,7 +204,8 @@ core::Status Engine::act(std::string_view alert_id, bool rebaseline, core::Times
   const auto stored_action =
       rebaseline ? storage::AlertAction::Rebaseline : storage::AlertAction::Acknowledge;
   auto tx = KW_TRY(store_->begin());
-  KW_TRY(alerts.record_action(tx, {std::string(alert_id), row->key_id.value_or(0), stored_action, now}));
+  KW_TRY(alerts.record_action(
+      tx, {std::string(alert_id), row->key_id.value_or(0), stored_action, now}));
   std::vector<detectors::AlertEvent> events;
   if (row->key_id) {
     if (const auto identity = identities_.find(*row->key_id); identity != identities_.end()) {
@@ -256,6 +277,15 @@ std::vector<ProtocolChange> Engine::protocol_changes() const {
   return out;
 }
 
+void Engine::for_each_key(const std::function<void(const KeyView&)>& visit) const {
+  for (const auto& [identity, key_id] : key_ids_) {
+    const auto* view = watch_.find(identity);
+    if (view == nullptr) continue;
+    visit(KeyView{key_id, &view->monitor->key(), &view->last_run, &view->last_verdict,
+                  &view->monitor->open_alert(), &view->monitor->open_failed_alert()});
+  }
+}
+
 std::vector<KeyStatus> Engine::status() const {
   std::vector<KeyStatus> out;
   for (const auto& [identity, key_id] : key_ids_) {
@@ -269,9 +299,9 @@ std::vector<KeyStatus> Engine::status() const {
     s.open_alert = view->monitor->open_alert();
     s.open_failed_alert = view->monitor->open_failed_alert();
     s.open_alert_from_history =
-        s.open_alert && history_alerts_.contains(s.open_alert->incident.empty()
-                                                     ? s.open_alert->id
-                                                     : s.open_alert->incident);
+        s.open_alert &&
+        history_alerts_.contains(s.open_alert->incident.empty() ? s.open_alert->id
+                                                                : s.open_alert->incident);
     s.standing = detectors::standing_of(
         s.last_run ? std::optional<core::RunStatus>(s.last_run->status) : std::nullopt,
         s.last_verdict, s.open_alert, s.open_failed_alert);

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -111,10 +112,26 @@ class Engine {
                                          core::Timestamp now);
 
   [[nodiscard]] std::vector<KeyStatus> status() const;
+  // status() without its copies, one key at a time (the metrics of thousands of keys): what
+  // `visit` gets is valid during the call only.
+  struct KeyView {
+    std::int64_t key_id = 0;
+    const core::KeyLabels* key = nullptr;
+    const std::optional<detectors::Watch::LastRun>* last_run = nullptr;
+    const detectors::Verdict* last_verdict = nullptr;
+    const std::optional<core::Alert>* open_alert = nullptr;
+    const std::optional<core::Alert>* open_failed_alert = nullptr;
+  };
+  void for_each_key(const std::function<void(const KeyView&)>& visit) const;
   [[nodiscard]] std::vector<ProtocolChange> protocol_changes() const;
   // Changes whenever status() may have changed (a run, an action, a rebuild): callers cache.
   [[nodiscard]] std::uint64_t generation() const { return generation_; }
   void set_options(EngineOptions options) { options_ = std::move(options); }
+  // Told after each change is committed (or rolled back): the key (its row id) got a run or an
+  // alert row of it changed; nullopt: any key may have (a replay). Caches of what one key shows
+  // (the dashboard's key pages) drop what it names and keep the rest.
+  using ChangeListener = std::function<void(std::optional<std::int64_t> key_id)>;
+  void set_change_listener(ChangeListener listener) { listener_ = std::move(listener); }
   [[nodiscard]] const EngineOptions& options() const { return options_; }
 
  private:
@@ -135,6 +152,9 @@ class Engine {
   [[nodiscard]] core::Status recover(storage::AlertStore& alerts, const replay::Replay& replayed);
   // The cycle (or posted batch) runs are judged in now: set by its first run, ended by a close.
   [[nodiscard]] std::int64_t cycle_id(core::Timestamp now);
+  // Tells the listener which keys the last operation touched (touched_), or every key.
+  void publish_changes();
+  void publish_all();
 
   storage::Connection* store_;
   EngineOptions options_;
@@ -143,8 +163,10 @@ class Engine {
   std::map<std::int64_t, std::string> identities_;
   std::set<std::string> history_alerts_;  // ids of the stored alerts of origin history
   std::uint64_t generation_ = 0;
-  std::int64_t cycle_ = 0;       // the open cycle's id (0: none open)
-  std::int64_t last_cycle_ = 0;  // the last one's, so that the next differs
+  std::int64_t cycle_ = 0;          // the open cycle's id (0: none open)
+  std::int64_t last_cycle_ = 0;     // the last one's, so that the next differs
+  std::set<std::int64_t> touched_;  // key rows changed by the operation under way
+  ChangeListener listener_;
 };
 
 // How the daemon confirms a run it judges: its own runs (source "kernelwatch" or the

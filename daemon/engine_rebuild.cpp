@@ -16,6 +16,11 @@ replay::Options replay_options(const EngineOptions& options) {
 
 core::Status Engine::rebuild() {
   ++generation_;
+  // Whatever the replay finds (or fails to), every key's cached pages are dropped after it.
+  struct PublishAll {
+    Engine& engine;
+    ~PublishAll() { engine.publish_all(); }
+  } publish_all{*this};
   storage::AlertStore alerts(*store_);
   auto replayed = KW_TRY(replay::replay(*store_, replay_options(options_)));
   watch_ = std::move(replayed.watch);

@@ -6,6 +6,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/sha.h>
+#include <sys/ioctl.h>
 
 #include <algorithm>
 #include <array>
@@ -16,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include <boost/asio/as_tuple.hpp>
@@ -28,7 +30,11 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/http/span_body.hpp>
 #include <nlohmann/json.hpp>
+
+#include "daemon/connection_slots.hpp"
+#include "daemon/http_parts.hpp"
 
 namespace kernelwatch::daemon {
 namespace {
@@ -39,6 +45,7 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using core::ErrorCode;
 using Clock = std::chrono::steady_clock;
+using namespace http_parts;
 
 constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 // After an answer that leaves request bytes unread, keep reading (and dropping) for a while so the
@@ -46,6 +53,8 @@ constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::chrono::milliseconds kMaxLinger{2000};
 constexpr std::size_t kMaxLingerBytes = 8 * 1024 * 1024;
 constexpr std::chrono::milliseconds kAcceptRetry{100};
+// A spare connection's request header must arrive within this (or header_timeout if shorter).
+constexpr std::chrono::milliseconds kSpareHeader{2000};
 
 using Digest = std::array<unsigned char, SHA256_DIGEST_LENGTH>;
 
@@ -57,205 +66,16 @@ Digest sha256(std::string_view text) {
   return out;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-enum class PlusMeans { Plus, Space };
-
-// Decodes %XX escapes; nullopt on a broken escape or an encoded NUL.
-std::optional<std::string> percent_decode(std::string_view in, PlusMeans plus) {
-  std::string out;
-  out.reserve(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const char c = in[i];
-    if (c == '%') {
-      if (i + 2 >= in.size()) return std::nullopt;
-      const int high = hex_value(in[i + 1]);
-      const int low = hex_value(in[i + 2]);
-      if (high < 0 || low < 0) return std::nullopt;
-      const char decoded = static_cast<char>(high * 16 + low);
-      if (decoded == '\0') return std::nullopt;
-      out.push_back(decoded);
-      i += 2;
-    } else if (c == '+' && plus == PlusMeans::Space) {
-      out.push_back(' ');
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
-struct Target {
-  std::string path;                   // decoded
-  std::vector<std::string> segments;  // decoded, split on the raw '/'
-  std::map<std::string, std::string> query;
-};
-
-std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t end = text.find(separator, start);
-    parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
-    if (end == std::string_view::npos) break;
-    start = end + 1;
-  }
-  return parts;
-}
-
-std::optional<Target> parse_target(std::string_view raw) {
-  if (raw.empty() || raw.front() != '/') return std::nullopt;  // origin-form only
-  const std::size_t question = raw.find('?');
-  const std::string_view raw_path = raw.substr(0, question);
-  Target target;
-  auto path = percent_decode(raw_path, PlusMeans::Plus);
-  if (!path) return std::nullopt;
-  target.path = std::move(*path);
-  if (raw_path.size() > 1) {
-    for (std::string_view segment : split(raw_path.substr(1), '/')) {
-      auto decoded = percent_decode(segment, PlusMeans::Plus);
-      if (!decoded) return std::nullopt;
-      target.segments.push_back(std::move(*decoded));
-    }
-  }
-  if (question != std::string_view::npos) {
-    for (std::string_view pair : split(raw.substr(question + 1), '&')) {
-      if (pair.empty()) continue;
-      const std::size_t equals = pair.find('=');
-      auto name = percent_decode(pair.substr(0, equals), PlusMeans::Space);
-      auto value = percent_decode(
-          equals == std::string_view::npos ? std::string_view{} : pair.substr(equals + 1),
-          PlusMeans::Space);
-      if (!name || !value) return std::nullopt;
-      target.query.insert_or_assign(std::move(*name), std::move(*value));
-    }
-  }
-  return target;
-}
-
-// Keeps access-log lines on one line whatever a client put in its path.
-std::string printable(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f || c == '\\') {
-      out += "\\x";
-      out.push_back(kHex[byte >> 4]);
-      out.push_back(kHex[byte & 0xf]);
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
-// The credentials of "Authorization: Bearer <token>", or nullopt when the header has another form.
-std::optional<std::string_view> bearer_token(std::string_view header) {
-  header = trim(header);
-  constexpr std::string_view kScheme = "bearer";
-  if (header.size() <= kScheme.size() || !iequals(header.substr(0, kScheme.size()), kScheme) ||
-      (header[kScheme.size()] != ' ' && header[kScheme.size()] != '\t')) {
-    return std::nullopt;
-  }
-  const std::string_view token = trim(header.substr(kScheme.size()));
-  if (token.empty()) return std::nullopt;
-  return token;
-}
-
 std::string endpoint_text(const tcp::endpoint& endpoint) {
   const auto address = endpoint.address();
   const std::string host = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
   return host + ":" + std::to_string(endpoint.port());
 }
 
-bool has_line_break(std::string_view text) {
-  return text.find_first_of("\r\n") != text.npos;
-}
-
-struct Segment {
-  std::string text;
-  bool parameter = false;
-};
-
 struct CompiledRoute {
   Route route;
   std::vector<Segment> segments;
 };
-
-core::Result<std::vector<Segment>> compile_pattern(const std::string& pattern) {
-  if (pattern.empty() || pattern.front() != '/') {
-    return core::fail(ErrorCode::InvalidArgument,
-                      "route `" + pattern + "`: a pattern must start with '/'");
-  }
-  std::vector<Segment> segments;
-  if (pattern.size() == 1) return segments;
-  std::set<std::string> names;
-  for (std::string_view part : split(std::string_view(pattern).substr(1), '/')) {
-    if (part.empty()) {
-      return core::fail(ErrorCode::InvalidArgument, "route `" + pattern + "`: empty path segment");
-    }
-    if (part.front() == '{') {
-      if (part.size() < 3 || part.back() != '}' ||
-          part.substr(1, part.size() - 2).find_first_of("{}") != std::string_view::npos) {
-        return core::fail(ErrorCode::InvalidArgument,
-                          "route `" + pattern + "`: a parameter must look like {name}");
-      }
-      std::string name(part.substr(1, part.size() - 2));
-      if (!names.insert(name).second) {
-        return core::fail(ErrorCode::InvalidArgument,
-                          "route `" + pattern + "`: parameter {" + name + "} appears twice");
-      }
-      segments.push_back(Segment{std::move(name), true});
-    } else {
-      if (part.find_first_of("{}") != std::string_view::npos) {
-        return core::fail(ErrorCode::InvalidArgument,
-                          "route `" + pattern + "`: a parameter must fill a whole segment");
-      }
-      segments.push_back(Segment{std::string(part), false});
-    }
-  }
-  return segments;
-}
-
-std::optional<std::map<std::string, std::string>> match(const std::vector<Segment>& pattern,
-                                                        const std::vector<std::string>& path) {
-  if (pattern.size() != path.size()) return std::nullopt;
-  std::map<std::string, std::string> params;
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i].parameter) {
-      if (path[i].empty()) return std::nullopt;
-      params.emplace(pattern[i].text, path[i]);
-    } else if (pattern[i].text != path[i]) {
-      return std::nullopt;
-    }
-  }
-  return params;
-}
-
-bool valid_method(std::string_view method) {
-  return !method.empty() &&
-         std::all_of(method.begin(), method.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
-}
 
 // An answer from the server itself (not a handler), and whether the connection must close after it.
 struct Answer {
@@ -291,6 +111,15 @@ HttpResponse HttpResponse::error(unsigned status, std::string_view message) {
   return json(status, nlohmann::json{{"error", std::string(message)}});
 }
 
+HttpResponse HttpResponse::shared(unsigned status, std::shared_ptr<const std::string> body,
+                                  std::string content_type) {
+  HttpResponse out;
+  out.status = status;
+  out.shared_body = std::move(body);
+  out.content_type = std::move(content_type);
+  return out;
+}
+
 HttpResponse HttpResponse::text(unsigned status, std::string body, std::string content_type) {
   HttpResponse out;
   out.status = status;
@@ -307,7 +136,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         routes_(std::move(routes)),
         access_log_(std::move(access_log)),
         acceptor_(io),
-        retry_timer_(io) {}
+        retry_timer_(io),
+        slots_({options_.max_connections, options_.max_connections_per_client,
+                options_.spare_connections}) {}
 
   core::Status listen() {
     boost::system::error_code ec;
@@ -360,8 +191,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     acceptor_.close(ignored);
     retry_timer_.cancel();
     // close() never runs a handler inline, so the map stays intact while we walk it.
-    for (auto& [id, connection] : connections_) {
-      if (connection.stream == nullptr || connection.evicted) continue;
+    for (auto& [id, connection] : live_) {
+      if (connection.stream == nullptr || slots_.evicted(id)) continue;
       connection.stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
       connection.stream->close();
     }
@@ -391,7 +222,10 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       const auto remote = socket.remote_endpoint(remote_ec);
       if (remote_ec) continue;  // already gone
       std::string address = remote.address().to_string();
-      if (!self->admit(address)) {
+      const std::uint64_t id = self->next_id_++;
+      self->live_.emplace(id, Live{nullptr, socket.native_handle()});
+      if (!self->admit(id, address)) {
+        self->live_.erase(id);
         boost::system::error_code ignored;
         self->log(
             "connection limits reached and no connection is waiting; closed the "
@@ -400,89 +234,54 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         socket.close(ignored);
         continue;
       }
-      const std::uint64_t id = self->next_id_++;
-      self->register_connection(id, std::move(address));
       asio::co_spawn(self->acceptor_.get_executor(), session(self, std::move(socket), id),
                      asio::detached);
     }
   }
 
-  // Makes room for a new connection from `address` within the per-client and total limits, by
-  // closing the connections that have waited longest for a request header; false when the
-  // limits are reached and no connection is waiting (every one is busy with a request).
-  bool admit(const std::string& address) {
-    const auto count = [&] {
-      const auto it = per_client_.find(address);
-      return it == per_client_.end() ? std::size_t{0} : it->second;
-    };
-    while (count() >= options_.max_connections_per_client) {
-      if (!evict_waiting(&address)) return false;
+  // Makes room for connection `id` from `address` (ConnectionSlots): closes the connections it
+  // replaces; false when it is refused.
+  bool admit(std::uint64_t id, const std::string& address) {
+    const auto admission =
+        slots_.admit(id, address, [this](std::uint64_t other) { return has_request(other); });
+    for (const auto victim : admission.evicted) close_evicted(victim);
+    if (admission.slot == ConnectionSlots::Slot::Spare && ++spares_ % 100 == 1) {
+      log("connection limit: every connection " + address +
+          " may hold is busy; a spare connection answers only health checks and pre-rendered "
+          "pages (" +
+          std::to_string(spares_) + " so far)");
     }
-    while (active_ >= options_.max_connections) {
-      if (!evict_waiting(nullptr)) return false;
-    }
-    return true;
+    return admission.slot.has_value();
   }
 
-  void register_connection(std::uint64_t id, std::string address) {
-    ++active_;
-    ++per_client_[address];
-    connections_.emplace(id, Connection{nullptr, std::move(address), true, next_wait_++, false});
+  // Whether the connection's request has arrived unread: bytes wait in its socket.
+  bool has_request(std::uint64_t id) const {
+    const auto it = live_.find(id);
+    if (it == live_.end()) return false;
+    const int fd =
+        it->second.stream != nullptr ? it->second.stream->socket().native_handle() : it->second.fd;
+    int pending = 0;
+    return fd >= 0 && ::ioctl(fd, FIONREAD, &pending) == 0 && pending > 0;
   }
 
-  // A connection's end: its slot is free again (an evicted one gave it up when evicted).
+  // A connection ends: its slot is free again.
   void unregister_connection(std::uint64_t id) {
-    const auto it = connections_.find(id);
-    if (it == connections_.end()) return;
-    if (!it->second.evicted) release_slot(it->second.address);
-    connections_.erase(it);
+    slots_.release(id);
+    live_.erase(id);
   }
 
-  void release_slot(const std::string& address) {
-    --active_;
-    const auto it = per_client_.find(address);
-    if (it != per_client_.end() && --it->second == 0) per_client_.erase(it);
-  }
-
-  // Whether the connection is waiting for a request header (evictable) or serving a request.
-  void set_waiting(std::uint64_t id, bool waiting) {
-    const auto it = connections_.find(id);
-    if (it == connections_.end()) return;
-    if (waiting && !it->second.waiting) it->second.waiting_since = next_wait_++;
-    it->second.waiting = waiting;
-  }
-
-  bool evicted(std::uint64_t id) const {
-    const auto it = connections_.find(id);
-    return it == connections_.end() || it->second.evicted;
-  }
-
-  // Closes the connection (of `address`, or of anyone) that has waited longest for a request
-  // header; false when none waits.
-  bool evict_waiting(const std::string* address) {
-    Connection* oldest = nullptr;
-    for (auto& [id, connection] : connections_) {
-      if (connection.evicted || !connection.waiting) continue;
-      if (address != nullptr && connection.address != *address) continue;
-      if (oldest == nullptr || connection.waiting_since < oldest->waiting_since) {
-        oldest = &connection;
-      }
-    }
-    if (oldest == nullptr) return false;
-    oldest->evicted = true;
-    release_slot(oldest->address);
-    ++evictions_;
+  void close_evicted(std::uint64_t id) {
+    const auto evictions = slots_.evictions();
     // One line per 100 (a slowloris attack evicts thousands).
-    if (evictions_ % 100 == 1) {
-      log("connection limit: closed a connection from " + oldest->address +
-          " that was waiting for a request header (" + std::to_string(evictions_) + " so far)");
+    if (evictions % 100 == 1) {
+      log("connection limit: closed a connection that was waiting for a request header (" +
+          std::to_string(evictions) + " so far)");
     }
-    if (oldest->stream != nullptr) {
-      boost::system::error_code ignored;
-      oldest->stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
-      oldest->stream->close();
-    }
-    return true;
+    const auto it = live_.find(id);
+    if (it == live_.end() || it->second.stream == nullptr) return;  // its session sees it
+    boost::system::error_code ignored;
+    it->second.stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
+    it->second.stream->close();
   }
 
   // Drops what the client still sends for a short while, then closes.
@@ -508,8 +307,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       std::uint64_t id;
       ~Registration() { impl.unregister_connection(id); }
     } registration{*self, id};
-    if (self->stopped_ || self->evicted(id)) co_return;
-    self->connections_.at(id).stream = &stream;
+    if (self->stopped_ || self->slots_.evicted(id)) co_return;
+    self->live_.at(id) = Live{&stream, -1};
     boost::system::error_code ec;
     const std::string remote = endpoint_text(stream.socket().remote_endpoint(ec));
     try {
@@ -530,8 +329,11 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   asio::awaitable<bool> serve(beast::tcp_stream& stream, const std::string& remote,
                               std::uint64_t id) {
     beast::flat_buffer buffer;
+    if (slots_.slot(id) == ConnectionSlots::Slot::Spare) {
+      co_return co_await serve_spare(stream, buffer, remote, id) == Next::Close;
+    }
     for (bool first = true; !stopped_; first = false) {
-      set_waiting(id, true);
+      slots_.set_waiting(id, true);
       if (!first && buffer.size() == 0) {
         const bool more = co_await await_request(stream, buffer);
         if (!more) co_return false;  // idle timeout, the client left, or stop()
@@ -563,8 +365,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     parser.body_limit(boost::none);  // judged after routing and the token check
     const Next header_read = co_await read_header(stream, buffer, parser, line);
     if (header_read != Next::Proceed) co_return header_read;
-    if (evicted(id)) co_return Next::Drop;
-    set_waiting(id, false);
+    if (slots_.evicted(id)) co_return Next::Drop;
+    slots_.set_waiting(id, false);
 
     const auto& header = parser.get();
     line.method = std::string(header.method_string());
@@ -605,8 +407,62 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     co_return keep ? Next::Proceed : Next::Close;
   }
 
-  // The route's quick handler on this thread, else its handler on the handler context (the
-  // engine's thread), this coroutine waiting without holding up the others.
+  // A spare connection (ConnectionSlots): one request, answered only by a public route's quick
+  // handler (health checks, pre-rendered pages), else 503; then the connection closes.
+  asio::awaitable<Next> serve_spare(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                    const std::string& remote, std::uint64_t id) {
+    RequestLine line{remote, "-", "-", Clock::now()};
+    Parser parser;
+    parser.header_limit(
+        static_cast<std::uint32_t>(std::min<std::size_t>(options_.max_header_bytes, UINT32_MAX)));
+    parser.body_limit(boost::none);
+    const Next header_read = co_await read_header(stream, buffer, parser, line,
+                                                  std::min(options_.header_timeout, kSpareHeader));
+    if (header_read != Next::Proceed || slots_.evicted(id)) co_return Next::Drop;
+    slots_.set_waiting(id, false);
+    line.method = std::string(parser.get().method_string());
+    const auto target = parse_target(parser.get().target());
+    if (!target) {
+      co_await respond(stream, line, false, HttpResponse::error(400, "malformed request target"));
+      co_return Next::Close;
+    }
+    line.path = target->path;
+    const CompiledRoute* route = nullptr;
+    std::map<std::string, std::string> params;
+    std::optional<Answer> early;
+    find_route(line.method, *target, route, params, early);
+    std::optional<HttpResponse> answer;
+    if (early) {
+      answer = std::move(early->response);
+    } else if (route->route.access == Access::Public && route->route.quick) {
+      HttpRequest request;
+      request.method = line.method;
+      request.path = target->path;
+      request.query = target->query;
+      request.params = std::move(params);
+      request.remote = remote;
+      try {
+        answer = route->route.quick(request);
+      } catch (...) {
+        answer.reset();
+      }
+    }
+    if (!answer) {
+      answer = HttpResponse::error(
+          503,
+          "too many connections from this address are busy (http.max_connections_per_client "
+          "is " +
+              std::to_string(options_.max_connections_per_client) +
+              "): this one answers only health checks; retry later");
+      answer->headers.emplace_back("Retry-After", "1");
+    }
+    const bool sent =
+        co_await respond(stream, line, false, std::move(*answer), line.method == "HEAD");
+    co_return sent ? Next::Close : Next::Drop;
+  }
+
+  // The route's quick handler on this thread, else its handler on its own context or the
+  // handler context (the engine's thread), this coroutine waiting without holding up the others.
   asio::awaitable<HttpResponse> dispatch(const CompiledRoute& route, HttpRequest request,
                                          const RequestLine& line) {
     if (route.route.quick) {
@@ -617,13 +473,15 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
             ": the quick handler threw; asking the handler");
       }
     }
-    if (options_.handler_context == nullptr) co_return handle(route, request, line);
+    asio::io_context* const context =
+        route.route.context != nullptr ? route.route.context : options_.handler_context;
+    if (context == nullptr) co_return handle(route, request, line);
     // The request and the route live in what the other thread runs: shared, not borrowed.
     auto shared = std::make_shared<const HttpRequest>(std::move(request));
     auto logged = std::make_shared<const std::string>(line.remote + " " + line.method + " " +
                                                       printable(line.path));
     // No lambda coroutine inside the co_await: GCC 12 destroys such a temporary's captures twice.
-    auto pending = asio::co_spawn(options_.handler_context->get_executor(),
+    auto pending = asio::co_spawn(context->get_executor(),
                                   run_handler(shared_from_this(), &route, shared, logged),
                                   asio::use_awaitable);
     HttpResponse response = co_await std::move(pending);
@@ -642,7 +500,12 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   // connection.
   asio::awaitable<Next> read_header(beast::tcp_stream& stream, beast::flat_buffer& buffer,
                                     Parser& parser, const RequestLine& line) {
-    stream.expires_after(options_.header_timeout);
+    co_return co_await read_header(stream, buffer, parser, line, options_.header_timeout);
+  }
+  asio::awaitable<Next> read_header(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                    Parser& parser, const RequestLine& line,
+                                    std::chrono::milliseconds deadline) {
+    stream.expires_after(deadline);
     auto [ec, header_bytes] = co_await http::async_read_header(stream, buffer, parser, kUseTuple);
     if (!ec) co_return Next::Proceed;
     if (ec == http::error::header_limit) {
@@ -651,7 +514,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     }
     if (ec == beast::error::timeout) {
       log(line.remote + " - - no complete request header within " +
-          std::to_string(options_.header_timeout.count()) + " ms; connection closed");
+          std::to_string(deadline.count()) + " ms; connection closed");
       co_return Next::Drop;
     }
     if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
@@ -800,10 +663,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     return Answer{std::move(response), false};
   }
 
-  // Writes one answer and logs it; false when the connection failed.
-  asio::awaitable<bool> respond(beast::tcp_stream& stream, const RequestLine& line, bool keep_alive,
-                                HttpResponse answer, bool head = false) {
-    http::response<http::string_body> res{static_cast<http::status>(answer.status), 11};
+  // The house headers and the answer's own on a response of any body type.
+  template <class Response>
+  static void prepare(Response& res, const HttpResponse& answer, bool keep_alive) {
     res.set(http::field::server, "kernelwatch");
     res.set(http::field::content_type, answer.content_type);
     res.set(http::field::cache_control, "no-store");
@@ -811,12 +673,31 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       if (name.empty() || has_line_break(name) || has_line_break(value)) continue;
       res.set(name, value);
     }
-    res.body() = std::move(answer.body);
     res.keep_alive(keep_alive);
-    res.prepare_payload();
-    if (head) res.body().clear();  // Content-Length still tells the GET size
-    stream.expires_after(options_.write_timeout);
-    auto [ec, written] = co_await http::async_write(stream, res, kUseTuple);
+  }
+
+  // Writes one answer and logs it; false when the connection failed.
+  asio::awaitable<bool> respond(beast::tcp_stream& stream, const RequestLine& line, bool keep_alive,
+                                HttpResponse answer, bool head = false) {
+    boost::system::error_code ec;
+    if (answer.shared_body) {
+      // The cache's bytes as they are (they outlive the write: `answer` holds them).
+      http::response<http::span_body<const char>> res{static_cast<http::status>(answer.status), 11};
+      prepare(res, answer, keep_alive);
+      res.body() = {answer.shared_body->data(), answer.shared_body->size()};
+      res.prepare_payload();
+      if (head) res.body() = {};  // Content-Length still tells the GET size
+      stream.expires_after(options_.write_timeout);
+      std::tie(ec, std::ignore) = co_await http::async_write(stream, res, kUseTuple);
+    } else {
+      http::response<http::string_body> res{static_cast<http::status>(answer.status), 11};
+      prepare(res, answer, keep_alive);
+      res.body() = std::move(answer.body);
+      res.prepare_payload();
+      if (head) res.body().clear();  // Content-Length still tells the GET size
+      stream.expires_after(options_.write_timeout);
+      std::tie(ec, std::ignore) = co_await http::async_write(stream, res, kUseTuple);
+    }
     const auto elapsed = std::chrono::duration<double, std::milli>(Clock::now() - line.started);
     char duration[32];
     std::snprintf(duration, sizeof duration, "%.3fms", elapsed.count());
@@ -833,19 +714,16 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   std::uint16_t port_ = 0;
   bool started_ = false;
   bool stopped_ = false;
-  struct Connection {
-    beast::tcp_stream* stream = nullptr;  // null until its session starts
-    std::string address;                  // the client's IP address
-    bool waiting = true;                  // for a request header (or idle between requests)
-    std::uint64_t waiting_since = 0;      // order of entering the wait
-    bool evicted = false;                 // closed for a newer connection; slot already free
+  ConnectionSlots slots_;
+  // The stream of each connection (null until its session starts; its socket's descriptor
+  // before), to close it when it is replaced and to see whether its request has arrived.
+  struct Live {
+    beast::tcp_stream* stream = nullptr;
+    int fd = -1;
   };
-  std::size_t active_ = 0;  // connections holding a slot (not evicted)
+  std::unordered_map<std::uint64_t, Live> live_;
   std::uint64_t next_id_ = 0;
-  std::uint64_t next_wait_ = 0;
-  std::uint64_t evictions_ = 0;
-  std::unordered_map<std::uint64_t, Connection> connections_;
-  std::unordered_map<std::string, std::size_t> per_client_;
+  std::uint64_t spares_ = 0;
   mutable std::mutex token_mutex_;
   std::optional<Digest> token_digest_;
 };
@@ -863,7 +741,8 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::create(asio::io_context& i
                                                              AccessLog access_log) {
   using std::chrono::milliseconds;
   if (options.max_connections == 0 || options.max_connections_per_client == 0 ||
-      options.max_header_bytes == 0 || options.header_timeout <= milliseconds::zero() ||
+      options.spare_connections == 0 || options.max_header_bytes == 0 ||
+      options.header_timeout <= milliseconds::zero() ||
       options.read_timeout <= milliseconds::zero() ||
       options.write_timeout <= milliseconds::zero() ||
       options.idle_timeout <= milliseconds::zero()) {

@@ -39,11 +39,16 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers
+  // A body kept by a cache (a pre-rendered page of megabytes), sent from there without a copy;
+  // when set, `body` is not sent.
+  std::shared_ptr<const std::string> shared_body;
 
   [[nodiscard]] static HttpResponse json(unsigned status, const nlohmann::json& body);
   [[nodiscard]] static HttpResponse error(unsigned status, std::string_view message);
   [[nodiscard]] static HttpResponse text(unsigned status, std::string body,
                                          std::string content_type);
+  [[nodiscard]] static HttpResponse shared(unsigned status, std::shared_ptr<const std::string> body,
+                                           std::string content_type);
 };
 
 enum class Access { Public, TokenRequired };
@@ -63,6 +68,9 @@ struct Route {
   Access access = Access::Public;
   Handler handler;
   QuickHandler quick = {};  // optional: health checks, pre-rendered pages
+  // Where `handler` runs when not the server's handler_context (the dashboard's key and alert
+  // pages render on a thread of their own, never holding up the engine's).
+  boost::asio::io_context* context = nullptr;
 };
 
 struct HttpServerOptions {
@@ -81,6 +89,11 @@ struct HttpServerOptions {
   // connection replaces the one that has waited longest for a request header (a slowloris
   // connection or an idle kept-alive one); only when none is waiting is it refused.
   std::size_t max_connections_per_client = 128;
+  // When every connection a client may hold is busy with a request, its new connection takes one
+  // of these (at most this many in all): one request with a header deadline of at most 2 s,
+  // answered only by a quick handler (health checks, pre-rendered pages) and otherwise 503, then
+  // closed.
+  std::size_t spare_connections = 32;
   // Where handlers run (the daemon's engine thread), so that slow work never holds up the thread
   // that accepts and answers. Null: on the I/O thread itself.
   boost::asio::io_context* handler_context = nullptr;

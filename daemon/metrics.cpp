@@ -1,7 +1,9 @@
 #include "daemon/metrics.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <string_view>
 
 #include "daemon/clock.hpp"
 #include "notifiers/worker.hpp"
@@ -24,12 +26,57 @@ double unix_seconds(core::Timestamp t) {
   return seconds(t.time_since_epoch());
 }
 
-// The four readable parts, the protocol, and the key's digest (its first 16 hex digits): two keys
-// that differ only in their protocol (a changed bench.repetitions) never share a label set.
+// The four readable parts, the protocol, and the key's digest (its first 16 hex digits, after
+// "sha256:"): two keys that differ only in their protocol (a changed bench.repetitions) never
+// share a label set.
 MetricLabels key_labels(const detectors::KeyLabels& k) {
+  const std::string identity = k.identity();
+  std::string_view digest = identity;
+  if (digest.starts_with("sha256:")) digest.remove_prefix(7);
   return {{"benchmark", k.benchmark}, {"provider", k.provider},
           {"workload", k.workload},   {"environment", k.environment},
-          {"protocol", k.protocol},   {"key", k.identity().substr(0, 16)}};
+          {"protocol", k.protocol},   {"key", std::string(digest.substr(0, 16))}};
+}
+
+// A key's state, as `kernelwatch status` names it (worst first); the first five are problems.
+enum class KeyState {
+  Firing,
+  Failing,
+  Regression,
+  Acknowledged,
+  Inconclusive,
+  InBand,
+  Improvement,
+  InsufficientData
+};
+constexpr std::array<std::string_view, 8> kKeyStates{
+    "firing",       "failing", "regression",  "acknowledged",
+    "inconclusive", "in_band", "improvement", "insufficient_data"};
+
+bool is_problem(KeyState state) {
+  return state <= KeyState::Inconclusive;
+}
+
+KeyState key_state(const Engine::KeyView& s) {
+  if (*s.open_failed_alert) return KeyState::Failing;
+  if (const auto& open = *s.open_alert) {
+    return open->state == core::AlertState::Acknowledged ? KeyState::Acknowledged
+                                                         : KeyState::Firing;
+  }
+  if (*s.last_run && core::is_failure((*s.last_run)->status)) return KeyState::Failing;
+  switch (s.last_verdict->kind) {
+    case detectors::VerdictKind::Regression:
+      return KeyState::Regression;
+    case detectors::VerdictKind::Inconclusive:
+      return KeyState::Inconclusive;
+    case detectors::VerdictKind::Improvement:
+      return KeyState::Improvement;
+    case detectors::VerdictKind::InBand:
+      return KeyState::InBand;
+    case detectors::VerdictKind::InsufficientData:
+      break;
+  }
+  return KeyState::InsufficientData;
 }
 
 }  // namespace
@@ -72,27 +119,52 @@ core::Result<std::string> render_metrics(const ApiContext& c) {
   text.family("kernelwatch_unreadable_stored_runs", MetricType::Gauge,
               "Stored runs that cannot be read and are left out of detection and answers")
       .sample(static_cast<double>(storage::RunStore(*c.store).unreadable().size()));
+  // Writes to the database that failed (a full disk): runs of a cycle or a POST, outbox marks.
+  const auto failures =
+      c.published != nullptr ? c.published->storage_failures() : Published::StorageFailures{};
+  text.family("kernelwatch_storage_write_failures_total", MetricType::Counter,
+              "Writes to the database that failed since start (runs, alerts, the outbox)")
+      .sample(static_cast<double>(failures.total));
+  text.family("kernelwatch_storage_writes_failing", MetricType::Gauge,
+              "1 while the last write of some part failed (/readyz answers 503 meanwhile)")
+      .sample(failures.failing ? 1.0 : 0.0);
   text.family("kernelwatch_cycle_duration_seconds", MetricType::Gauge,
               "Wall time of the last finished cycle")
       .sample(c.cycle->last_duration_seconds);
 
+  // Every key counts in its state; only the keys metrics.per_key selects get series of their
+  // own (up to 4 each), so that a scrape of thousands of keys stays small.
+  const auto per_key = c.config->metrics.per_key;
   auto& median = text.family("kernelwatch_key_median_seconds", MetricType::Gauge,
-                             "Median of each key's newest run");
+                             "Median of each key's newest run (keys chosen by metrics.per_key)");
   auto& lower = text.family("kernelwatch_key_band_lower_seconds", MetricType::Gauge,
-                            "Lower edge of each key's band");
+                            "Lower edge of each key's band (keys chosen by metrics.per_key)");
   auto& upper = text.family("kernelwatch_key_band_upper_seconds", MetricType::Gauge,
-                            "Upper edge of each key's band");
+                            "Upper edge of each key's band (keys chosen by metrics.per_key)");
   auto& open = text.family("kernelwatch_key_alert_open", MetricType::Gauge,
-                           "1 when the key has an open alert");
-  for (const auto& s : c.engine->status()) {
-    const MetricLabels labels = key_labels(s.key);
-    if (s.last_run && s.last_run->median.count() > 0)
-      median.sample(labels, seconds(s.last_run->median));
-    if (s.last_verdict.has_band) {
-      lower.sample(labels, seconds(s.last_verdict.band.lower));
-      upper.sample(labels, seconds(s.last_verdict.band.upper));
+                           "1 when the key has an open alert (keys chosen by metrics.per_key)");
+  std::array<std::size_t, kKeyStates.size()> by_state{};
+  c.engine->for_each_key([&](const Engine::KeyView& s) {
+    const KeyState state = key_state(s);
+    ++by_state[static_cast<std::size_t>(state)];
+    if (per_key == config::PerKeyMetrics::None ||
+        (per_key == config::PerKeyMetrics::Problems && !is_problem(state))) {
+      return;
     }
-    open.sample(labels, s.open_alert || s.open_failed_alert ? 1.0 : 0.0);
+    const MetricLabels labels = key_labels(*s.key);
+    const auto& last_run = *s.last_run;
+    if (last_run && last_run->median.count() > 0) median.sample(labels, seconds(last_run->median));
+    const auto& verdict = *s.last_verdict;
+    if (verdict.has_band) {
+      lower.sample(labels, seconds(verdict.band.lower));
+      upper.sample(labels, seconds(verdict.band.upper));
+    }
+    open.sample(labels, *s.open_alert || *s.open_failed_alert ? 1.0 : 0.0);
+  });
+  auto& keys = text.family("kernelwatch_keys", MetricType::Gauge,
+                           "Keys by state, as kernelwatch status counts them");
+  for (std::size_t i = 0; i < kKeyStates.size(); ++i) {
+    keys.sample({{"state", std::string(kKeyStates[i])}}, static_cast<double>(by_state[i]));
   }
 
   auto& alerts = text.family("kernelwatch_alerts", MetricType::Gauge, "Stored alerts by state");

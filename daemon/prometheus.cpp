@@ -125,11 +125,11 @@ bool MetricFamily::check_labels(const MetricLabels& labels, std::string_view res
   for (const auto& [name, value] : sorted) {
     canonical += (canonical.empty() ? "" : ",") + name + "=\"" + escape_label_value(value) + '"';
   }
-  if (std::find(label_sets_.begin(), label_sets_.end(), canonical) != label_sets_.end()) {
+  // A set: 5,000 keys' samples in one family were 12.5 million comparisons with a list.
+  if (!label_sets_.insert(canonical).second) {
     fail("two samples with the same labels {" + canonical + "}");
     return false;
   }
-  label_sets_.push_back(std::move(canonical));
   return true;
 }
 

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -70,7 +71,7 @@ class MetricFamily {
   MetricType type_;
   std::string help_;
   std::string lines_;
-  std::vector<std::string> label_sets_;  // canonical label texts already written
+  std::unordered_set<std::string> label_sets_;  // canonical label texts already written
 };
 
 class PrometheusText {

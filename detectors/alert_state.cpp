@@ -126,7 +126,7 @@ KeyMonitor::KeyMonitor(KeyLabels key, DetectorParameters parameters)
 // Inconclusive runs (throttled, shared GPU) neither open nor close it.
 std::vector<AlertEvent> KeyMonitor::observe_failures(const Observation& run) {
   std::vector<AlertEvent> events;
-  if (run.status == core::RunStatus::Failed && !failed_) {
+  if (core::is_failure(run.status) && !failed_) {
     Alert alert;
     alert.id = key_.identity() + "@failed@" + run.external_id;
     alert.key = key_;

@@ -106,8 +106,10 @@ Verdict judge(std::span<const Observation> baseline, const Observation& run,
   Verdict verdict;
   if (!run.judgeable()) {
     verdict.kind = VerdictKind::Inconclusive;
+    // The reason stays readable wherever the verdict is shown (status, dashboard).
     verdict.explanation = std::string("run is ") + std::string(core::to_string(run.status)) +
                           (run.status == core::RunStatus::Passed ? " without a median" : "") +
+                          (run.status_reason.empty() ? "" : " (" + run.status_reason + ")") +
                           ": never judged, never baseline";
     return verdict;
   }

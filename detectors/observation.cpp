@@ -21,7 +21,20 @@ void flatten(const nlohmann::json& value, const std::string& prefix,
 
 std::map<std::string, std::string> software_fields(const nlohmann::json& software) {
   std::map<std::string, std::string> out;
-  flatten(software, "", out);
+  if (!software.is_object()) return out;
+  for (auto it = software.begin(); it != software.end(); ++it) {
+    const nlohmann::json& value = *it;
+    // A change is named by what changed: "triton", "pytorch", not "libraries.triton" or
+    // "framework.version".
+    if (it.key() == "libraries" && value.is_object()) {
+      flatten(value, "", out);
+    } else if (it.key() == "framework" && value.is_object() && value.contains("name") &&
+               value["name"].is_string() && value.contains("version")) {
+      flatten(value["version"], value["name"].get<std::string>(), out);
+    } else {
+      flatten(value, it.key(), out);
+    }
+  }
   return out;
 }
 
@@ -43,13 +56,7 @@ Observation observation_from_record(const core::Record& record,
   observation.implementation_version = std::string(implementation_version);
   observation.implementation_digest = record.run.implementation_digest;
   observation.software = software_fields(record.environment.software);
-  if (const auto spec = record.run.document.find("spec");
-      spec != record.run.document.end() && spec->is_object()) {
-    if (const auto reason = spec->find("statusReason");
-        reason != spec->end() && reason->is_string()) {
-      observation.status_reason = reason->get<std::string>();
-    }
-  }
+  observation.status_reason = record.run.status_reason;
   return observation;
 }
 

@@ -52,7 +52,8 @@ struct KeyHistory {
 
 // A stored record as detector input: median, p20/p80 latencies, status, observedAt, externalId,
 // implementation digest and the software environment (flattened, nested objects joined by '.').
-// The software environment flattened to "name" -> "value" (nested objects joined by '.').
+// The software environment flattened to "name" -> "value" (nested objects joined by '.'; the
+// schema's libraries by their own names, the framework by its name: "triton", "pytorch").
 [[nodiscard]] std::map<std::string, std::string> software_fields(const nlohmann::json& software);
 
 [[nodiscard]] Observation observation_from_record(const core::Record& record,

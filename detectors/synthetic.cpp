@@ -99,11 +99,11 @@ SyntheticSeries generate(const SeriesSpec& spec, std::uint64_t seed) {
       label = RunLabel::Outlier;
     }
     if (failure < spec.failed_probability) {
-      run.status = core::RunStatus::Failed;
+      run.status = core::RunStatus::RuntimeError;
       label = RunLabel::Failed;
       value = 0;
     } else if (failure < spec.failed_probability + spec.inconclusive_probability) {
-      run.status = core::RunStatus::Inconclusive;
+      run.status = core::RunStatus::IncompleteEvidence;
       label = RunLabel::Inconclusive;
       value *= 1.4;
     }

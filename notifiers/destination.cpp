@@ -33,6 +33,18 @@ std::chrono::milliseconds effective_min_interval(const Destination& destination)
                                                     : std::chrono::milliseconds(0);
 }
 
+std::string peer_name(std::string_view cluster, std::size_t position) {
+  return std::string(cluster) + "/" + std::to_string(position);
+}
+
+Result<std::string> alertmanager_endpoint(std::string_view url) {
+  core::Url parsed = KW_TRY(core::parse_url(url));
+  std::string target = parsed.target;
+  if (target == "/") target = std::string(kAlertmanagerAlertsPath);
+  while (target.size() > 1 && target.back() == '/') target.pop_back();
+  return parsed.scheme + "://" + parsed.host + ":" + std::to_string(parsed.port) + target;
+}
+
 std::string redact(std::string_view url) {
   auto parsed = core::parse_url(url);
   if (!parsed) return "<invalid url>";
@@ -58,6 +70,10 @@ Status validate(const Destination& destination) {
   const std::string where = "destination `" + destination.name + "`";
   if (destination.name.empty()) {
     return core::fail(ErrorCode::InvalidArgument, "a destination needs a name");
+  }
+  if (!destination.cluster.empty() && destination.type != DestinationType::Alertmanager) {
+    return core::fail(ErrorCode::InvalidArgument,
+                      where + ": only Alertmanager destinations are peers of a cluster");
   }
   const core::Url url = KW_TRY_WITH(core::parse_url(destination.url), where);
   if (refuses_plain_http(url, destination.insecure_http)) {

@@ -58,7 +58,24 @@ struct Destination {
   // endsAt 4 intervals ahead, so Alertmanager never lets it expire (Prometheus does the same on
   // every evaluation). Re-sends are read from the alert table, never queued in the outbox.
   std::chrono::milliseconds resend_interval{std::chrono::minutes(1)};
+  // Alertmanager cluster (`urls` in the config): the configured entry's name when this
+  // destination is one of its peers ("am" for the peers am/1, am/2, ...), "" otherwise. Each
+  // peer is a destination of its own (its own outbox rows, retries and re-sends); the worker
+  // only consults the other peers' outcomes (docs/NOTIFICATIONS.md, "Alertmanager cluster").
+  std::string cluster;
 };
+
+// The destination name of a cluster's peer: "<cluster>/<position>", position from 1 in the
+// order of `urls`. A '/' is never in a configured name, so it cannot collide with one.
+[[nodiscard]] std::string peer_name(std::string_view cluster, std::size_t position);
+
+// What identifies an Alertmanager: the endpoint its alerts are posted to (scheme, host, port,
+// path; a base URL counts as its /api/v2/alerts), so http://am:9093 and
+// http://am:9093/api/v2/alerts are the same peer. A secret like the URL: never show it.
+[[nodiscard]] Result<std::string> alertmanager_endpoint(std::string_view url);
+
+// Where an Alertmanager destination given by its base URL posts.
+inline constexpr std::string_view kAlertmanagerAlertsPath = "/api/v2/alerts";
 
 // How many re-send intervals ahead a firing alert's endsAt lies (Prometheus uses 4 evaluation
 // intervals too): three re-sends may be lost before Alertmanager lets the alert expire.

@@ -19,9 +19,6 @@ namespace kernelwatch::notifiers {
 // Why a request produced no HTTP response. Every kind is retried by the worker.
 enum class TransportStep { Resolve, Connect, Handshake, Write, Read };
 
-// Where an Alertmanager destination given by its base URL posts.
-inline constexpr std::string_view kAlertmanagerAlertsPath = "/api/v2/alerts";
-
 class HttpClient {
  public:
   // Parses and checks the URL (http:// only for loopback or when allowed) and loads the CA file

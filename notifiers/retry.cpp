@@ -176,6 +176,7 @@ Decision decide(const Backoff& backoff, const Classification& classification,
   const core::Timestamp next = now + delay;
   if (next > created_at + backoff.max_age) {
     out.kind = Decision::Kind::Dead;
+    out.gave_up = true;
     out.message = "gave up after " + std::to_string(failed_attempts) +
                   " attempts (next attempt would pass the maximum age): " + classification.reason;
     return out;

@@ -55,6 +55,10 @@ struct Decision {
   // false: stopped before the request went out or while it was in flight; nothing to record,
   // the row stays due as it was.
   bool sent = true;
+  // Dead only because the next attempt would pass the maximum age (the destination kept
+  // failing transiently), not a permanent failure: a cluster peer's row may then count as
+  // covered by another peer instead of becoming a dead letter.
+  bool gave_up = false;
 };
 
 // What to record after a failed or successful attempt. `failed_attempts` counts this one.

@@ -55,6 +55,8 @@ struct DeliveryWorker::State {
     std::chrono::steady_clock::time_point next_resend{};  // Alertmanager only
     bool resend_failing = false;                          // log a failing streak once
     std::int64_t read_failures = 0;                       // consecutive failed outbox reads
+    // The other peers of this destination's Alertmanager cluster; empty when it has none.
+    std::vector<std::string> siblings;
   };
 
   State(asio::io_context& io_context, storage::Connection& s, Clock c, Logger l, WorkerOptions o)
@@ -89,7 +91,8 @@ struct DeliveryWorker::State {
     if (drain_timer) drain_timer->cancel();
     if (on_drained) std::exchange(on_drained, {})();
   }
-  std::atomic<std::uint64_t> delivered{0}, retried{0}, dead{0}, resent{0}, resend_failed{0};
+  std::atomic<std::uint64_t> delivered{0}, retried{0}, dead{0}, resent{0}, resend_failed{0},
+      covered{0};
 
   void log(LogLevel level, const std::string& message) const {
     if (logger) logger(level, message);
@@ -241,6 +244,37 @@ struct DeliveryWorker::State {
     if (options.on_storage) options.on_storage(lane.destination.name, error);
   }
 
+  // A cluster peer's row that need not be sent to this peer: another peer of the cluster took
+  // the notification, and either it is older than the firing TTL (4 re-send intervals: by then
+  // an alert it fired or resolved has expired in this peer by itself, and the open alerts reach
+  // this peer by the re-send once its queue is empty) or it is being given up at its maximum
+  // age. Returns the note recorded with it; nullopt: send it (or dead-letter it) as usual.
+  std::optional<std::string> covered_by_peer(const Lane& lane, const storage::OutboxRow& row,
+                                             bool giving_up) {
+    if (lane.siblings.empty()) return std::nullopt;
+    if (!giving_up && clock() - row.created_at < lane.format.firing_ttl) return std::nullopt;
+    auto by = outbox.delivered_to_any(row.idempotency_key, lane.siblings);
+    if (!by) {
+      log(LogLevel::Warning,
+          "destination `" + lane.destination.name +
+              "`: reading the other peers' outcomes failed: " + by.error().message);
+      return std::nullopt;
+    }
+    if (!*by) return std::nullopt;
+    return "not sent to this peer: peer `" + **by + "` of cluster `" + lane.destination.cluster +
+           "` took it; this peer gets the open alerts by the re-send";
+  }
+
+  void report_covered(const Lane& lane, const storage::OutboxRow& row, const std::string& note) {
+    ++covered;
+    log(LogLevel::Debug, "destination `" + lane.destination.name + "`: notification " +
+                             std::to_string(row.id) + " [" + row.idempotency_key + "] " + note);
+    if (options.on_event) {
+      options.on_event(DeliveryEvent{lane.destination.name, row.id, row.idempotency_key,
+                                     Decision::Kind::Delivered, note, row.attempts, clock()});
+    }
+  }
+
   // Records the outcomes of a batch. A failed write (a full disk) is retried after the
   // destination's backoff, exactly as a failed request would be, and nothing else is sent
   // meanwhile: the outcomes are kept, so a delivered notification is not sent again only because
@@ -310,9 +344,25 @@ struct DeliveryWorker::State {
       }
       std::vector<storage::OutboxUpdate> updates;
       std::optional<core::Timestamp> paused_until;
+      std::size_t covered_rows = 0;
       for (const auto& row : *rows) {
+        if (auto note = covered_by_peer(lane, row, /*giving_up=*/false)) {
+          updates.push_back({row.id, storage::OutboxUpdate::Kind::Delivered, clock(), *note});
+          report_covered(lane, row, *note);
+          ++covered_rows;
+          continue;
+        }
         Decision decision = co_await attempt(lane, row);
         if (!decision.sent) break;  // stopped first: the row stays due as it was
+        if (decision.kind == Decision::Kind::Dead && decision.gave_up) {
+          if (auto note = covered_by_peer(lane, row, /*giving_up=*/true)) {
+            updates.push_back({row.id, storage::OutboxUpdate::Kind::Delivered, decision.at,
+                               *note + " (" + decision.message + ")"});
+            report_covered(lane, row, updates.back().message);
+            ++covered_rows;
+            continue;
+          }
+        }
         storage::OutboxUpdate update{row.id, storage::OutboxUpdate::Kind::Delivered, decision.at,
                                      decision.message};
         if (decision.kind == Decision::Kind::RetryAt) {
@@ -329,6 +379,13 @@ struct DeliveryWorker::State {
           break;
         }
         if (stopping) break;  // a request that finished during the drain: record it, send no more
+      }
+      if (covered_rows > 0) {
+        log(LogLevel::Info,
+            "destination `" + name + "` (" + lane.origin + "): " + std::to_string(covered_rows) +
+                " notification(s) not sent to this peer: another peer of cluster `" +
+                lane.destination.cluster +
+                "` took them; this peer gets the open alerts by the re-send");
       }
       if (!updates.empty()) co_await record_outcomes(lane, updates);
       if (paused_until && !stopping) {
@@ -379,7 +436,17 @@ core::Result<std::unique_ptr<DeliveryWorker>> DeliveryWorker::create(
                                                                         std::move(format),
                                                                         {},
                                                                         false,
-                                                                        0}));
+                                                                        0,
+                                                                        {}}));
+  }
+  // Each peer of a cluster knows the others' names (their outcomes say whether it must send).
+  for (auto& lane : state->lanes) {
+    if (lane->destination.cluster.empty()) continue;
+    for (const auto& other : state->lanes) {
+      if (other != lane && other->destination.cluster == lane->destination.cluster) {
+        lane->siblings.push_back(other->destination.name);
+      }
+    }
   }
   return std::unique_ptr<DeliveryWorker>(new DeliveryWorker(std::move(state)));
 }
@@ -438,8 +505,8 @@ void DeliveryWorker::wake() {
 }
 
 DeliveryWorker::Stats DeliveryWorker::stats() const {
-  return Stats{state_->delivered.load(), state_->retried.load(), state_->dead.load(),
-               state_->resent.load(), state_->resend_failed.load()};
+  return Stats{state_->delivered.load(), state_->retried.load(),       state_->dead.load(),
+               state_->resent.load(),    state_->resend_failed.load(), state_->covered.load()};
 }
 
 }  // namespace kernelwatch::notifiers

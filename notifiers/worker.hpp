@@ -2,7 +2,9 @@
 // slow or dead destination never holds up another; paces, retries with backoff and dead-letters
 // through storage::Outbox. Alertmanager destinations also re-send the open alerts (read from
 // storage::AlertStore) on the same coroutine, between outbox rows, so a re-send never overtakes
-// a resolve. Uses Asio (in worker.cpp), the HTTP client and the payload formatters.
+// a resolve. The peers of an Alertmanager cluster are destinations of their own; a peer's row
+// that another peer took is not owed to it once it is older than the alerts' lifetime. Uses Asio
+// (in worker.cpp), the HTTP client and the payload formatters.
 #pragma once
 
 #include <chrono>
@@ -91,6 +93,9 @@ class DeliveryWorker {
     std::uint64_t dead = 0;
     std::uint64_t resent = 0;         // Alertmanager re-sends answered 2xx
     std::uint64_t resend_failed = 0;  // the others (harmless: the next one comes an interval later)
+    // Rows of an Alertmanager cluster's peer not sent to it because another peer took them
+    // (recorded delivered, with a note saying so; docs/NOTIFICATIONS.md, "Alertmanager cluster").
+    std::uint64_t covered = 0;
   };
   [[nodiscard]] Stats stats() const;
 

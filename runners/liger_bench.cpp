@@ -87,16 +87,17 @@ CaseResult parse_line(std::string_view line, const json& requested) {
     if (it == ms->end() || !it->is_number()) return malformed(std::string("no ms.") + names[i]);
     *slots[i] = it->get<double>();
   }
-  // In integer ns each time must be at least 1 and at most what a record carries (2^53 ns).
+  // In integer ns each time must be at least 1 and at most what a record carries (2^53 - 1 ns).
   const auto storable = [](double ms) {
     return std::isfinite(ms) && ms * 1e6 >= 0.5 && ms * 1e6 <= double(core::kMaxLatencyNs);
   };
   if (!(storable(r.p50) && storable(r.p20) && storable(r.p80))) {
     CaseResult f;
     char buffer[160];
-    std::snprintf(buffer, sizeof buffer,
-                  "NaN, infinite or non-positive time (or over 2^53 ns): p50=%g p20=%g p80=%g ms",
-                  r.p50, r.p20, r.p80);
+    std::snprintf(
+        buffer, sizeof buffer,
+        "NaN, infinite or non-positive time (or over 2^53 - 1 ns): p50=%g p20=%g p80=%g ms", r.p50,
+        r.p20, r.p80);
     f.reason = buffer;
     return f;
   }
@@ -142,24 +143,40 @@ core::Result<kernels::BenchOutcome> make_outcome(const LigerCase& c, const json&
   json doc = core::to_json(record);
   json& spec = doc["run"]["spec"];
   spec["sourceNative"]["source"] = std::string(kLigerBenchSource);
-  doc["run"]["metadata"]["labels"]["runner"] = std::string(kLigerBenchRunner);
+  json& labels = doc["run"]["metadata"]["labels"];
+  labels["runner"] = std::string(kLigerBenchRunner);
+  // The software a timing depends on, in the schema's places: the CUDA runtime torch was built
+  // with, torch as the framework, the rest as libraries.
   json software = json::object();
-  for (const char* name : {"torch", "triton", "liger_kernel", "cuda", "python"}) {
-    if (versions.contains(name)) software[name] = versions[name];
+  const auto version = [&](const char* name) -> std::string {
+    const auto it = versions.find(name);
+    if (it == versions.end() || it->is_null()) return {};
+    return core::utf8_prefix(it->is_string() ? it->get<std::string>() : it->dump(), 100);
+  };
+  if (const std::string cuda = version("cuda"); !cuda.empty()) software["cudaToolkit"] = cuda;
+  if (const std::string torch = version("torch"); !torch.empty()) {
+    software["framework"] = {{"name", "pytorch"}, {"version", torch}};
   }
-  software["runner"] = std::string(kLigerBenchRunner);
-  if (r.passed) software["device"] = r.device;
-  software["before"] = kernels::to_json(r.before);
-  software["after"] = kernels::to_json(r.after);
+  json libraries = json::object();
+  for (const char* name : {"triton", "liger_kernel", "python"}) {
+    if (const std::string v = version(name); !v.empty()) libraries[name] = v;
+  }
+  if (!libraries.empty()) software["libraries"] = std::move(libraries);
   doc["environment"]["spec"]["software"] = std::move(software);
+  if (r.passed && r.device.contains("index") && r.device["index"].is_number_integer()) {
+    labels["gpu_index"] = std::to_string(r.device["index"].get<std::int64_t>());
+  }
+  json metrics = spec["sourceNative"].value("metrics", json::object());
+  kernels::add_sample_metrics(r.before, "before", metrics);
+  kernels::add_sample_metrics(r.after, "after", metrics);
 
   kernels::BenchOutcome outcome;
   std::string reason = r.reason;
-  std::string status = "failed";
+  core::RunStatus status = core::status_for_failure_reason(reason);
   if (r.passed) {
-    status = "passed";
+    status = core::RunStatus::Passed;
     reason = kernels::inconclusive_reason(r.before, r.after);
-    if (!reason.empty()) status = "inconclusive";
+    if (!reason.empty()) status = core::RunStatus::IncompleteEvidence;
     kernels::Summary s;
     const auto ns = [](double ms) { return std::chrono::nanoseconds(std::llround(ms * 1e6)); };
     s.p20 = ns(r.p20);
@@ -172,10 +189,18 @@ core::Result<kernels::BenchOutcome> make_outcome(const LigerCase& c, const json&
   } else {
     spec.erase("timing");
     spec.erase("measurements");
-    spec["sourceNative"].erase("metrics");
+    for (const char* timing_metric : {"ms_20", "ms_50", "ms_80"}) metrics.erase(timing_metric);
   }
-  spec["status"] = status;
-  if (!reason.empty()) spec["statusReason"] = reason;
+  if (metrics.empty()) {
+    spec["sourceNative"].erase("metrics");
+  } else {
+    spec["sourceNative"]["metrics"] = std::move(metrics);
+  }
+  spec["status"] = std::string(core::to_string(status));
+  if (!reason.empty()) {
+    doc["run"]["metadata"]["description"] = core::utf8_prefix(reason, core::kMaxStatusReasonBytes);
+  }
+  spec["environmentDigest"] = core::document_digest(doc["environment"]);
   outcome.record = KW_TRY(core::parse_record(doc));
   return outcome;
 }

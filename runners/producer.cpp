@@ -14,7 +14,7 @@ core::Result<kernels::BenchOutcome> LigerBenchProducer::run(
   auto outcomes = run_liger_bench(options_, {case_}, now);
   KW_ASSERT(outcomes.size() == 1, "one case in, one run out");
   const auto& hardware = outcomes.front().record.environment.hardware;
-  if (outcomes.front().record.run.status != core::RunStatus::Failed && !hardware.product.empty()) {
+  if (!core::is_failure(outcomes.front().record.run.status) && !hardware.product.empty()) {
     const std::string product = hardware.product;
     options_.fallback_gpu_name =
         hardware.form_factor.empty() ? product : product + " " + hardware.form_factor;

@@ -61,7 +61,9 @@ Status migrate(Connection& connection) {
   const std::int64_t version = KW_TRY(db.query_int("PRAGMA user_version"));
   const auto steps = migrations();
   for (auto v = static_cast<std::size_t>(version); v < steps.size(); ++v) {
-    KW_TRY_WITH(db.exec(steps[v]), "migration to schema version " + std::to_string(v + 1));
+    const std::string step = "migration to schema version " + std::to_string(v + 1);
+    KW_TRY_WITH(db.exec(steps[v].sql), step);
+    if (steps[v].rows != nullptr) KW_TRY_WITH(steps[v].rows(db), step);
   }
   KW_TRY(db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion)));
   return tx.commit();

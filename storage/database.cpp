@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
+
 namespace kernelwatch::storage {
 namespace {
 
@@ -37,6 +39,37 @@ int open_flags(OpenMode mode) {
       return SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   }
   return SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
+}
+
+// A WAL database in a folder this process cannot write (a read-only mount) cannot get the -shm
+// file its readers share, and its first read fails with SQLITE_CANTOPEN. Without a -wal file
+// (the last writer closed cleanly) everything is in the database file: it can be read as
+// immutable (no -shm, no locks). With one, the error stands: its changes would be missed.
+bool readable_only_as_immutable(sqlite3* db, const std::filesystem::path& path) {
+  if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_schema", nullptr, nullptr, nullptr) ==
+      SQLITE_OK) {
+    return false;
+  }
+  const int primary = sqlite3_extended_errcode(db) & 0xff;
+  if (primary != SQLITE_CANTOPEN && primary != SQLITE_READONLY) return false;
+  std::error_code ec;
+  const std::filesystem::path wal = path.string() + "-wal";
+  return !std::filesystem::exists(wal, ec) || std::filesystem::file_size(wal, ec) == 0;
+}
+
+// "file:" and the path with every byte but unreserved ones and '/' percent-encoded (RFC 8089).
+std::string file_uri(const std::filesystem::path& path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (const char c : std::filesystem::absolute(path).string()) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (std::isalnum(byte) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      uri.push_back(c);
+    } else {
+      uri += {'%', kHex[byte >> 4], kHex[byte & 0xf]};
+    }
+  }
+  return uri;
 }
 
 std::int64_t nanoseconds(core::Timestamp t) {
@@ -159,6 +192,18 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
         path.string() + ": cannot open: " + (raw ? sqlite3_errmsg(raw) : "out of memory")});
   }
   sqlite3_extended_result_codes(raw, 1);
+  if (mode == OpenMode::ReadOnly && path != ":memory:" && readable_only_as_immutable(raw, path)) {
+    sqlite3* immutable = nullptr;
+    const int again = sqlite3_open_v2((file_uri(path) + "?immutable=1").c_str(), &immutable,
+                                      open_flags(mode) | SQLITE_OPEN_URI, nullptr);
+    db.reset(new Database(path, immutable));
+    if (again != SQLITE_OK) {
+      return tl::unexpected(core::Error{
+          code_for(again), path.string() + ": cannot open: " +
+                               (immutable ? sqlite3_errmsg(immutable) : "out of memory")});
+    }
+    sqlite3_extended_result_codes(immutable, 1);
+  }
   return db;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/digest.hpp"
 #include "core/json_limits.hpp"
+#include "core/kernelindex_schema.hpp"
 #include "core/key.hpp"
 #include "core/record.hpp"
 
@@ -251,10 +252,10 @@ core::Result<std::array<double, 3>> latencies_ms(const RowReader& row) {
       return bad(std::string(value_columns[i]) + " \"" + row[value_columns[i]] +
                  "\" is not a positive number of ms");
     }
-    // In integer ns: at least 1, at most what a record may carry (2^53 ns).
+    // In integer ns: at least 1, at most what a record may carry (2^53 - 1 ns).
     if (*value * 1e6 < 0.5 || *value * 1e6 > static_cast<double>(core::kMaxLatencyNs)) {
       return bad(std::string(value_columns[i]) + " \"" + row[value_columns[i]] +
-                 "\" ms is outside 1 ns to 2^53 ns");
+                 "\" ms is outside 1 ns to 2^53 - 1 ns");
     }
     ms[i] = *value;
   }
@@ -284,7 +285,7 @@ core::Result<SpeedRow> parse_speed_row(const RowReader& row) {
 json liger_environment(const core::Hardware& hardware, const std::string& label) {
   return {{"apiVersion", core::kApiVersion},
           {"kind", "ExecutionEnvironment"},
-          {"spec", core::environment_identity(hardware)["spec"]},
+          {"spec", core::environment_document_spec(hardware)},
           {"metadata",
            {{"name", "liger-bench-" + label},
             {"title", "Liger benchmark host \u00b7 " +
@@ -338,10 +339,18 @@ core::Result<core::Record> liger_speed_record(const LigerSpeedRow& r) {
                                                       {"version", r.version},
                                                       {"source", "liger-kernel-bench"}})}}},
       {"metadata",
-       {{"name", "liger-" + kernel_slug + "-" + r.pass + "-" + core::slug(r.provider) + "-" +
-                     environment + "-" + r.workload.label() + "-" + id_time},
+       {{"name",
+         core::document_name("liger-" + kernel_slug + "-" + r.pass + "-" + core::slug(r.provider) +
+                             "-" + environment + "-" + r.workload.label() + "-" + id_time)},
         {"title", kernel_title(r.kernel) + " \u00b7 " + r.provider + " \u00b7 " + r.pass},
         {"labels", std::move(labels)}}}};
+  // What a row says (kernel, provider, GPU, version) may not fit the public schema (a name of
+  // 300 characters): such a row is invalid, never a record no kernelindex tool would read.
+  for (auto [member, document] : {std::pair{"run", &run}, std::pair{"protocol", &protocol},
+                                  std::pair{"environment", &environment_doc}}) {
+    KW_TRY_WITH(core::validate_document(*document, member),
+                "the row makes no valid kernelindex record");
+  }
   return core::parse_record(
       json{{"run", run}, {"protocol", protocol}, {"environment", environment_doc}});
 }

@@ -100,6 +100,18 @@ Result<std::optional<core::Timestamp>> Outbox::next_due(std::string_view destina
   return first_row(*stmt, [](const Statement& s) { return s.column_timestamp(0); });
 }
 
+Result<std::optional<std::string>> Outbox::delivered_to_any(
+    std::string_view idempotency_key, const std::vector<std::string>& destinations) {
+  // The names as a JSON array (as abandon_destinations_except); the UNIQUE (destination,
+  // idempotency_key) index finds each pair.
+  auto stmt = KW_TRY(connection_->database().statement(
+      "SELECT names.value FROM json_each(?2) AS names JOIN outbox ON outbox.destination = "
+      "names.value AND outbox.idempotency_key = ?1 WHERE outbox.state = 'delivered' "
+      "ORDER BY names.key LIMIT 1"));
+  stmt->bind(1, idempotency_key).bind(2, nlohmann::json(destinations).dump());
+  return first_row(*stmt, [](const Statement& s) { return s.column_text(0); });
+}
+
 Status Outbox::apply(const OutboxUpdate& update) {
   Database& db = connection_->database();
   const char* sql = nullptr;

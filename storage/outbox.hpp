@@ -82,6 +82,11 @@ class Outbox {
   // When the destination's next pending row is due; nullopt when nothing is pending.
   [[nodiscard]] Result<std::optional<core::Timestamp>> next_due(std::string_view destination);
 
+  // Which of `destinations` (the first in their order) has this notification delivered; nullopt
+  // when none has. The peers of an Alertmanager cluster ask it of each other.
+  [[nodiscard]] Result<std::optional<std::string>> delivered_to_any(
+      std::string_view idempotency_key, const std::vector<std::string>& destinations);
+
   [[nodiscard]] Status mark_delivered(std::int64_t id, core::Timestamp at);
   [[nodiscard]] Status mark_retry(std::int64_t id, core::Timestamp next_attempt_at,
                                   std::string_view error);

@@ -146,16 +146,15 @@ Result<InsertOutcome> store_run_row(Database& db, std::int64_t key_id, const cor
   auto stmt = KW_TRY(db.statement(
       "INSERT INTO runs (key_id, observed_at_ns, status, median_ns, p20_ns, p80_ns, "
       "implementation_id, external_id, record, raw_source, implementation_digest, software, "
-      "status_reason, source) "
+      "status_reason, source, run_status) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT id FROM implementations WHERE digest = ?7), ?8, ?9, "
       "?10, json_extract(?9, '$.run.spec.implementationDigest'), "
-      "json_extract(?9, '$.environment.spec.software'), "
-      "json_extract(?9, '$.run.spec.statusReason'), "
-      "json_extract(?9, '$.run.spec.sourceNative.source')) "
+      "json_extract(?9, '$.environment.spec.software'), nullif(?11, ''), "
+      "json_extract(?9, '$.run.spec.sourceNative.source'), ?12) "
       "ON CONFLICT (key_id, observed_at_ns) DO NOTHING"));
   stmt->bind(1, key_id)
       .bind(2, run.observed_at)
-      .bind(3, core::to_string(run.status))
+      .bind(3, core::to_string(run.outcome()))
       .bind(4, nanoseconds(run.median))
       .bind(5, nanoseconds(run.latency("p20")))
       .bind(6, nanoseconds(run.latency("p80")))
@@ -167,6 +166,8 @@ Result<InsertOutcome> store_run_row(Database& db, std::int64_t key_id, const cor
   } else {
     stmt->bind(10, raw_source);
   }
+  stmt->bind(11, run.status == core::RunStatus::Passed ? std::string_view() : run.status_reason)
+      .bind(12, core::to_string(run.status));
   KW_TRY(stmt->run());
   return db.changes() > 0 ? InsertOutcome::Inserted : InsertOutcome::Duplicate;
 }
@@ -321,7 +322,8 @@ namespace {
 // Columns only (schema v5): parsing each stored record was half the replay's time. The record is
 // read only for a run without an externalId.
 constexpr const char* kSummaryColumns =
-    "SELECT r.key_id, r.observed_at_ns, r.status, r.median_ns, r.p20_ns, r.p80_ns, "
+    "SELECT r.key_id, r.observed_at_ns, coalesce(r.run_status, r.status), r.median_ns, r.p20_ns, "
+    "r.p80_ns, "
     "coalesce(nullif(r.external_id, ''), json_extract(r.record, '$.run.metadata.name'), ''), "
     "coalesce(i.version, ''), coalesce(r.implementation_digest, ''), r.software, "
     "coalesce(r.status_reason, ''), r.settled, coalesce(r.source, ''), r.id, "
@@ -343,6 +345,13 @@ Status visit_summaries(const Database& db, Statement& stmt,
     run.key_id = s.column_int(0);
     run.observed_at = s.column_timestamp(1);
     auto status = core::parse_run_status(s.column_text(2));
+    // A row the version-7 pass could not upgrade (its record does not parse) keeps its old
+    // columns: read them as that pass would have.
+    if (!status && s.column_text(2) == "failed") {
+      status = core::status_for_failure_reason(s.column_text(10));
+    } else if (!status && s.column_text(2) == "inconclusive") {
+      status = core::RunStatus::IncompleteEvidence;
+    }
     if (!status) {
       note_unreadable(db.path(), s.column_int(13),
                       db.path().string() + ": run " + std::to_string(s.column_int(13)) + ": " +
@@ -352,7 +361,7 @@ Status visit_summaries(const Database& db, Statement& stmt,
     if (!latency_column_ok(s, 3) || !latency_column_ok(s, 4) || !latency_column_ok(s, 5)) {
       note_unreadable(db.path(), s.column_int(13),
                       db.path().string() + ": run " + std::to_string(s.column_int(13)) +
-                          ": a stored latency is negative or over 2^53 ns");
+                          ": a stored latency is negative or over 2^53 - 1 ns");
       continue;
     }
     run.status = *status;

@@ -1,9 +1,69 @@
 #include "storage/detail/schema.hpp"
 
+#include <string>
+#include <vector>
+
+#include "core/digest.hpp"
+#include "core/record.hpp"
 #include "storage/connection.hpp"
+#include "storage/detail/database.hpp"
 
 namespace kernelwatch::storage {
 namespace {
+
+// Rewrites every stored record still in an earlier form (run_status not set yet, or one of
+// kernelwatch's own sources) as parse_record() upgrades it, a thousand rows at a time so memory
+// stays flat. A row that cannot be read is left as it is, for the readers to skip and count as
+// before.
+Status upgrade_stored_records(Database& db) {
+  struct Upgraded {
+    std::int64_t id;
+    std::string record;
+    std::string run_status;
+    std::string outcome;
+    std::string software;
+    std::string reason;
+  };
+  constexpr std::int64_t kBatch = 1000;
+  std::int64_t after = 0;
+  while (true) {
+    std::vector<Upgraded> rows;
+    std::int64_t last = after;
+    {
+      auto select = KW_TRY(
+          db.statement("SELECT id, record FROM runs WHERE id > ?1 AND (run_status IS NULL "
+                       "OR coalesce(source, '') IN ('kernelwatch', 'kernelwatch-liger-bench')) "
+                       "ORDER BY id LIMIT ?2"));
+      select->bind(1, after).bind(2, kBatch);
+      while (KW_TRY(select->step())) {
+        last = select->column_int(0);
+        const auto parsed = nlohmann::json::parse(select->column_text(1), nullptr, false);
+        if (parsed.is_discarded()) continue;
+        auto record = core::parse_record(parsed);
+        if (!record) continue;
+        rows.push_back({last, core::canonical_json(core::to_json(*record)),
+                        std::string(core::to_string(record->run.status)),
+                        std::string(core::to_string(record->run.outcome())),
+                        core::canonical_json(record->environment.software),
+                        record->run.status_reason});
+      }
+    }
+    if (last == after) return {};
+    after = last;
+    for (const auto& row : rows) {
+      auto update = KW_TRY(
+          db.statement("UPDATE runs SET record = ?2, run_status = ?3, status = ?4, software = ?5, "
+                       "status_reason = nullif(?6, '') WHERE id = ?1"));
+      update->bind(1, row.id)
+          .bind(2, row.record)
+          .bind(3, row.run_status)
+          .bind(4, row.outcome)
+          .bind(5, row.software)
+          .bind(6, row.reason);
+      KW_TRY(update->run());
+    }
+  }
+}
 
 // Version 1: the comparability-key parts, aliases of source digests, and runs.
 // The UNIQUE (key_id, observed_at_ns) index both deduplicates runs and serves a key's newest N
@@ -185,15 +245,29 @@ ALTER TABLE alerts ADD COLUMN origin TEXT NOT NULL DEFAULT 'daemon'
   CHECK (origin IN ('daemon', 'history'));
 )sql";
 
-// Version 7: how the daemon judged each run it stored, so that a replay judges it the same way:
-// confirmed by the next run (its own rerun) or alone (a posted run), or not judged at all (it
-// came older than its key's newest run by more than the clock tolerance); the place in time it
-// was judged at (its observedAt, or just after its key's newest run when it came a little late:
-// a run dated minutes ahead must not stop the next one from being judged); and the cycle or
-// posted batch it was judged in (a replay closes the cycle where the daemon closed it). The runs
-// the daemon judged before this version are taken as judged at their observedAt, confirmed as
-// their source was, in no known cycle. An action on an incident is stored without a key.
+// Version 7: runs in kernelindex's public vocabulary and forms (issue #23). `status` keeps what a
+// run means to detection (passed, failed, inconclusive: its outcome); `run_status` is the
+// record's public status (runtime_error, timeout, incomplete_evidence, ...). Records that
+// kernelwatch wrote in its earlier forms (status "failed"/"inconclusive" with statusReason; its
+// own runs' metrics, environment software and protocol) are rewritten by the C++ pass
+// (upgrade_stored_records) into the forms it writes now; each keeps its key, since a key's
+// protocol part is the equivalence of the old and new protocol documents.
 constexpr const char* kV7 = R"sql(
+ALTER TABLE runs ADD COLUMN run_status TEXT;
+UPDATE runs SET run_status = 'passed'
+  WHERE status = 'passed' AND coalesce(source, '') NOT IN ('kernelwatch', 'kernelwatch-liger-bench');
+)sql";
+
+// Version 8 (the entry after #23's; renumbered if another lands first): how the daemon judged each
+// run it stored, so that a replay judges it the same way: confirmed by the next run (its own rerun)
+// or alone (a posted run), or not judged at all (it came older than its key's newest run by more
+// than the clock tolerance); the place in time it was judged at (its observedAt, or just after its
+// key's newest run when it came a little late: a run dated minutes ahead must not stop the next one
+// from being judged); and the cycle or posted batch it was judged in (a replay closes the cycle
+// where the daemon closed it). The runs the daemon judged before this version are taken as judged
+// at their observedAt, confirmed as their source was, in no known cycle. An action on an incident
+// is stored without a key.
+constexpr const char* kRunJudgements = R"sql(
 CREATE TABLE run_judgements (
   run_id INTEGER PRIMARY KEY REFERENCES runs(id),
   confirmation TEXT NOT NULL CHECK (confirmation IN ('next', 'alone', 'not_judged')),
@@ -206,26 +280,27 @@ INSERT INTO run_judgements (run_id, confirmation, order_ns, cycle)
   FROM runs WHERE settled IS NOT NULL;
 -- An operator's action on an incident has no key (key_id NULL): a replay acts on the incident,
 -- and its members' keys get an action row each.
-CREATE TABLE alert_actions_v7 (
+CREATE TABLE alert_actions_new (
   id INTEGER PRIMARY KEY,
   alert_id TEXT NOT NULL,
   key_id INTEGER REFERENCES keys(id),
   action TEXT NOT NULL CHECK (action IN ('acknowledge', 'rebaseline')),
   at_ns INTEGER NOT NULL
 );
-INSERT INTO alert_actions_v7 (id, alert_id, key_id, action, at_ns)
+INSERT INTO alert_actions_new (id, alert_id, key_id, action, at_ns)
   SELECT id, alert_id, key_id, action, at_ns FROM alert_actions;
 DROP TABLE alert_actions;
-ALTER TABLE alert_actions_v7 RENAME TO alert_actions;
+ALTER TABLE alert_actions_new RENAME TO alert_actions;
 CREATE INDEX alert_actions_by_key ON alert_actions (key_id, at_ns);
 )sql";
 
-constexpr const char* kMigrations[] = {kV1, kV2, kV3, kV4, kV5, kV6, kV7};
+constexpr Migration kMigrations[] = {
+    {kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7, upgrade_stored_records}, {kRunJudgements}};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
 }  // namespace
 
-std::span<const char* const> migrations() {
+std::span<const Migration> migrations() {
   return kMigrations;
 }
 

@@ -64,8 +64,8 @@ std::string shape(std::string_view kind, double x, double y, double r) {
 }
 
 std::string point_kind(const ReplayedRun& r) {
-  if (r.run.status == core::RunStatus::Failed) return "failed";
-  if (r.run.status == core::RunStatus::Inconclusive || !r.run.median ||
+  if (core::is_failure(r.run.status)) return "failed";
+  if (core::outcome_of(r.run.status) == core::RunOutcome::Inconclusive || !r.run.median ||
       r.verdict.kind == detectors::VerdictKind::Inconclusive)
     return "inconclusive";
   switch (r.verdict.kind) {
@@ -280,18 +280,18 @@ std::string chart_svg(const std::vector<const ReplayedRun*>& runs,
                                                : std::string(core::to_string(alert.kind)) + " " +
                                                      core::format_change(alert.relative_change));
     const char* anchor = x < c.left + 70 ? "start" : x > c.width - c.right - 70 ? "end" : "middle";
-    svg += "<a class=\"alert-mark" + std::string(imp ? " imp" : " reg") +
-           (alert_page_id(alert) == highlight ? " current" : "") + "\" href=\"" +
-           // A step inside an incident links to the incident (its page; what was notified).
-           escape(alert_href(core::is_incident_member(alert) ? alert.incident
-                                                             : alert_page_id(alert),
-                             mode, depth)) +
-           "\" data-alert=\"" +
-           escape(alert_page_id(alert)) + "\" data-fired=\"" + escape(alert.fired.external_id) +
-           "\"><title>alert " + escape(alert_page_id(alert)) + ": " + escape(alert.explanation) +
-           "</title><line x1=\"" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" + num(c.top - 26) +
-           "\" y2=\"" + num(c.top + c.plot_h()) + "\"/><text text-anchor=\"" + anchor + "\" x=\"" +
-           num(x) + "\" y=\"" + num(c.top - 28) + "\">" + escape(text) + "</text></a>";
+    svg +=
+        "<a class=\"alert-mark" + std::string(imp ? " imp" : " reg") +
+        (alert_page_id(alert) == highlight ? " current" : "") + "\" href=\"" +
+        // A step inside an incident links to the incident (its page; what was notified).
+        escape(alert_href(core::is_incident_member(alert) ? alert.incident : alert_page_id(alert),
+                          mode, depth)) +
+        "\" data-alert=\"" + escape(alert_page_id(alert)) + "\" data-fired=\"" +
+        escape(alert.fired.external_id) + "\"><title>alert " + escape(alert_page_id(alert)) + ": " +
+        escape(alert.explanation) + "</title><line x1=\"" + num(x) + "\" x2=\"" + num(x) +
+        "\" y1=\"" + num(c.top - 26) + "\" y2=\"" + num(c.top + c.plot_h()) +
+        "\"/><text text-anchor=\"" + anchor + "\" x=\"" + num(x) + "\" y=\"" + num(c.top - 28) +
+        "\">" + escape(text) + "</text></a>";
     if (const auto fired = index.find(alert.fired.external_id);
         fired != index.end() && alert.fired.median.count() > 0) {
       svg += "<circle class=\"fire-ring\" cx=\"" + num(c.x(fired->second)) + "\" cy=\"" +

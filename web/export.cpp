@@ -1,8 +1,15 @@
 #include "web/export.hpp"
 
-#include <fstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <set>
+#include <string>
 #include <system_error>
 
 #include "web/pages.hpp"
@@ -10,15 +17,77 @@
 namespace kernelwatch::web {
 namespace {
 
+std::string reason(int error) {
+  return std::strerror(error);
+}
+
+// Writes `content` to a new file beside `path` and renames it over `path`: whatever `path` was
+// (a file, a symbolic link a hostile user planted to somewhere else), it is replaced, never
+// opened, so nothing is ever written through a link; a reader never sees a half-written page.
 core::Status write(const std::filesystem::path& path, std::string_view content,
                    std::size_t& files) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file.write(content.data(), static_cast<std::streamsize>(content.size()));
-  file.close();
-  if (!file) {
-    return core::fail(core::ErrorCode::IoError, "cannot write " + path.string());
+  static std::atomic<unsigned> sequence{0};
+  const auto fail = [&](int error) {
+    return core::fail(core::ErrorCode::IoError,
+                      "cannot write " + path.string() + ": " + reason(error));
+  };
+  std::filesystem::path temporary;
+  int fd = -1;
+  // O_EXCL: the name is new (an existing name, a link included, is never opened); the mode is
+  // 0666 less the umask, as an ordinary file the report writes.
+  for (int attempt = 0; fd < 0; ++attempt) {
+    temporary = path;
+    temporary += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(sequence++);
+    fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 && (errno != EEXIST || attempt > 100)) return fail(errno);
+  }
+  const auto give_up = [&](int error) {
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    return fail(error);
+  };
+  for (std::size_t done = 0; done < content.size();) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return give_up(errno);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    return fail(error);
+  }
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    return fail(error);
   }
   ++files;
+  return {};
+}
+
+// A folder the report writes into: created when missing; one that is a symbolic link (or not a
+// folder) is refused, so that no page lands outside DIR.
+core::Status folder(const std::filesystem::path& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) == 0) {
+    if (S_ISLNK(info.st_mode)) {
+      return core::fail(core::ErrorCode::IoError,
+                        "cannot write into " + path.string() +
+                            ": it is a symbolic link (refusing to write through it)");
+    }
+    if (!S_ISDIR(info.st_mode)) {
+      return core::fail(core::ErrorCode::IoError,
+                        "cannot write into " + path.string() + ": not a directory");
+    }
+    return {};
+  }
+  if (errno != ENOENT || ::mkdir(path.c_str(), 0777) != 0) {
+    return core::fail(core::ErrorCode::IoError,
+                      "cannot create " + path.string() + ": " + reason(errno));
+  }
   return {};
 }
 
@@ -26,14 +95,14 @@ core::Status write(const std::filesystem::path& path, std::string_view content,
 
 core::Result<ExportSummary> export_site(storage::Connection& store, const ReplayOptions& options,
                                         const std::filesystem::path& out) {
+  // DIR itself may be a link the user chose; the folders inside it may not.
   std::error_code ec;
-  for (const char* folder : {"", "keys", "alerts", "assets"}) {
-    std::filesystem::create_directories(out / folder, ec);
-    if (ec) {
-      return core::fail(core::ErrorCode::IoError,
-                        "cannot create " + (out / folder).string() + ": " + ec.message());
-    }
+  std::filesystem::create_directories(out, ec);
+  if (ec) {
+    return core::fail(core::ErrorCode::IoError,
+                      "cannot create " + out.string() + ": " + ec.message());
   }
+  for (const char* name : {"keys", "alerts", "assets"}) KW_TRY(folder(out / name));
   ExportSummary summary;
   KW_TRY(write(out / "assets" / "kw.css", stylesheet(), summary.files));
   KW_TRY(write(out / "assets" / "kw.js", script(), summary.files));

@@ -18,7 +18,10 @@ struct ExportSummary {
   std::size_t files = 0;
 };
 
-// Creates `out` (and its parents) when missing; overwrites the files it writes, removes none.
+// Creates `out` (and its parents) when missing; replaces the files it writes (each written to a
+// new file beside it and renamed over it: a symbolic link there is replaced, never written
+// through; a folder inside `out` that is a link is refused), removes none. Errors name the file
+// and the system's reason.
 [[nodiscard]] core::Result<ExportSummary> export_site(storage::Connection& store,
                                                       const ReplayOptions& options,
                                                       const std::filesystem::path& out);

@@ -31,8 +31,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-python3 - "$work/history.jsonl" "$runs" "$step_every" <<'EOF'
-import datetime, json, math, sys
+KW_BENCH_DIR="$(dirname "$0")" python3 - "$work/history.jsonl" "$runs" "$step_every" <<'EOF'
+import datetime, json, math, os, sys
+sys.path.insert(0, os.environ["KW_BENCH_DIR"])
+from kernelindex_record import record
 path, runs, step_every = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 start = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0) - datetime.timedelta(minutes=runs + 60)
 with open(path, "w") as f:
@@ -40,24 +42,8 @@ with open(path, "w") as f:
         at = start + datetime.timedelta(minutes=i)
         level = 1_300_000 if (i // step_every) % 2 else 1_000_000
         median = level + int(10_000 * math.sin(i * 1.7))
-        f.write(json.dumps({
-            "run": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkRun",
-                    "spec": {"status": "passed",
-                             "timing": {"latencyNs": {"median": median}, "primaryStatistic": "median"},
-                             "observedAt": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                             "measurements": [
-                                 {"metric": "latency", "statistic": "p20", "unit": "ns", "value": median - 500},
-                                 {"metric": "latency", "statistic": "p80", "unit": "ns", "value": median + 500}],
-                             "sourceNative": {"source": "rss-bench", "benchmark": "bench/forward",
-                                              "externalId": f"rss/{i}"}},
-                    "metadata": {"labels": {"provider": "bench", "workload": "one-key"}}},
-            "protocol": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkProtocol",
-                         "spec": {"harness": {"name": "bench"}, "measurement": {"timer": "cuda_events"}},
-                         "metadata": {"name": "bench-protocol"}},
-            "environment": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "ExecutionEnvironment",
-                            "spec": {"hardware": {"vendor": "nvidia", "product": "NVIDIA H100",
-                                                  "formFactor": "80GB HBM3", "architecture": "sm_90"},
-                                     "software": {}}}}) + "\n")
+        f.write(json.dumps(record(at, median, f"rss-{i}", f"rss/{i}", "rss-bench", "bench",
+                                  "one-key")) + "\n")
 EOF
 "$kw" import --db "$work/kw.db" "$work/history.jsonl"
 cat > "$work/kernelwatch.json" <<EOF

@@ -142,34 +142,20 @@ done
 # Batches of 450 new runs (45 keys x 10 runs, dated before now), one file per POST: enough
 # files for 12 POSTs a second, so that the loop is still posting when wrk stops (checked below).
 batches=$((post_seconds * 12 > 200 ? post_seconds * 12 : 200))
-python3 - "$work" "$batches" <<'EOF'
-import datetime, json, sys
+KW_BENCH_DIR="$(dirname "$0")" python3 - "$work" "$batches" <<'EOF'
+import datetime, json, os, sys
+sys.path.insert(0, os.environ["KW_BENCH_DIR"])
+from kernelindex_record import record
 work, batches = sys.argv[1], int(sys.argv[2])
 now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
-def record(batch, key, i):
+def one(batch, key, i):
     at = now - datetime.timedelta(minutes=(batches - batch) * 10) + datetime.timedelta(minutes=i)
     median = 1_000_000 + key * 1000 + (i % 7) * 100
-    return {
-        "run": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkRun",
-                "spec": {"status": "passed",
-                         "timing": {"latencyNs": {"median": median}, "primaryStatistic": "median"},
-                         "observedAt": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                         "measurements": [
-                             {"metric": "latency", "statistic": "p20", "unit": "ns", "value": median - 500},
-                             {"metric": "latency", "statistic": "p80", "unit": "ns", "value": median + 500}],
-                         "sourceNative": {"source": "wrk-bench", "benchmark": "bench/forward",
-                                          "externalId": f"bench/{key}/{batch}/{i}"}},
-                "metadata": {"labels": {"provider": "bench", "workload": f"bench-{key}"}}},
-        "protocol": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkProtocol",
-                     "spec": {"harness": {"name": "bench"}, "measurement": {"timer": "cuda_events"}},
-                     "metadata": {"name": "bench-protocol"}},
-        "environment": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "ExecutionEnvironment",
-                        "spec": {"hardware": {"vendor": "nvidia", "product": "NVIDIA H100",
-                                              "formFactor": "80GB HBM3", "architecture": "sm_90"},
-                                 "software": {}}}}
+    return record(at, median, f"bench-{key}-{batch}-{i}", f"bench/{key}/{batch}/{i}", "wrk-bench",
+                  "bench", f"bench-{key}")
 for batch in range(batches):
     with open(f"{work}/batch-{batch}.json", "w") as f:
-        json.dump([record(batch, key, i) for key in range(45) for i in range(10)], f)
+        json.dump([one(batch, key, i) for key in range(45) for i in range(10)], f)
 EOF
 (
   n=0

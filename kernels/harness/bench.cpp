@@ -68,14 +68,14 @@ void time_run(Case& c, const Nvml& nvml, RunContext& run, BenchOutcome& outcome)
   auto timings = time_case(c, run.policy);
   if (run.gpu) run.after = nvml.sample(run.gpu->uuid, static_cast<unsigned>(run.gpu->index));
   if (!timings) {
-    run.status = core::RunStatus::Failed;
+    run.status = core::status_for_error(timings.error().code);
     run.reason = timings.error().message;
     return;
   }
   run.timings = std::move(*timings);
   const std::string reason = inconclusive_reason(run.before, run.after);
   if (!reason.empty()) {
-    run.status = core::RunStatus::Inconclusive;
+    run.status = core::RunStatus::IncompleteEvidence;
     run.reason = reason;
   }
   outcome.summary = summarize(run.timings->samples_ns);
@@ -126,7 +126,7 @@ core::Result<BenchOutcome> run_benchmark(const BenchRequest& request, const Benc
   phase("checking correctness");
   const std::string mismatch = KW_TRY(correctness_gate(request, context));
   if (!mismatch.empty()) {
-    run.status = core::RunStatus::Failed;
+    run.status = core::RunStatus::IncorrectNumerical;
     run.reason = "correctness gate: " + mismatch;
     run.observed_at = context.now();
     outcome.record = make_record(run);

@@ -208,22 +208,22 @@ GpuSample Nvml::sample(const std::string& uuid, unsigned index,
   return s;
 }
 
-nlohmann::json to_json(const GpuSample& s) {
-  nlohmann::json out = nlohmann::json::object();
+void add_sample_metrics(const GpuSample& s, std::string_view when, nlohmann::json& metrics) {
   const auto put = [&](const char* name, const auto& value) {
-    if (value) out[name] = *value;
+    if (value) metrics[std::string(name) + "_" + std::string(when)] = *value;
   };
-  put("smClockMHz", s.sm_clock_mhz);
-  put("smClockMaxMHz", s.sm_clock_max_mhz);
-  put("memoryClockMHz", s.memory_clock_mhz);
-  put("memoryClockMaxMHz", s.memory_clock_max_mhz);
-  put("clockEventReasons", s.clock_event_reasons);
-  put("temperatureC", s.temperature_c);
-  put("powerW", s.power_w);
-  put("powerLimitW", s.power_limit_w);
-  put("persistenceMode", s.persistence_mode);
-  put("otherComputeProcesses", s.other_compute_processes);
-  return out;
+  put("sm_clock_mhz", s.sm_clock_mhz);
+  put("sm_clock_max_mhz", s.sm_clock_max_mhz);
+  put("memory_clock_mhz", s.memory_clock_mhz);
+  put("memory_clock_max_mhz", s.memory_clock_max_mhz);
+  put("clock_event_reasons", s.clock_event_reasons);
+  put("temperature_c", s.temperature_c);
+  put("power_w", s.power_w);
+  put("power_limit_w", s.power_limit_w);
+  if (s.persistence_mode) {
+    metrics["persistence_mode_" + std::string(when)] = *s.persistence_mode ? 1 : 0;
+  }
+  put("other_compute_processes", s.other_compute_processes);
 }
 
 std::string inconclusive_reason(const GpuSample& before, const GpuSample& after) {

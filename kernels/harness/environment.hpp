@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -65,7 +66,10 @@ class Nvml {
   std::string reason_;
 };
 
-[[nodiscard]] nlohmann::json to_json(const GpuSample& sample);
+// The sample as run metrics named "<what>_<when>" ("sm_clock_mhz_before", "power_w_after"; a
+// boolean as 0 or 1), the form a BenchmarkRun's sourceNative.metrics takes: what a GPU did during
+// one run belongs to the run, not to its environment.
+void add_sample_metrics(const GpuSample& sample, std::string_view when, nlohmann::json& metrics);
 
 // Why a run cannot stand as a measurement, from samples before and after it: the SM clock under
 // 75% of its maximum, or another compute process on the GPU. Empty when neither happened.

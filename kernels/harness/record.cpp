@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "core/digest.hpp"
+#include "core/kernelindex_schema.hpp"
+#include "core/kernelwatch_protocol.hpp"
 #include "core/key.hpp"
 
 namespace kernelwatch::kernels {
@@ -22,36 +24,26 @@ std::string kernel_title(Kernel kernel) {
   return kernel == Kernel::LayerNorm ? "LayerNorm" : "Total variation distance loss";
 }
 
+core::OwnProtocolSettings protocol_settings(const RunContext& c) {
+  core::OwnProtocolSettings settings;
+  settings.harness = harness_name(c.id.backend);
+  settings.timer = timer_name(c.id.backend);
+  settings.pass = std::string(to_string(c.id.pass));
+  settings.warmup_ms = c.policy.warmup.count();
+  settings.repetition_ms = c.policy.repetitions.count();
+  settings.min_repetitions = c.policy.min_repetitions;
+  settings.max_repetitions = c.policy.max_repetitions;
+  settings.flush_bytes = static_cast<std::int64_t>(c.flush_bytes);
+  return settings;
+}
+
 json protocol_document(const RunContext& c) {
   const std::string pass(to_string(c.id.pass));
   const std::string harness = harness_name(c.id.backend);
-  json spec = {
-      {"harness", {{"name", harness}, {"repository", "kernelwatch"}}},
-      {"measurement",
-       {{"timer", timer_name(c.id.backend)},
-        {"primaryStatistic", "median"},
-        {"statistics", json::array({"p20", "median", "p80"})},
-        {"quantiles", "linear interpolation between order statistics (torch.quantile)"}}},
-      {"timedPass", pass},
-      {"repetition",
-       {{"warmupMs", c.policy.warmup.count()},
-        {"repetitionMs", c.policy.repetitions.count()},
-        {"minRepetitions", c.policy.min_repetitions},
-        {"maxRepetitions", c.policy.max_repetitions}}},
-      {"cache",
-       {{"flushBytes", c.flush_bytes},
-        {"flush", "a buffer larger than the last-level cache, read before each repetition"}}},
-      {"comparability",
-       {{"family", "kernelwatch"},
-        {"notes",
-         "Timed: the " + pass +
-             " pass of one kernel case on seeded random inputs (a random upstream gradient for "
-             "backward), outputs written, never accumulated. Comparable only within one kernel, "
-             "provider, workload, timed pass and hardware."}}}};
   return json{
       {"apiVersion", core::kApiVersion},
       {"kind", "BenchmarkProtocol"},
-      {"spec", std::move(spec)},
+      {"spec", core::own_protocol_spec(protocol_settings(c))},
       {"metadata",
        {{"name", harness + "-" + pass},
         {"title", std::string(c.id.backend == Backend::Cuda ? "kernelwatch CUDA events"
@@ -69,31 +61,26 @@ core::Hardware hardware_of(const RunContext& c) {
   return cpu_hardware(c.cpu);
 }
 
+// The host or GPU the run measured, as the public schema describes it: hardware identity and
+// memory, the software a timing depends on (driver, CUDA runtime). What changes from run to run
+// (clocks, temperature, other processes) is the run's, not the environment's.
 json environment_document(const RunContext& c, const core::Hardware& hw) {
-  json software = json::object();
-  software["host"] = {{"cpu", c.cpu.model},
-                      {"logicalCores", c.cpu.logical_cores},
-                      {"memoryBytes", c.cpu.memory_bytes}};
-  if (c.gpu) {
-    software["gpu"] = {{"uuid", c.gpu->uuid},
-                       {"computeCapability", std::to_string(c.gpu->compute_major) + "." +
-                                                 std::to_string(c.gpu->compute_minor)},
-                       {"smCount", c.gpu->sm_count},
-                       {"memoryBytes", c.gpu->memory_bytes},
-                       {"l2Bytes", c.gpu->l2_bytes}};
-    software["driver"] = c.gpu->driver_version;
-    software["cudaRuntime"] = c.gpu->runtime_version;
-    software["before"] = to_json(c.before);
-    software["after"] = to_json(c.after);
-  }
   json doc = json{{"apiVersion", core::kApiVersion},
                   {"kind", "ExecutionEnvironment"},
-                  {"spec", core::environment_identity(hw)["spec"]},
+                  {"spec", core::environment_document_spec(hw)},
                   {"metadata",
                    {{"name", "kernelwatch-" + core::environment_label(hw)},
                     {"title", "kernelwatch host \u00b7 " + hw.product +
                                   (hw.form_factor.empty() ? "" : " " + hw.form_factor)}}}};
-  doc["spec"]["software"] = std::move(software);
+  json& spec = doc["spec"];
+  const std::uint64_t memory = c.gpu ? c.gpu->memory_bytes : c.cpu.memory_bytes;
+  if (memory > 0) spec["hardware"]["memoryBytes"] = memory;
+  json software = json::object();
+  if (c.gpu) {
+    if (!c.gpu->driver_version.empty()) software["driver"] = c.gpu->driver_version;
+    if (!c.gpu->runtime_version.empty()) software["cudaToolkit"] = c.gpu->runtime_version;
+  }
+  spec["software"] = std::move(software);
   return doc;
 }
 
@@ -130,28 +117,37 @@ core::Record make_record(const RunContext& c) {
 
   json spec = {{"status", core::to_string(c.status)},
                {"observedAt", core::format_timestamp(c.observed_at)}};
-  json metrics = {{"bytesMoved", bytes_moved(c.id, c.spec)}, {"backend", to_string(c.id.backend)}};
+  json metrics = {{"bytes_moved", bytes_moved(c.id, c.spec)},
+                  {"host_logical_cores", c.cpu.logical_cores}};
+  if (c.gpu) {
+    metrics["host_memory_bytes"] = c.cpu.memory_bytes;
+    metrics["gpu_sm_count"] = c.gpu->sm_count;
+    metrics["gpu_l2_bytes"] = c.gpu->l2_bytes;
+    add_sample_metrics(c.before, "before", metrics);
+    add_sample_metrics(c.after, "after", metrics);
+  }
   if (c.timings && !c.timings->samples_ns.empty()) {
     const Summary s = summarize(c.timings->samples_ns);
-    spec["timing"] = {{"latencyNs", {{"median", s.median.count()}}},
-                      {"primaryStatistic", "median"}};
-    spec["measurements"] = json::array(
-        {latency("p20", s.p20),
-         latency("p80", s.p80),
-         latency("min", s.min),
-         latency("max", s.max),
-         latency("mean", std::chrono::nanoseconds{std::llround(s.mean_ns)}),
-         {{"metric", "repetitions"}, {"statistic", "count"}, {"unit", "1"}, {"value", s.count}}});
+    const auto mean = std::chrono::nanoseconds{std::llround(s.mean_ns)};
+    spec["timing"] = {{"latencyNs",
+                       {{"median", s.median.count()},
+                        {"mean", mean.count()},
+                        {"minimum", s.min.count()},
+                        {"maximum", s.max.count()}}},
+                      {"primaryStatistic", "median"},
+                      {"samples", s.count}};
+    spec["measurements"] =
+        json::array({latency("p20", s.p20), latency("p80", s.p80), latency("min", s.min),
+                     latency("max", s.max), latency("mean", mean)});
     metrics["repetitions"] = s.count;
-    metrics["warmupRuns"] = c.timings->warmup_runs;
-    metrics["achievedGBps"] =
+    metrics["warmup_runs"] = c.timings->warmup_runs;
+    metrics["achieved_gbps"] =
         achieved_gbps(bytes_moved(c.id, c.spec), static_cast<double>(s.median.count()));
     if (c.gpu && c.gpu->peak_bandwidth_gbps > 0) {
-      metrics["bandwidthFraction"] =
-          metrics["achievedGBps"].get<double>() / c.gpu->peak_bandwidth_gbps;
+      metrics["bandwidth_fraction"] =
+          metrics["achieved_gbps"].get<double>() / c.gpu->peak_bandwidth_gbps;
     }
   }
-  if (!c.reason.empty()) spec["statusReason"] = c.reason;
   spec["sourceNative"] = {{"source", "kernelwatch"},
                           {"benchmark", benchmark},
                           {"externalId", benchmark + "/" + provider + "/" + environment + "/" +
@@ -159,7 +155,7 @@ core::Record make_record(const RunContext& c) {
                           {"metrics", std::move(metrics)}};
   spec["protocolDigest"] = core::document_digest(protocol);
   spec["workloadDigest"] = workload.digest();
-  spec["environmentDigest"] = core::document_digest(core::environment_identity(hw));
+  spec["environmentDigest"] = core::document_digest(environment_doc);
   spec["implementationDigest"] = core::digest_of(implementation);
 
   std::string kernel_slug(to_string(c.id.kernel));
@@ -171,16 +167,20 @@ core::Record make_record(const RunContext& c) {
                  {"kernelwatch_version", c.build.version}};
   if (!c.build.git_commit.empty()) labels["git_commit"] = c.build.git_commit;
   if (!c.build.source_digest.empty()) labels["source_digest"] = c.build.source_digest;
-  const json run = {
-      {"apiVersion", core::kApiVersion},
-      {"kind", "BenchmarkRun"},
-      {"spec", std::move(spec)},
-      {"metadata",
-       {{"name", "kernelwatch-" + kernel_slug + "-" + std::string(to_string(c.id.pass)) + "-" +
-                     provider + "-" + environment + "-" + workload.label() + "-" + stamp},
-        {"title", kernel_title(c.id.kernel) + " \u00b7 " + provider + " \u00b7 " +
-                      std::string(to_string(c.id.pass))},
-        {"labels", std::move(labels)}}}};
+  if (c.gpu && !c.gpu->uuid.empty()) labels["gpu_uuid"] = c.gpu->uuid;
+  if (c.gpu) labels["gpu_index"] = std::to_string(c.gpu->index);
+  json metadata = {
+      {"name", core::document_name("kernelwatch-" + kernel_slug + "-" +
+                                   std::string(to_string(c.id.pass)) + "-" + provider + "-" +
+                                   environment + "-" + workload.label() + "-" + stamp)},
+      {"title", kernel_title(c.id.kernel) + " \u00b7 " + provider + " \u00b7 " +
+                    std::string(to_string(c.id.pass))},
+      {"labels", std::move(labels)}};
+  if (!c.reason.empty()) metadata["description"] = c.reason;
+  const json run = {{"apiVersion", core::kApiVersion},
+                    {"kind", "BenchmarkRun"},
+                    {"spec", std::move(spec)},
+                    {"metadata", std::move(metadata)}};
   auto record = core::parse_record(
       json{{"run", run}, {"protocol", protocol}, {"environment", environment_doc}});
   KW_ASSERT(record.has_value(), "the harness builds records core can parse");

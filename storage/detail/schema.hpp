@@ -4,9 +4,20 @@
 
 #include <span>
 
+#include "core/error.hpp"
+
 namespace kernelwatch::storage {
 
-// migrations()[i] is the SQL that moves user_version i to i + 1.
-[[nodiscard]] std::span<const char* const> migrations();
+class Database;
+
+// One step: its SQL, then (where SQL cannot say it) a C++ pass over the rows, in the same
+// transaction.
+struct Migration {
+  const char* sql = nullptr;
+  core::Status (*rows)(Database& db) = nullptr;
+};
+
+// migrations()[i] moves user_version i to i + 1.
+[[nodiscard]] std::span<const Migration> migrations();
 
 }  // namespace kernelwatch::storage

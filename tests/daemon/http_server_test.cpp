@@ -212,6 +212,12 @@ class HttpServerTest : public ::testing::Test {
                      return HttpResponse::json(200, json{{"id", request.params.at("id")},
                                                          {"rebaseline", body.at("rebaseline")}});
                    }});
+    // A body kept by a cache, larger than any socket buffer.
+    out.push_back({"GET", "/kept", Access::Public, [](const HttpRequest&) {
+                     static const auto kept = std::make_shared<const std::string>(
+                         std::string(3 * 1024 * 1024, 'k') + "end");
+                     return HttpResponse::shared(200, kept, "text/html");
+                   }});
     out.push_back({"GET", "/boom", Access::Public, [](const HttpRequest&) -> HttpResponse {
                      throw std::runtime_error("leaked-detail-xyz");
                    }});
@@ -515,6 +521,22 @@ TEST_F(HttpServerTest, HeadAnswersWithoutABody) {
   auto next = client.read_response();
   ASSERT_TRUE(next);
   EXPECT_EQ(next->body, "ok\n");
+}
+
+TEST_F(HttpServerTest, ASharedBodyIsSentWholeAndHeadTellsItsLength) {
+  start();
+  Client client(server_->port());
+  ASSERT_TRUE(client.send(get("/kept")));
+  auto kept = client.read_response();
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->headers.at("content-type"), "text/html");
+  EXPECT_EQ(kept->body.size(), 3u * 1024 * 1024 + 3);
+  EXPECT_EQ(kept->body.substr(kept->body.size() - 4), "kend");
+  ASSERT_TRUE(client.send("HEAD /kept HTTP/1.1\r\nHost: x\r\n\r\n"));
+  client.expect_head_response(true);
+  auto head = client.read_response();
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->headers.at("content-length"), std::to_string(3 * 1024 * 1024 + 3));
 }
 
 TEST_F(HttpServerTest, ExpectContinueGetsA100BeforeTheBody) {

@@ -4,8 +4,6 @@
 // resolves on the return to the band) and Prometheus (scrapes /metrics with up = 1, a rule on a
 // kernelwatch metric fires), plus `promtool check metrics` on the real body and `promtool check
 // rules` on the shipped rule file. Nothing here is a fake.
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,7 +23,8 @@
 #include "core/alert.hpp"
 #include "core/time.hpp"
 #include "tests/daemon/support/daemon_child.hpp"
-#include "tests/notifiers/support/spawn.hpp"
+#include "tests/daemon/support/neighbour_process.hpp"
+#include "tests/daemon/support/posted_record.hpp"
 #include "tests/notifiers/support/test_receiver.hpp"
 #include "tests/support/loopback_http.hpp"
 #include "tests/support/neighbours.hpp"
@@ -35,12 +34,14 @@ namespace kernelwatch {
 namespace {
 
 using Reply = testing::HttpReply;
+using testing::Child;
 using testing::eventually;
+using testing::free_port;
+using testing::get_json;
 using testing::http;
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-namespace spawn = notifiers::testing;
 
 constexpr const char* kToken = "neighbours-token-83c1";
 
@@ -52,23 +53,6 @@ constexpr const char* kToken = "neighbours-token-83c1";
     GTEST_SKIP() << "Alertmanager and Prometheus ignore libfaketime (Go reads the clock " \
                     "itself): their clocks cannot be shifted with kernelwatch's";         \
   }
-
-// A port the OS has just handed out and taken back: free for the child that binds it next.
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t size = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size) != 0) {
-    ::close(fd);
-    return 0;
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // Every byte but the unreserved ones as %XX: a long alert id as a path segment.
 std::string percent_encoded(const std::string& text) {
@@ -86,79 +70,12 @@ std::string percent_encoded(const std::string& text) {
   return out;
 }
 
-json get_json(std::uint16_t port, const std::string& path) {
-  const auto reply = http(port, "GET", path);
-  if (reply.status != 200) return nullptr;
-  return json::parse(reply.body, nullptr, false);
-}
-
-// A child process killed (and reaped) when the test ends, however it ends.
-class Child {
- public:
-  Child(const std::filesystem::path& program, const std::vector<std::string>& args,
-        std::filesystem::path log)
-      : log_(std::move(log)), pid_(spawn::spawn(program, args, log_)) {}
-  ~Child() {
-    int status = 0;
-    if (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == 0) spawn::kill_hard(pid_);
-  }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-  [[nodiscard]] pid_t pid() const { return pid_; }
-  [[nodiscard]] std::string log() const { return testing::read_file(log_); }
-  // Reaps the child if it has exited (it could not start).
-  bool exited() {
-    int status = 0;
-    return ::waitpid(pid_, &status, WNOHANG) == pid_;
-  }
-
- private:
-  std::filesystem::path log_;
-  pid_t pid_;
-};
-
 // Run i is observed i minutes after day_before_now().
 using testing::day_before_now;
 
 json record(int index, std::int64_t median_ns) {
-  const core::Timestamp observed = day_before_now() + std::chrono::minutes(index);
-  return json{
-      {"run",
-       {{"apiVersion", "kernelindex.dev/v1alpha1"},
-        {"kind", "BenchmarkRun"},
-        {"spec",
-         {{"status", "passed"},
-          {"timing", {{"latencyNs", {{"median", median_ns}}}, {"primaryStatistic", "median"}}},
-          {"observedAt", core::format_timestamp(observed)},
-          {"measurements", json::array({{{"metric", "latency"},
-                                         {"statistic", "p20"},
-                                         {"unit", "ns"},
-                                         {"value", median_ns - median_ns / 2000}},
-                                        {{"metric", "latency"},
-                                         {"statistic", "p80"},
-                                         {"unit", "ns"},
-                                         {"value", median_ns + median_ns / 2000}}})},
-          {"sourceNative",
-           {{"source", "neighbours-test"},
-            {"benchmark", "synthetic/forward"},
-            {"externalId", "synthetic/forward/posted/nvidia-h100-80gb-hbm3/neighbours/" +
-                               core::format_id_timestamp(observed)}}}}},
-        {"metadata", {{"labels", {{"provider", "posted"}, {"workload", "neighbours"}}}}}}},
-      {"protocol",
-       {{"apiVersion", "kernelindex.dev/v1alpha1"},
-        {"kind", "BenchmarkProtocol"},
-        {"spec", {{"harness", {{"name", "e2e"}}}, {"measurement", {{"timer", "cuda_events"}}}}},
-        {"metadata", {{"name", "e2e-protocol"}}}}},
-      {"environment",
-       {{"apiVersion", "kernelindex.dev/v1alpha1"},
-        {"kind", "ExecutionEnvironment"},
-        {"spec",
-         {{"hardware",
-           {{"vendor", "nvidia"},
-            {"product", "NVIDIA H100"},
-            {"formFactor", "80GB HBM3"},
-            {"architecture", "sm_90"}}},
-          {"software", json::object()}}}}}};
+  return testing::posted_record({day_before_now() + std::chrono::minutes(index), median_ns,
+                                 "neighbours", "posted", "neighbours-test"});
 }
 
 // 1% noise around 1 ms, deterministic.
@@ -206,16 +123,8 @@ void fire_a_regression(const Kernelwatch& kw) {
   ASSERT_EQ(json::parse(posted.body)["runs"][0]["fired"].size(), 1u) << posted.body;
 }
 
-// Alertmanager's alerts (GET /api/v2/alerts: the active, silenced and inhibited ones) carrying
-// kernelwatch's alert_id label.
 json am_alerts(std::uint16_t port, const std::string& alert_id) {
-  const json all = get_json(port, "/api/v2/alerts");
-  json out = json::array();
-  if (!all.is_array()) return out;
-  for (const auto& a : all) {
-    if (a.contains("labels") && a["labels"].value("alert_id", "") == alert_id) out.push_back(a);
-  }
-  return out;
+  return testing::alertmanager_alerts(port, alert_id);
 }
 
 // The webhook notifications Alertmanager sent the test's receiver, as JSON.

@@ -197,7 +197,7 @@ TEST(KeyMonitor, ReplayingAHistoryGivesTheSameNotifications) {
 
 Observation failed_at(int index, std::string reason) {
   Observation run = run_at(index, 0);
-  run.status = core::RunStatus::Failed;
+  run.status = core::RunStatus::RuntimeError;
   run.p20.reset();
   run.p80.reset();
   run.status_reason = std::move(reason);
@@ -219,7 +219,7 @@ TEST(KeyMonitor, FailedRunsOpenOneFailedAlertUntilARunPasses) {
   EXPECT_EQ(failed.explanation, "correctness check failed");
   EXPECT_TRUE(monitor.observe(failed_at(7, "again")).events.empty());
   Observation inconclusive = run_at(8, 100000);
-  inconclusive.status = core::RunStatus::Inconclusive;
+  inconclusive.status = core::RunStatus::IncompleteEvidence;
   EXPECT_TRUE(monitor.observe(inconclusive).events.empty());
   ASSERT_TRUE(monitor.open_failed_alert());
 

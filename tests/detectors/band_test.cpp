@@ -143,9 +143,9 @@ TEST(Band, ShortBaselinesJudgeOnlyBigSteps) {
 
 TEST(Band, FailedAndInconclusiveRunsAreInconclusive) {
   auto failed = run_at(9, 500000);
-  failed.status = core::RunStatus::Failed;
+  failed.status = core::RunStatus::RuntimeError;
   auto busy = run_at(9, 500000);
-  busy.status = core::RunStatus::Inconclusive;
+  busy.status = core::RunStatus::IncompleteEvidence;
   auto no_median = run_at(9, 0);
   for (const auto& run : {failed, busy, no_median}) {
     const auto verdict = judge(spread_baseline(), run, BandParameters{}, kTrusted);

@@ -105,9 +105,9 @@ TEST(KeyDetector, FailedAndInconclusiveRunsNeitherAlertNorBreakConfirmation) {
   for (const auto& run : stable_history()) (void)detector.observe(run);
   (void)detector.observe(run_at(8, 110000));
   auto failed = run_at(9, 0);
-  failed.status = core::RunStatus::Failed;
+  failed.status = core::RunStatus::RuntimeError;
   auto busy = run_at(10, 150000);
-  busy.status = core::RunStatus::Inconclusive;
+  busy.status = core::RunStatus::IncompleteEvidence;
   EXPECT_EQ(detector.observe(failed).role, RunRole::Ignored);
   const auto ignored = detector.observe(busy);
   EXPECT_EQ(ignored.role, RunRole::Ignored);

@@ -104,7 +104,7 @@ TEST(Synthetic, StepDriftOutliersAndGapsAreLabelled) {
     outliers += series.labels[i] == RunLabel::Outlier ? 1 : 0;
     if (series.labels[i] == RunLabel::Failed) {
       ++failed;
-      EXPECT_EQ(series.runs[i].status, core::RunStatus::Failed);
+      EXPECT_EQ(series.runs[i].status, core::RunStatus::RuntimeError);
       EXPECT_FALSE(series.runs[i].judgeable());
     }
     inconclusive += series.labels[i] == RunLabel::Inconclusive ? 1 : 0;

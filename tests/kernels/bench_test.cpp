@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "core/digest.hpp"
+#include "core/kernelwatch_protocol.hpp"
+
 #include "core/key.hpp"
 #include "kernels/harness/check.hpp"
 
@@ -78,8 +81,14 @@ TEST(Bench, CpuRunBecomesAPassedRecordWithItsKey) {
   EXPECT_EQ(key->workload.label, "hidden256-rows16-fp32");
   EXPECT_EQ(key->protocol.label, "kernelwatch-cpu-steady-clock-backward");
   EXPECT_EQ(record.run.workload_digest, key->workload.digest);
-  EXPECT_EQ(record.run.environment_digest, key->environment.digest);
-  EXPECT_EQ(record.run.protocol_digest, key->protocol.digest);
+  // The record's digests name its documents (kernelindex's digests); the key's parts are
+  // equivalence identities of their own (hardware only; the protocol's settings).
+  const auto emitted = core::to_json(record);
+  EXPECT_EQ(record.run.environment_digest, core::document_digest(emitted["environment"]));
+  EXPECT_EQ(record.run.protocol_digest, core::document_digest(emitted["protocol"]));
+  EXPECT_EQ(key->environment.digest,
+            core::identity_digest(core::environment_identity(record.environment.hardware)));
+  EXPECT_EQ(key->protocol.digest, core::protocol_equivalence(record.protocol.spec));
   EXPECT_EQ(record.run.source_native.external_id, "layer_norm/backward/kernelwatch-fused/" +
                                                       key->environment.label +
                                                       "/hidden256-rows16-fp32/2030-01-02-12-00-00");
@@ -125,10 +134,10 @@ TEST(Bench, AWrongKernelFailsTheGateAndIsNeverTimed) {
   const BenchRequest request = small_request(Kernel::LayerNorm, Pass::Forward, Provider::Fused);
   auto outcome = run_benchmark(request, c);
   ASSERT_TRUE(outcome) << outcome.error().message;
-  EXPECT_EQ(outcome->record.run.status, core::RunStatus::Failed);
+  EXPECT_EQ(outcome->record.run.status, core::RunStatus::IncorrectNumerical);
   EXPECT_FALSE(outcome->summary);
   EXPECT_FALSE(outcome->record.run.median);
-  const std::string reason = outcome->record.run.document.at("spec").value("statusReason", "");
+  const std::string reason = outcome->record.run.status_reason;
   EXPECT_NE(reason.find("correctness gate: y: relative error"), std::string::npos) << reason;
   // A failed run lands in the same key as the passing runs of the case.
   auto good = run_benchmark(request, context());

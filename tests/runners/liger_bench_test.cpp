@@ -14,10 +14,14 @@
 
 #include <gtest/gtest.h>
 
+#include "core/digest.hpp"
+#include "core/kernelindex_schema.hpp"
 #include "core/key.hpp"
 #include "runners/producer.hpp"
 #include "storage/kernelindex_reader.hpp"
 #include "storage/liger_csv.hpp"
+#include "tests/support/conformance.hpp"
+#include "tests/support/neighbours.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace kernelwatch::runners {
@@ -63,9 +67,7 @@ class LigerBenchTest : public ::testing::Test {
     return {core::Kernel::LayerNorm, core::Pass::Backward, LigerProvider::Liger,
             core::Workload::from_label("hidden16384-rows4096-fp32").value()};
   }
-  static std::string reason(const kernels::BenchOutcome& o) {
-    return o.record.run.document["spec"].value("statusReason", std::string());
-  }
+  static std::string reason(const kernels::BenchOutcome& o) { return o.record.run.status_reason; }
   std::vector<kernels::BenchOutcome> run(const LigerBenchOptions& o,
                                          const std::vector<LigerCase>& cases) {
     return run_liger_bench(o, cases, test_now);
@@ -122,8 +124,8 @@ TEST_F(LigerBenchTest, AnH100ResultLandsInTheKeyOfTheImportedRowAndTheSeedRecord
   EXPECT_EQ(r.run.observed_at, test_now());
   EXPECT_EQ(r.run.source_native.source, "kernelwatch-liger-bench");
   EXPECT_EQ(r.run.metadata.labels.at("liger_version"), "0.6.1");
-  EXPECT_EQ(r.environment.software["torch"], "2.7.0+cu126");
-  EXPECT_EQ(r.environment.software["cuda"], "12.6");
+  EXPECT_EQ(r.environment.software["framework"]["version"], "2.7.0+cu126");
+  EXPECT_EQ(r.environment.software["cudaToolkit"], "12.6");
   const auto key = core::key_of(r).value();
   EXPECT_EQ(key.display(), "tvd/backward torch tokens16384-vocab65536-fp32 nvidia-h100-80gb-hbm3");
   EXPECT_EQ(key.protocol.label, "liger-bench-do-bench-backward");
@@ -159,12 +161,15 @@ passed(cases[3], 0.7)
                       {tvd_torch_backward(), tvd_torch_backward(), tvd_torch_backward(),
                        layer_norm_liger_backward()});
   ASSERT_EQ(outcomes.size(), 4U);
-  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Failed);
+  EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status))
+      << core::to_string(outcomes[0].record.run.status);
   EXPECT_EQ(reason(outcomes[0]), "CUDA out of memory: Tried to allocate 8.00 GiB");
-  EXPECT_EQ(outcomes[1].record.run.status, core::RunStatus::Failed);
+  EXPECT_TRUE(core::is_failure(outcomes[1].record.run.status))
+      << core::to_string(outcomes[1].record.run.status);
   EXPECT_EQ(reason(outcomes[1]).rfind("malformed runner output (not a JSON object)", 0), 0U)
       << reason(outcomes[1]);
-  EXPECT_EQ(outcomes[2].record.run.status, core::RunStatus::Failed);
+  EXPECT_TRUE(core::is_failure(outcomes[2].record.run.status))
+      << core::to_string(outcomes[2].record.run.status);
   EXPECT_EQ(reason(outcomes[2]).rfind("NaN, infinite or non-positive time", 0), 0U)
       << reason(outcomes[2]);
   EXPECT_EQ(outcomes[3].record.run.status, core::RunStatus::Passed);
@@ -175,7 +180,8 @@ passed(cases[3], 0.7)
 
 TEST_F(LigerBenchTest, NonPositiveTimesAreFailedRuns) {
   auto outcomes = run(fake("passed(cases[0], 0.0)\n"), {tvd_torch_backward()});
-  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Failed);
+  EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status))
+      << core::to_string(outcomes[0].record.run.status);
   EXPECT_EQ(reason(outcomes[0]).rfind("NaN, infinite or non-positive time", 0), 0U);
 }
 
@@ -185,7 +191,8 @@ TEST_F(LigerBenchTest, AMissingInterpreterIsAFailedRun) {
   o.fallback_gpu_name = "NVIDIA H100 80GB HBM3";
   auto outcomes = run(o, {tvd_torch_backward()});
   ASSERT_EQ(outcomes.size(), 1U);
-  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Failed);
+  EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status))
+      << core::to_string(outcomes[0].record.run.status);
   EXPECT_EQ(reason(outcomes[0]), "python interpreter not found: " + o.python.string());
   EXPECT_EQ(core::key_of(outcomes[0].record)->environment.label, "nvidia-h100-80gb-hbm3");
 }
@@ -197,7 +204,8 @@ print("liger_bench: cannot import triton: ModuleNotFoundError: No module named '
 sys.exit(3)
 )"),
                       {tvd_torch_backward()});
-  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Failed);
+  EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status))
+      << core::to_string(outcomes[0].record.run.status);
   EXPECT_EQ(reason(outcomes[0]),
             "import failure: liger_bench: cannot import triton: ModuleNotFoundError: No module "
             "named 'triton'");
@@ -211,13 +219,15 @@ os._exit(1)
 )"),
                       {tvd_torch_backward(), tvd_torch_backward()});
   EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Passed);
-  EXPECT_EQ(outcomes[1].record.run.status, core::RunStatus::Failed);
+  EXPECT_TRUE(core::is_failure(outcomes[1].record.run.status))
+      << core::to_string(outcomes[1].record.run.status);
   EXPECT_EQ(reason(outcomes[1]), "runner exited with status 1: line 7 | line 8 | line 9");
 }
 
 TEST_F(LigerBenchTest, MissingOutputIsAFailedRun) {
   auto outcomes = run(fake(""), {tvd_torch_backward()});
-  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Failed);
+  EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status))
+      << core::to_string(outcomes[0].record.run.status);
   EXPECT_EQ(reason(outcomes[0]), "runner exited without any result (missing output)");
   auto truncated =
       run(fake("sys.stdout.write('{\"case\": 1'); sys.stdout.flush()\n"), {tvd_torch_backward()});
@@ -250,12 +260,15 @@ sys.stdin.read()
 while True:
     time.sleep(60)  # never wait(): reaping the grandchild here would hide it from the test
 )");
-  o.timeout = 2s;
+  // Long enough for python to start and answer the first case on a loaded machine (2 s was not,
+  // under a parallel ctest on 2 cores).
+  o.timeout = 6s;
   auto outcomes = run(o, {tvd_torch_backward(), tvd_torch_backward()});
   EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Passed);
-  EXPECT_EQ(outcomes[1].record.run.status, core::RunStatus::Failed);
+  EXPECT_TRUE(core::is_failure(outcomes[1].record.run.status))
+      << core::to_string(outcomes[1].record.run.status);
   const std::string why = reason(outcomes[1]);
-  EXPECT_EQ(why.rfind("runner still running after its timeout of 2s: killed with its process "
+  EXPECT_EQ(why.rfind("runner still running after its timeout of 6s: killed with its process "
                       "group",
                       0),
             0U)
@@ -281,9 +294,63 @@ TEST_F(LigerBenchTest, AThrottledGpuMakesTheRunInconclusive) {
     return s;
   };
   auto outcomes = run(o, {tvd_torch_backward()});
-  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Inconclusive);
+  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::IncompleteEvidence);
   EXPECT_EQ(reason(outcomes[0]).rfind("SM clock 900 MHz is under 75%", 0), 0U)
       << reason(outcomes[0]);
+}
+
+// Every kind of record the runner writes, valid by the public schemas (checked here and by
+// Debian's python3-jsonschema), each failure with the public status that says why.
+TEST_F(LigerBenchTest, EveryKindOfRecordTheRunnerWritesIsValid) {
+  std::vector<kernels::BenchOutcome> all;
+  const auto add = [&](std::vector<kernels::BenchOutcome> outcomes) {
+    for (auto& o : outcomes) all.push_back(std::move(o));
+  };
+  add(run(fake("passed(cases[0], 0.5)\n"
+               "print(json.dumps({'case': cases[1], 'status': 'failed', 'reason': "
+               "'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB'}))\n"),
+          {tvd_torch_backward(), layer_norm_liger_backward()}));
+  add(run(fake("print(json.dumps({'case': cases[0], 'status': 'failed', 'reason': "
+               "'RuntimeError: CUDA error: device-side assert triggered'}), flush=True)\n"),
+          {tvd_torch_backward()}));
+  auto slow = fake("import time\ntime.sleep(30)\n");
+  slow.timeout = 300ms;
+  add(run(slow, {tvd_torch_backward()}));
+  auto throttled = fake("passed(cases[0], 0.5)\n");
+  int calls = 0;
+  throttled.sampler = [&](int) {
+    kernels::GpuSample s;
+    s.sm_clock_max_mhz = 1980;
+    s.sm_clock_mhz = ++calls == 1 ? 1980 : 900;
+    s.persistence_mode = true;
+    return s;
+  };
+  add(run(throttled, {tvd_torch_backward()}));
+  ASSERT_EQ(all.size(), 5U);
+  const core::RunStatus expected[] = {core::RunStatus::Passed, core::RunStatus::ResourceExceeded,
+                                      core::RunStatus::RuntimeError, core::RunStatus::Timeout,
+                                      core::RunStatus::IncompleteEvidence};
+  json documents = json::array();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const auto& record = all[i].record;
+    EXPECT_EQ(record.run.status, expected[i]) << i << ": " << reason(all[i]);
+    const json doc = core::to_json(record);
+    for (const char* member : {"run", "protocol", "environment"}) {
+      const auto valid = core::validate_document(doc[member], member);
+      EXPECT_TRUE(valid) << i << ": " << valid.error().message;
+    }
+    EXPECT_EQ(doc["run"]["spec"]["environmentDigest"], core::document_digest(doc["environment"]));
+    documents.push_back(doc);
+  }
+  // The versions the runner reported are the environment's software, in the schema's places.
+  EXPECT_EQ(documents[0]["environment"]["spec"]["software"],
+            json::parse(R"({"cudaToolkit": "12.6", "framework": {"name": "pytorch",
+                            "version": "2.7.0+cu126"}, "libraries": {"liger_kernel": "0.6.1",
+                            "python": "3.12.3", "triton": "3.3.0"}})"));
+  EXPECT_EQ(documents[4]["run"]["spec"]["sourceNative"]["metrics"]["sm_clock_mhz_after"], 900);
+  KW_REQUIRE_JSONSCHEMA();
+  const auto checked = kernelwatch::testing::check_against_schemas(documents, dir_.path());
+  EXPECT_TRUE(checked.valid) << checked.report;
 }
 
 TEST_F(LigerBenchTest, TheProducerRemembersTheGpuForALaterFailedRun) {
@@ -296,7 +363,7 @@ TEST_F(LigerBenchTest, TheProducerRemembersTheGpuForALaterFailedRun) {
   std::filesystem::remove(o.script);  // the runner can no longer run: python fails at once
   auto second = producer.run(test_now);
   ASSERT_TRUE(second);
-  EXPECT_EQ(second->record.run.status, core::RunStatus::Failed);
+  EXPECT_EQ(second->record.run.status, core::RunStatus::RuntimeError);
   EXPECT_EQ(core::key_of(second->record)->digest(), core::key_of(first->record)->digest());
 }
 

@@ -333,7 +333,7 @@ TEST(AlertStoreMigration, Version3RowsKeepWhatTheyOwedAndTheRestCountsAsAnnounce
         sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
         SQLITE_OK);
     for (int v = 0; v < 3; ++v) {
-      ASSERT_EQ(sqlite3_exec(db, migrations()[v], nullptr, nullptr, nullptr), SQLITE_OK) << v;
+      ASSERT_EQ(sqlite3_exec(db, migrations()[v].sql, nullptr, nullptr, nullptr), SQLITE_OK) << v;
     }
     const std::string insert =
         "INSERT INTO workloads VALUES (1, 'w', 'w', '{}'); "

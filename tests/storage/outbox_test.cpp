@@ -71,7 +71,7 @@ TEST(OutboxMigration, UpgradesAVersionOneDatabaseInPlace) {
     ASSERT_EQ(
         sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
         SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, migrations()[0], nullptr, nullptr, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, migrations()[0].sql, nullptr, nullptr, nullptr), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 1", nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close_v2(db);
   }

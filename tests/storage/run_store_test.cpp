@@ -135,9 +135,9 @@ TEST_F(RunStoreTest, NewestRunsAreNewestFirstWhateverTheInsertOrder) {
 TEST_F(RunStoreTest, AReplayReadsEachRunsFieldsInTimeOrderAlsoAfterMigratingFromVersion4) {
   const core::Record base = fixture_record(kTvdFixture);
   core::Record failed = shifted(base, 10, 0);
-  failed.run.status = core::RunStatus::Failed;
+  failed.run.status = core::RunStatus::RuntimeError;
   failed.run.median.reset();
-  failed.run.document["spec"]["statusReason"] = "CUDA error: out of memory";
+  failed.run.status_reason = "CUDA error: out of memory";
   failed.environment.software = json{{"driver", "550.54.15"}};
   {
     auto tx = connection_->begin();
@@ -161,7 +161,7 @@ TEST_F(RunStoreTest, AReplayReadsEachRunsFieldsInTimeOrderAlsoAfterMigratingFrom
     EXPECT_EQ(seen[0].implementation_digest, base.run.implementation_digest);
     EXPECT_EQ(seen[0].source, base.run.source_native.source);
     EXPECT_EQ(seen[0].software, base.environment.software);
-    EXPECT_EQ(seen[1].status, core::RunStatus::Failed);
+    EXPECT_EQ(seen[1].status, core::RunStatus::RuntimeError);
     EXPECT_FALSE(seen[1].median);
     EXPECT_EQ(seen[1].status_reason, "CUDA error: out of memory");
     EXPECT_EQ(seen[1].software, (json{{"driver", "550.54.15"}}));
@@ -171,16 +171,17 @@ TEST_F(RunStoreTest, AReplayReadsEachRunsFieldsInTimeOrderAlsoAfterMigratingFrom
   check(replay(*runs_));
 
   // The same file as schema 4 wrote it: no replay columns, no time index (and no alert origin,
-  // schema 6's, nor run judgements, schema 7's).
+  // schema 6's, nor run_status, schema 7's, nor run judgements, schema 8's).
   runs_.reset();
   connection_.reset();
   const auto path = dir_ / "kw.db";
-  testing::exec_sql(path,
-                    "DROP INDEX runs_by_time; ALTER TABLE runs DROP COLUMN implementation_digest; "
-                    "ALTER TABLE runs DROP COLUMN software; ALTER TABLE runs DROP COLUMN "
-                    "status_reason; ALTER TABLE runs DROP COLUMN source; "
-                    "ALTER TABLE alerts DROP COLUMN origin; DROP TABLE run_judgements; "
-                    "PRAGMA user_version = 4;");
+  testing::exec_sql(
+      path,
+      "DROP INDEX runs_by_time; ALTER TABLE runs DROP COLUMN implementation_digest; "
+      "ALTER TABLE runs DROP COLUMN software; ALTER TABLE runs DROP COLUMN "
+      "status_reason; ALTER TABLE runs DROP COLUMN source; "
+      "ALTER TABLE alerts DROP COLUMN origin; ALTER TABLE runs DROP COLUMN run_status; "
+      "DROP TABLE run_judgements; PRAGMA user_version = 4;");
   auto reopened = Connection::open(path, OpenMode::Existing);
   ASSERT_TRUE(reopened) << reopened.error().message;
   EXPECT_EQ(testing::user_version(path), kSchemaVersion);

@@ -1,6 +1,8 @@
 #include "tests/support/test_support.hpp"
 #include "tests/support/neighbours.hpp"
 
+#include "core/digest.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
@@ -152,6 +154,16 @@ std::optional<std::filesystem::path> find_program(const std::string& name) {
 bool neighbours_required() {
   const char* value = std::getenv("KERNELWATCH_REQUIRE_NEIGHBOURS");
   return value != nullptr && std::string(value) == "1";
+}
+
+nlohmann::json with_digests(nlohmann::json record) {
+  nlohmann::json& spec = record["run"]["spec"];
+  const nlohmann::json& labels = record["run"]["metadata"]["labels"];
+  spec["environmentDigest"] = core::document_digest(record["environment"]);
+  spec["protocolDigest"] = core::document_digest(record["protocol"]);
+  spec["workloadDigest"] = core::digest_of({{"workload", labels.value("workload", "")}});
+  spec["implementationDigest"] = core::digest_of({{"provider", labels.value("provider", "")}});
+  return record;
 }
 
 }  // namespace kernelwatch::testing

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace kernelwatch::testing {
 
 // A fresh directory under $TMPDIR, removed with everything in it on destruction.
@@ -46,5 +48,10 @@ struct ProcessResult {
 
 // Runs the kernelwatch binary built with these tests.
 [[nodiscard]] ProcessResult run_kernelwatch(const std::vector<std::string>& args);
+
+// Fills a test record's ({run, protocol, environment}) four required run digests as a client
+// would: the environment's and protocol's kernelindex digests, and digests of the workload and
+// provider labels for the other two (no such documents in the record). Returns the record.
+nlohmann::json with_digests(nlohmann::json record);
 
 }  // namespace kernelwatch::testing

@@ -177,12 +177,30 @@ class Receiver(http_server.BaseHTTPRequestHandler):
         pass
 
 
+def with_digests(record):
+    """The run's four required digests, as a client fills them: the environment's and protocol's
+    kernelindex digests (SHA-256 of the RFC 8785 form; these documents hold only strings and
+    integers, for which sorted compact JSON is that form), and digests of the labels for the
+    workload and implementation, of which the record carries no document."""
+    import hashlib as _h
+    def canon(v):
+        return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    def digest(doc):
+        return "sha256:" + _h.sha256(canon({k: doc[k] for k in ("apiVersion", "kind", "spec")}).encode()).hexdigest()
+    spec, labels = record["run"]["spec"], record["run"]["metadata"]["labels"]
+    spec["environmentDigest"] = digest(record["environment"])
+    spec["protocolDigest"] = digest(record["protocol"])
+    spec["workloadDigest"] = "sha256:" + _h.sha256(canon({"workload": labels["workload"]}).encode()).hexdigest()
+    spec["implementationDigest"] = "sha256:" + _h.sha256(canon({"provider": labels["provider"]}).encode()).hexdigest()
+    return record
+
+
 def record(index, median_ns, start):
     observed = start + timedelta(minutes=index)
     at = observed.strftime("%Y-%m-%dT%H:%M:%SZ")
     hardware = {"vendor": "nvidia", "product": "NVIDIA H100", "formFactor": "80GB HBM3",
                 "architecture": "sm_90"}
-    return {"run": {
+    return with_digests({"run": {
         "apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkRun",
         "spec": {
             "status": "passed",
@@ -194,12 +212,12 @@ def record(index, median_ns, start):
             "sourceNative": {"source": "browser-test", "benchmark": "synthetic/forward",
                              "externalId": "synthetic/forward/posted/browser-%d" % index},
         },
-        "metadata": {"labels": {"provider": "posted", "workload": "synthetic-browser"}}},
+        "metadata": {"name": "browser-%d" % index, "labels": {"provider": "posted", "workload": "synthetic-browser"}}},
         "protocol": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkProtocol",
-                     "spec": {"harness": {"name": "browser-test"}, "measurement": {"timer": "cuda_events"}},
+                     "spec": {"harness": {"name": "browser-test"}, "measurement": {"timer": "cuda_events", "primaryStatistic": "median"}},
                      "metadata": {"name": "browser-test-protocol"}},
-        "environment": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "ExecutionEnvironment",
-                        "spec": {"hardware": hardware, "software": {}}}}
+        "environment": {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "ExecutionEnvironment", "metadata": {"name": "test-nvidia-h100"},
+                        "spec": {"hardware": hardware, "software": {}}}})
 
 
 class Test:
