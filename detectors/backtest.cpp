@@ -98,8 +98,7 @@ nlohmann::json to_json(const std::vector<Alert>& alerts) {
 }
 
 std::string format_alert_line(const Alert& alert) {
-  char change[32];
-  std::snprintf(change, sizeof change, "%+.1f%%", alert.relative_change * 100);
+  const std::string change = core::format_change(alert.relative_change);
   auto changes = alert.attribution;
   for (auto& c : changes) {
     c.from = core::short_digest(c.from);
