@@ -21,11 +21,11 @@ bool same_key(const core::KeyLabels& a, const core::KeyLabels& b) {
   return a.identity() == b.identity();
 }
 
-// An incident's member as stored carries no key digest (its key has no row in the incident's
-// document): its id begins with its key's digest.
-bool member_of_key(const core::Alert& member, const core::KeyLabels& key) {
-  if (!member.key.digest.empty() || key.digest.empty()) return same_key(member.key, key);
-  return member.id.starts_with(key.digest + "@");
+// An alert as stored (a key's, or an incident's member) carries no key digest in its document:
+// its id begins with its key's digest.
+bool of_key(const core::Alert& alert, const core::KeyLabels& key) {
+  if (!alert.key.digest.empty() || key.digest.empty()) return same_key(alert.key, key);
+  return alert.id.starts_with(key.digest + "@");
 }
 
 }  // namespace
@@ -44,11 +44,11 @@ std::vector<core::Alert> alerts_of_key(const std::vector<core::Alert>& alerts,
   std::vector<core::Alert> out;
   for (const auto& alert : alerts) {
     if (!core::is_incident(alert)) {
-      if (same_key(alert.key, key)) out.push_back(alert);
+      if (of_key(alert, key)) out.push_back(alert);
       continue;
     }
     for (const auto& member : alert.members) {
-      if (member_of_key(member, key)) out.push_back(member);
+      if (of_key(member, key)) out.push_back(member);
     }
   }
   std::stable_sort(out.begin(), out.end(), [](const core::Alert& a, const core::Alert& b) {
@@ -173,9 +173,14 @@ core::Result<std::optional<AlertView>> find_alert(storage::Connection& store, st
   view.row = KW_TRY(storage::AlertStore(store).find(it->id));
   if (view.row) view.notifications = KW_TRY(storage::Outbox(store).for_alert(it->id, 200));
   if (!core::is_incident(view.alert)) {
-    if (const auto key_id = KW_TRY(storage::RunStore(store).find_key(view.alert.key.digest))) {
-      view.replay = KW_TRY(replay_key_id(store, *key_id, options, alerts));
+    // A stored alert's document has no key digest: its row names the key.
+    std::optional<std::int64_t> key_id;
+    if (view.row && view.row->key_id) {
+      key_id = view.row->key_id;
+    } else {
+      key_id = KW_TRY(storage::RunStore(store).find_key(view.alert.key.digest));
     }
+    if (key_id) view.replay = KW_TRY(replay_key_id(store, *key_id, options, alerts));
   }
   return std::optional<AlertView>(std::move(view));
 }

@@ -14,6 +14,7 @@
 
 #include "core/time.hpp"
 #include "tests/daemon/support/daemon_child.hpp"
+#include "tests/daemon/support/posted_record.hpp"
 #include "tests/notifiers/support/test_receiver.hpp"
 #include "tests/support/loopback_http.hpp"
 #include "tests/support/test_support.hpp"
@@ -28,43 +29,10 @@ using namespace std::chrono_literals;
 
 constexpr const char* kToken = "incident-e2e-token-31c7";
 
+// A schema-valid record of one run (POST requires them).
 json record(const std::string& provider, const std::string& workload, core::Timestamp at,
             std::int64_t median_ns) {
-  const json hardware = {{"vendor", "nvidia"},
-                         {"product", "NVIDIA H100"},
-                         {"formFactor", "80GB HBM3"},
-                         {"architecture", "sm_90"}};
-  return json{
-      {"run",
-       {{"apiVersion", "kernelindex.dev/v1alpha1"},
-        {"kind", "BenchmarkRun"},
-        {"spec",
-         {{"status", "passed"},
-          {"timing", {{"latencyNs", {{"median", median_ns}}}, {"primaryStatistic", "median"}}},
-          {"observedAt", core::format_timestamp(at)},
-          {"measurements", json::array({{{"metric", "latency"},
-                                         {"statistic", "p20"},
-                                         {"unit", "ns"},
-                                         {"value", median_ns - median_ns / 2000}},
-                                        {{"metric", "latency"},
-                                         {"statistic", "p80"},
-                                         {"unit", "ns"},
-                                         {"value", median_ns + median_ns / 2000}}})},
-          {"sourceNative",
-           {{"source", "incident-e2e"},
-            {"benchmark", "synthetic/forward"},
-            {"externalId", "synthetic/forward/" + provider + "/" + workload + "/" +
-                               core::format_id_timestamp(at)}}}}},
-        {"metadata", {{"labels", {{"provider", provider}, {"workload", workload}}}}}}},
-      {"protocol",
-       {{"apiVersion", "kernelindex.dev/v1alpha1"},
-        {"kind", "BenchmarkProtocol"},
-        {"spec", {{"harness", {{"name", "e2e"}}}, {"measurement", {{"timer", "cuda_events"}}}}},
-        {"metadata", {{"name", "e2e-protocol"}}}}},
-      {"environment",
-       {{"apiVersion", "kernelindex.dev/v1alpha1"},
-        {"kind", "ExecutionEnvironment"},
-        {"spec", {{"hardware", hardware}, {"software", json::object()}}}}}};
+  return testing::posted_record({at, median_ns, workload, provider, "incident-e2e"});
 }
 
 // The 62 keys: 29 subject/reference pairs and two more pairs ("own-0", "own-1") whose subjects
