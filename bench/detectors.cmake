@@ -1,6 +1,6 @@
 # detectors: the synthetic evaluation suite and the Liger history evaluation (see
-# docs/DETECTION.md). The Liger evaluation imports the CSVs and groups them by key exactly as
-# `kernelwatch backtest` does (daemon::load_key_histories).
+# docs/DETECTION.md). The Liger evaluation imports the CSVs and replays them through the one
+# replay `kernelwatch backtest` uses (replay::replay).
 add_executable(detectors_synthetic_eval detectors/synthetic_eval.cpp)
 kernelwatch_target_defaults(detectors_synthetic_eval)
 target_link_libraries(detectors_synthetic_eval PRIVATE kernelwatch::detectors_synthetic)

@@ -700,6 +700,10 @@ const std::vector<DetectorSetting>& detector_settings() {
       field::number("controls.host_fraction", &ControlParameters::host_fraction, 0.0, 1.0,
                     LowerBound::Open),
       field::count("controls.host_min_keys", &ControlParameters::host_min_keys, 1, kMaxWindow),
+      field::count("controls.incident_min_keys", &ControlParameters::incident_min_keys, 1,
+                   kMaxWindow),
+      field::number("controls.own_excess", &ControlParameters::own_excess, 0.0, kHuge),
+      field::number("controls.own_share", &ControlParameters::own_share, 0.0, 1.0),
   };
   return settings;
 }

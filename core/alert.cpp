@@ -5,23 +5,12 @@
 #include <utility>
 
 #include "core/digest.hpp"
+#include "core/names.hpp"
 
 namespace kernelwatch::core {
 namespace {
 
 using nlohmann::json;
-
-template <class Enum, std::size_t N>
-Result<Enum> parse_name(std::string_view what, std::string_view text,
-                        const std::array<Enum, N>& values) {
-  std::string allowed;
-  for (Enum value : values) {
-    if (to_string(value) == text) return value;
-    allowed += (allowed.empty() ? "" : ", ") + std::string(to_string(value));
-  }
-  return fail(ErrorCode::ParseError,
-              std::string(what) + " \"" + std::string(text) + "\" is not one of " + allowed);
-}
 
 json run_json(const AlertRun& run) {
   return json{{"externalId", run.external_id},
@@ -88,21 +77,49 @@ std::string_view to_string(Notice notice) noexcept {
   return notice == Notice::Firing ? "firing" : "resolved";
 }
 
+std::string_view to_string(KeyState state) noexcept {
+  switch (state) {
+    case KeyState::Firing:
+      return "firing";
+    case KeyState::Failing:
+      return "failing";
+    case KeyState::Incident:
+      return "incident";
+    case KeyState::Breached:
+      return "breached";
+    case KeyState::Acknowledged:
+      return "acknowledged";
+    case KeyState::Inconclusive:
+      return "inconclusive";
+    case KeyState::InBand:
+      return "in_band";
+    case KeyState::InsufficientData:
+      return "insufficient_data";
+  }
+  return "insufficient_data";
+}
+
+// Every parser of these names is core::parse_name (core/names.hpp) over all the values.
 Result<AlertKind> parse_alert_kind(std::string_view text) {
-  return parse_name(
-      "alert kind", text,
-      std::array{AlertKind::Step, AlertKind::Drift, AlertKind::Environment, AlertKind::Failed});
+  static constexpr AlertKind kValues[] = {AlertKind::Step, AlertKind::Drift,
+                                          AlertKind::Environment, AlertKind::Failed};
+  return parse_name("alert kind", text, kValues);
 }
 Result<Direction> parse_direction(std::string_view text) {
-  return parse_name("direction", text, std::array{Direction::Regression, Direction::Improvement});
+  static constexpr Direction kValues[] = {Direction::Regression, Direction::Improvement};
+  return parse_name("direction", text, kValues);
 }
 Result<AlertState> parse_alert_state(std::string_view text) {
-  return parse_name("alert state", text,
-                    std::array{AlertState::Firing, AlertState::Acknowledged, AlertState::Resolved,
-                               AlertState::Rebaselined});
+  static constexpr AlertState kValues[] = {AlertState::Firing, AlertState::Acknowledged,
+                                           AlertState::Resolved, AlertState::Rebaselined};
+  return parse_name("alert state", text, kValues);
 }
 Result<Notice> parse_notice(std::string_view text) {
-  return parse_name("notice", text, std::array{Notice::Firing, Notice::Resolved});
+  static constexpr Notice kValues[] = {Notice::Firing, Notice::Resolved};
+  return parse_name("notice", text, kValues);
+}
+Result<KeyState> parse_key_state(std::string_view text) {
+  return parse_name("key state", text, kKeyStates);
 }
 
 std::string KeyLabels::display() const {

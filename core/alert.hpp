@@ -34,16 +34,42 @@ enum class AlertState { Firing, Acknowledged, Resolved, Rebaselined };
 // What a notification says of an alert: it fires (first time or a reminder), or it resolved.
 enum class Notice { Firing, Resolved };
 
+// A key's state, the one vocabulary of the API, `kernelwatch status`, the dashboard and the
+// report, worst first: its own alert fires; its runs fail; its step is part of an incident that
+// fires; its newest run breached and waits for its confirmation; its alert (or incident) was
+// acknowledged; its newest run could not be judged (failed or inconclusive, no failed alert);
+// in band; too few runs for a band.
+enum class KeyState {
+  Firing,
+  Failing,
+  Incident,
+  Breached,
+  Acknowledged,
+  Inconclusive,
+  InBand,
+  InsufficientData
+};
+inline constexpr KeyState kKeyStates[] = {KeyState::Firing,       KeyState::Failing,
+                                          KeyState::Incident,     KeyState::Breached,
+                                          KeyState::Acknowledged, KeyState::Inconclusive,
+                                          KeyState::InBand,       KeyState::InsufficientData};
+// Whether an operator must look at a key in this state (every state before in_band).
+[[nodiscard]] constexpr bool is_problem(KeyState state) noexcept {
+  return state < KeyState::InBand;
+}
+
 [[nodiscard]] std::string_view to_string(AlertKind kind) noexcept;       // "step", ...
 [[nodiscard]] std::string_view to_string(Direction direction) noexcept;  // "regression", ...
 [[nodiscard]] std::string_view to_string(AlertState state) noexcept;     // "firing", ...
 [[nodiscard]] std::string_view to_string(Notice notice) noexcept;        // "firing", "resolved"
+[[nodiscard]] std::string_view to_string(KeyState state) noexcept;  // "firing", "in_band", ...
 
 // The inverses; ParseError naming the text and the values allowed.
 [[nodiscard]] Result<AlertKind> parse_alert_kind(std::string_view text);
 [[nodiscard]] Result<Direction> parse_direction(std::string_view text);
 [[nodiscard]] Result<AlertState> parse_alert_state(std::string_view text);
 [[nodiscard]] Result<Notice> parse_notice(std::string_view text);
+[[nodiscard]] Result<KeyState> parse_key_state(std::string_view text);
 
 [[nodiscard]] constexpr bool is_open(AlertState state) noexcept {
   return state == AlertState::Firing || state == AlertState::Acknowledged;
@@ -109,13 +135,20 @@ struct Alert {
   double relative_change = 0;  // (median - band centre) / centre; +0.05 = 5% slower
   std::vector<AttributionChange> attribution;
   std::string explanation;  // one line a person can read
-  // An environment incident: its id on the incident and on each member; "" otherwise.
+  // An incident: its id on the incident and on each member; "" otherwise.
   std::string incident;
-  // An incident's member keys, each the step it would have been (kind Environment) with the
-  // reason the controls gave; empty for every other alert. An incident's key names only its
-  // environment.
+  // An incident's member keys, each its key's step (kind Step; kind Environment in documents of
+  // kernelwatch 0.2) with the reason the controls gave; empty for every other alert. An
+  // incident's key names only its environment.
   std::vector<Alert> members;
 };
+
+// An incident: an alert with member keys (kind Environment). A member: a key's step that is part
+// of an incident (its `incident` names it; it has no members of its own).
+[[nodiscard]] inline bool is_incident(const Alert& alert) { return !alert.members.empty(); }
+[[nodiscard]] inline bool is_incident_member(const Alert& alert) {
+  return !alert.incident.empty() && alert.members.empty();
+}
 
 // The short opaque id every interface shows (API `id`, `kernelwatch status`, the dashboard's
 // alert pages, ack paths): the first 12 hex digits of sha256(long id). Derived from the long id

@@ -157,4 +157,16 @@ std::string format_latency(double nanoseconds) {
   return text;
 }
 
+std::string format_change(double fraction) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%+.1f%%", fraction * 100);
+  return text;
+}
+
+std::string format_share(double fraction) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.1f%%", std::fabs(fraction) * 100);
+  return text;
+}
+
 }  // namespace kernelwatch::core

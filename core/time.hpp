@@ -1,5 +1,5 @@
 // Timestamps as UTC nanoseconds since the epoch, with RFC 3339 parsing and formatting, and the
-// one readable form of a latency.
+// one readable form of a latency and of a relative change.
 // Plain C++ (std::chrono), no I/O, no clock reads.
 #pragma once
 
@@ -41,5 +41,11 @@ inline constexpr std::chrono::minutes kFutureTolerance{5};
 [[nodiscard]] inline std::string format_latency(std::chrono::nanoseconds value) {
   return format_latency(static_cast<double>(value.count()));
 }
+
+// A relative change as people read it, one decimal: 0.052 -> "+5.2%", -0.14 -> "-14.0%". The one
+// form of a change in the CLI, the API's explanations, the dashboard and the notifications.
+[[nodiscard]] std::string format_change(double fraction);
+// A share or a margin without its sign: 0.052 and -0.052 -> "5.2%".
+[[nodiscard]] std::string format_share(double fraction);
 
 }  // namespace kernelwatch::core

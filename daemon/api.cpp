@@ -74,14 +74,18 @@ std::string status_keys(const ApiContext& c) {
       k["lastOutcome"] = core::to_string(core::outcome_of(s.last_run->status));
       k["lastMedianNs"] = s.last_run->median.count();
     }
+    // How every view shows the key (detectors::standing_of): its state, the change and the band
+    // the change is against; then the newest judgeable run's verdict.
+    const auto& shown = s.standing;
+    k["state"] = core::to_string(shown.state);
+    k["change"] = shown.change ? json(*shown.change) : json(nullptr);
+    k["band"] = shown.band ? json{{"lower", shown.band->lower.count()},
+                                  {"upper", shown.band->upper.count()},
+                                  {"center", shown.band->center.count()}}
+                           : json(nullptr);
     k["verdict"] = detectors::to_string(s.last_verdict.kind);
     k["explanation"] = s.last_verdict.explanation;
-    k["band"] = s.last_verdict.has_band ? json{{"lower", s.last_verdict.band.lower.count()},
-                                               {"upper", s.last_verdict.band.upper.count()},
-                                               {"center", s.last_verdict.band.center.count()}}
-                                        : json(nullptr);
-    const auto& open = s.open_alert ? s.open_alert : s.open_failed_alert;
-    if (open) {
+    if (const auto& open = shown.alert) {
       k["openAlert"] = {
           {"id", core::short_alert_id(open->id)},
           {"longId", open->id},
@@ -89,7 +93,11 @@ std::string status_keys(const ApiContext& c) {
           {"direction", core::to_string(open->direction)},
           {"state", core::to_string(open->state)},
           {"relativeChange", open->relative_change},
-          {"origin", s.open_alert && s.open_alert_from_history ? "history" : "daemon"}};
+          {"incident",
+           open->incident.empty() ? json(nullptr) : json(core::short_alert_id(open->incident))},
+          {"origin", s.open_alert_from_history && s.open_alert && open->id == s.open_alert->id
+                         ? "history"
+                         : "daemon"}};
     } else {
       k["openAlert"] = nullptr;
     }

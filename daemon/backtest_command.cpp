@@ -1,18 +1,36 @@
 #include "daemon/backtest_command.hpp"
 
-#include <map>
+#include <algorithm>
 #include <ostream>
 
-#include "daemon/history.hpp"
+#include "config/config.hpp"
+#include "replay/replay.hpp"
 
 namespace kernelwatch::daemon {
 
+core::Result<detectors::DetectorParameters> detector_parameters(
+    const std::filesystem::path& config) {
+  if (config.empty()) return detectors::DetectorParameters{};
+  const auto loaded = KW_TRY(config::load_config(config));
+  return loaded.detector.parameters;
+}
+
 int run_backtest(const BacktestCommandOptions& options, std::ostream& out, std::ostream& err) {
-  auto confirm = detectors::parse_confirm_policy(options.confirm);
-  if (!confirm) {
-    err << "kernelwatch backtest: --confirm: " << confirm.error().message << '\n';
-    return 2;
+  replay::Options replay_options;
+  if (options.confirm != "judged") {
+    auto confirm = detectors::parse_confirm_policy(options.confirm);
+    if (!confirm) {
+      err << "kernelwatch backtest: --confirm: " << confirm.error().message << '\n';
+      return 2;
+    }
+    replay_options.confirm = *confirm;
   }
+  auto parameters = detector_parameters(options.config);
+  if (!parameters) {
+    err << "kernelwatch backtest: --config: " << parameters.error().message << '\n';
+    return 1;
+  }
+  replay_options.parameters = std::move(*parameters);
   auto store = storage::Connection::open(options.db, storage::OpenMode::ReadOnly);
   if (!store) {
     err << "kernelwatch backtest: " << store.error().message << '\n';
@@ -21,36 +39,32 @@ int run_backtest(const BacktestCommandOptions& options, std::ostream& out, std::
   // Every key is replayed, filtered or not: the controls compare a key with its reference
   // provider and with the other keys of its environment. The runs stream in time order, so
   // memory is what the detectors keep per key, not the history.
-  const storage::RunStore runs(*store);
-  const auto labels = key_labels_by_id(runs);
-  if (!labels) {
-    err << "kernelwatch backtest: " << labels.error().message << '\n';
+  auto replayed = replay::replay(*store, replay_options);
+  if (!replayed) {
+    err << "kernelwatch backtest: " << replayed.error().message << '\n';
     return 1;
   }
-  detectors::BacktestOptions backtest_options;
-  backtest_options.parameters.confirm = *confirm;
-  backtest_options.filter = options.filter;
-  detectors::Backtest replay(backtest_options);
-  std::size_t run_count = 0;
-  auto streamed = runs.for_each_in_time_order([&](const storage::RunSummary& run) -> core::Status {
-    replay.observe(labels->at(run.key_id), observation_of(run));
-    ++run_count;
-    return {};
-  });
-  if (!streamed) {
-    err << "kernelwatch backtest: " << streamed.error().message << '\n';
-    return 1;
-  }
-  for (const auto& why : runs.unreadable()) {
+  for (const auto& why : storage::RunStore(*store).unreadable()) {
     err << "kernelwatch backtest: skipped an unreadable stored run: " << why << '\n';
   }
-  const auto alerts = replay.finish();
+  std::vector<core::Alert> alerts;
+  for (auto& alert : replayed->alerts) {
+    // An incident is selected when one of its member keys is.
+    const bool member_matches =
+        std::any_of(alert.members.begin(), alert.members.end(),
+                    [&](const core::Alert& member) { return options.filter.matches(member.key); });
+    if (options.filter.matches(alert.key) || member_matches) alerts.push_back(std::move(alert));
+  }
+  std::stable_sort(alerts.begin(), alerts.end(), [](const core::Alert& a, const core::Alert& b) {
+    if (a.fired.observed_at != b.fired.observed_at) return a.fired.observed_at < b.fired.observed_at;
+    return a.key.display() < b.key.display();
+  });
   if (options.format == OutputFormat::Json) {
     out << detectors::to_json(alerts).dump(2) << '\n';
   } else {
     out << detectors::format_alert_table(alerts);
-    out << "replayed " << labels->size() << " keys and " << run_count << " runs with --confirm "
-        << options.confirm << '\n';
+    out << "replayed " << replayed->labels.size() << " keys and " << replayed->runs
+        << " runs with --confirm " << options.confirm << '\n';
   }
   return 0;
 }

@@ -96,9 +96,12 @@ void add_backtest(CLI::App& app, Commands& c) {
       "detectors would have raised (docs/DETECTION.md)");
   sub->add_option("--db", c.backtest.db, "SQLite database file")->required();
   sub->add_option("--confirm", c.backtest.confirm,
-                  "none: judge each run alone; next: a breach needs the next stored run to agree")
-      ->check(CLI::IsMember({"none", "next"}))
+                  "judged: each run as the daemon judged it (imported runs: next); none: judge\n"
+                  "each run alone; next: a breach needs the next stored run to agree")
+      ->check(CLI::IsMember({"judged", "none", "next"}))
       ->capture_default_str();
+  sub->add_option("--config", c.backtest.config,
+                  "Take the detector settings of this config file (default: the defaults)");
   sub->add_option("--benchmark", c.backtest.filter.benchmark, "Only alerts of this benchmark");
   sub->add_option("--provider", c.backtest.filter.provider, "Only alerts of this provider");
   sub->add_option("--workload", c.backtest.filter.workload, "Only alerts of this workload");
@@ -206,6 +209,8 @@ void add_report(CLI::App& app, Commands& c) {
       "static HTML files with relative links: a CI artifact or a folder for any web server");
   sub->add_option("--db", c.report.db, "SQLite database file")->required();
   sub->add_option("--out", c.report.out, "Folder to write (created when missing)")->required();
+  sub->add_option("--config", c.report.config,
+                  "Take the detector settings of this config file (default: the defaults)");
   sub->callback([&c] { c.action = [&c] { return run_report(c.report, std::cout, std::cerr); }; });
 }
 

@@ -1,7 +1,10 @@
 #include "daemon/dashboard.hpp"
 
+#include <algorithm>
 #include <memory>
 
+#include "daemon/backtest_command.hpp"
+#include "daemon/engine.hpp"
 #include "storage/alerts.hpp"
 #include "storage/outbox.hpp"
 #include "storage/run_store.hpp"
@@ -46,15 +49,6 @@ HttpResponse failure(const core::Error& error) {
                         web::escape(error.message) + "</p>"});
 }
 
-// The daemon's detector parameters, every stored run confirmed by the next one: the replay
-// `kernelwatch backtest` does by default (the daemon's own reruns are stored runs too).
-web::ReplayOptions replay_options(const EngineOptions& engine) {
-  web::ReplayOptions options;
-  options.parameters = engine.parameters;
-  options.parameters.confirm = detectors::ConfirmPolicy::Next;
-  return options;
-}
-
 // The overview's rows, rebuilt only when the engine changed (its generation); the last page
 // rendered, answered again while its rows, query and daemon status are the same.
 struct RowCache {
@@ -78,20 +72,11 @@ struct ReplayCache {
 
 core::Result<const std::vector<web::KeyRow>*> key_rows(const ApiContext& c, RowCache& cache) {
   if (cache.generation == c.engine->generation()) return &cache.rows;
+  // The engine's state is the one replay's: each key shown through its standing, as the API
+  // and `kernelwatch status` show it.
   std::vector<web::KeyRow> rows;
   for (const auto& s : c.engine->status()) {
-    web::KeyRow row;
-    row.key_id = s.key_id;
-    row.key = s.key;
-    row.last_run = s.last_run;
-    row.verdict = s.last_verdict;
-    row.state = web::key_state(s.last_verdict, s.open_alert, s.open_failed_alert);
-    const auto& open = s.open_failed_alert ? s.open_failed_alert : s.open_alert;
-    if (open) {
-      row.alert_id = web::alert_page_id(*open);
-      row.alert_direction = open->direction;
-    }
-    rows.push_back(std::move(row));
+    rows.push_back(web::key_row(s.key_id, s.key, s.last_run, s.standing));
   }
   KW_TRY(web::add_sparklines(storage::RunStore(*c.store), rows));
   cache.rows = std::move(rows);
@@ -132,7 +117,7 @@ HttpResponse overview(const ApiContext& c, const HttpRequest& r, RowCache& cache
   // What the page shows besides the rows: the query and the status.
   std::string signature =
       std::to_string(cache.generation) + "|" + query->environment + "|" + query->benchmark + "|" +
-      query->provider + "|" + (query->state ? std::string(web::to_string(*query->state)) : "") +
+      query->provider + "|" + (query->state ? std::string(core::to_string(*query->state)) : "") +
       "|" + std::to_string(query->page) + "|" + std::to_string(status.cycles) + "|" +
       std::to_string(status.cycle_errors) + "|" + (status.cycle_running ? "r" : "") + "|" +
       std::to_string(c.cycle->last_end.time_since_epoch().count()) + "|" +
@@ -169,7 +154,10 @@ core::Result<std::shared_ptr<const web::KeyReplay>> cached_replay(const Dashboar
     break;
   }
   const std::uint64_t read_at = p.key_pages->now();
-  auto replay = KW_TRY(web::replay_key(*p.store, ref, replay_options(p.engine_options())));
+  // The key's runs through the one replay, its alerts as the daemon stored them (every alert
+  // its replay raised is stored).
+  const auto alerts = KW_TRY(web::stored_alerts(*p.store));
+  auto replay = KW_TRY(web::replay_key(*p.store, ref, replay_options(p.engine_options()), alerts));
   if (!replay) return std::shared_ptr<const web::KeyReplay>();
   auto shared = std::make_shared<const web::KeyReplay>(std::move(*replay));
   if (replays.size() >= ReplayCache::kReplays) replays.erase(replays.begin());
@@ -194,8 +182,17 @@ HttpResponse key_page(const DashboardPages& p, const HttpRequest& r, ReplayCache
   }
   std::vector<storage::AlertRow> stored;
   if (auto all = storage::AlertStore(*p.store).list(std::nullopt, 0)) {
+    const core::KeyLabels& key = (*replay)->key;
     for (auto& row : *all) {
-      if (row.key_id && *row.key_id == (*replay)->key_id) stored.push_back(std::move(row));
+      // A stored member has no key digest: its id begins with its key's.
+      const bool member = std::any_of(
+          row.alert.members.begin(), row.alert.members.end(), [&](const core::Alert& m) {
+            return m.key.identity() == key.identity() ||
+                   (!key.digest.empty() && m.id.starts_with(key.digest + "@"));
+          });
+      if ((row.key_id && *row.key_id == (*replay)->key_id) || member) {
+        stored.push_back(std::move(row));
+      }
     }
   }
   auto body = std::make_shared<const std::string>(
@@ -221,7 +218,9 @@ HttpResponse alert_page(const DashboardPages& p, const HttpRequest& r) {
         web::bad_request_page("an alert page takes no query parameters", web::LinkMode::Served));
   }
   const std::string& id = r.params.at("id");
-  const auto view = web::find_alert(*p.store, id, replay_options(p.engine_options()));
+  const auto alerts = web::stored_alerts(*p.store);
+  if (!alerts) return failure(alerts.error());
+  const auto view = web::find_alert(*p.store, id, replay_options(p.engine_options()), *alerts);
   if (!view) return failure(view.error());
   if (!*view) {
     return page(web::not_found_page("No alert with the id \"" + id + "\".", web::LinkMode::Served));
@@ -267,7 +266,14 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
     err << "kernelwatch report: " << store.error().message << '\n';
     return 1;
   }
-  const auto written = web::export_site(*store, replay_options(EngineOptions{}), options.out);
+  const auto parameters = detector_parameters(options.config);
+  if (!parameters) {
+    err << "kernelwatch report: --config: " << parameters.error().message << '\n';
+    return 1;
+  }
+  EngineOptions engine;
+  engine.parameters = *parameters;
+  const auto written = web::export_site(*store, replay_options(engine), options.out);
   if (!written) {
     err << "kernelwatch report: " << written.error().message << '\n';
     return 1;

@@ -33,6 +33,7 @@ struct DashboardPages {
 struct ReportOptions {
   std::filesystem::path db;
   std::filesystem::path out;
+  std::filesystem::path config;  // its detector settings; empty: the defaults
 };
 
 // `kernelwatch report --db FILE --out DIR`: 0 written, 1 failed (message on err).

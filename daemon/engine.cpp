@@ -27,17 +27,20 @@ std::optional<std::int64_t> Engine::key_id_of(const core::KeyLabels& key) const 
   return it->second;
 }
 
-// Each event is the alert as it now is: its row is written whole, keeping what was notified.
+// Each event is the alert as it now is: its row is written whole, keeping what was notified. An
+// incident member has no row of its own: its incident's row, rewritten by the incident's event
+// that follows each change of a member, holds it.
 core::Status Engine::store_events(Transaction& tx, const std::vector<detectors::AlertEvent>& events,
                                   core::Timestamp now) {
   storage::AlertStore alerts(*store_);
   for (const auto& event : events) {
+    if (core::is_incident_member(event.alert)) continue;
     auto existing = KW_TRY(alerts.find(event.alert.id));
     storage::AlertRow row;
     if (existing) row = std::move(*existing);
     row.alert = event.alert;
     // An incident's key is its environment: no key row.
-    row.key_id = event.alert.members.empty() ? key_id_of(event.alert.key) : std::nullopt;
+    row.key_id = core::is_incident(event.alert) ? std::nullopt : key_id_of(event.alert.key);
     row.updated_at = now;
     if (row.key_id) touched_.insert(*row.key_id);
     for (const auto& member : event.alert.members) {
@@ -86,21 +89,36 @@ core::Result<Processed> Engine::process_run(Transaction& tx, const core::Record&
     return processed;
   }
   touched_.insert(inserted.key_id);
-  KW_TRY(runs.mark_judged(tx, inserted.key_id, record.run.observed_at));
   const core::KeyLabels labels = detectors::key_labels(key);
   if (!key_ids_.contains(labels.identity())) processed.replaced_key = replaced_by(labels);
   key_ids_[labels.identity()] = inserted.key_id;
   identities_[inserted.key_id] = labels.identity();
 
-  const auto observation =
+  auto observation =
       detectors::observation_from_record(record, core::implementation_version(record.run.metadata));
+  const auto confirm = confirm_for(options_, record.run.source_native.source);
+  storage::Judgement judgement{confirm == detectors::ConfirmPolicy::Next
+                                   ? storage::Confirmation::Next
+                                   : storage::Confirmation::Alone,
+                               observation.observed_at, cycle_id(now)};
+  // A run dated a little before its key's newest (that one came minutes ahead, within the
+  // clock tolerance) is judged just after it; an older one is stored, not judged. Either way
+  // the run records it, so a replay judges it the same way.
   const auto* view = watch_.find(labels.identity());
   if (view != nullptr && view->last_run && observation.observed_at <= view->last_run->observed_at) {
-    processed.verdict.explanation = "stored; older than the key's newest run, so not judged";
-    return processed;
+    if (view->last_run->observed_at - observation.observed_at > core::kFutureTolerance) {
+      judgement.confirmation = storage::Confirmation::NotJudged;
+      KW_TRY(runs.record_judgement(tx, inserted.key_id, record.run.observed_at, judgement));
+      processed.verdict.explanation = "stored; older than the key's newest run by more than " +
+                                      std::to_string(core::kFutureTolerance.count()) +
+                                      " minutes, so not judged";
+      return processed;
+    }
+    judgement.order = view->last_run->observed_at + std::chrono::nanoseconds(1);
+    observation.observed_at = judgement.order;
   }
-  const auto step =
-      watch_.observe(labels, observation, confirm_for(options_, record.run.source_native.source));
+  KW_TRY(runs.record_judgement(tx, inserted.key_id, record.run.observed_at, judgement));
+  const auto step = watch_.observe(labels, observation, confirm);
   processed.verdict = step.detection.verdict;
   processed.role = step.detection.role;
   // Pending: the detector waits for a confirming run (the daemon reruns the case).
@@ -115,12 +133,21 @@ core::Result<Processed> Engine::process_run(Transaction& tx, const core::Record&
   return processed;
 }
 
+std::int64_t Engine::cycle_id(core::Timestamp now) {
+  if (cycle_ == 0) {
+    cycle_ = std::max<std::int64_t>(now.time_since_epoch().count(), last_cycle_ + 1);
+    last_cycle_ = cycle_;
+  }
+  return cycle_;
+}
+
 core::Result<CycleClose> Engine::close(Transaction& tx, core::Timestamp now) {
   CycleClose out;
   const auto events = watch_.close_cycle();
+  cycle_ = 0;
   for (const auto& event : events) {
-    if (!event.fired) continue;
-    (event.alert.members.empty() ? out.fired : out.incidents).push_back(event.alert);
+    if (!event.fired || core::is_incident_member(event.alert)) continue;
+    (core::is_incident(event.alert) ? out.incidents : out.fired).push_back(event.alert);
   }
   KW_TRY(store_events(tx, events, now));
   KW_TRY(storage::RunStore(*store_).close_judged_cycles(tx));
@@ -177,15 +204,25 @@ core::Status Engine::act(std::string_view alert_id, bool rebaseline, core::Times
   }
   const auto action =
       rebaseline ? detectors::OperatorAction::Rebaseline : detectors::OperatorAction::Acknowledge;
+  const auto stored_action =
+      rebaseline ? storage::AlertAction::Rebaseline : storage::AlertAction::Acknowledge;
   auto tx = KW_TRY(store_->begin());
   KW_TRY(alerts.record_action(
-      tx,
-      {std::string(alert_id), row->key_id.value_or(0),
-       rebaseline ? storage::AlertAction::Rebaseline : storage::AlertAction::Acknowledge, now}));
+      tx, {std::string(alert_id), row->key_id.value_or(0), stored_action, now}));
   std::vector<detectors::AlertEvent> events;
   if (row->key_id) {
     if (const auto identity = identities_.find(*row->key_id); identity != identities_.end()) {
       events = watch_.act(identity->second, alert_id, action, now);
+    }
+  } else if (core::is_incident(row->alert)) {
+    // The incident's members, each acted on as its key's alert: recorded on each key too, so a
+    // replay of one key alone (its chart) knows it.
+    events = watch_.act_on_incident(alert_id, action, now);
+    for (const auto& event : events) {
+      if (!core::is_incident_member(event.alert)) continue;
+      if (const auto key_id = key_id_of(event.alert.key)) {
+        KW_TRY(alerts.record_action(tx, {event.alert.id, *key_id, stored_action, now}));
+      }
     }
   }
   // The row says open but the detectors have moved on (superseded): close it as asked.
@@ -264,7 +301,13 @@ std::vector<KeyStatus> Engine::status() const {
     s.last_verdict = view->last_verdict;
     s.open_alert = view->monitor->open_alert();
     s.open_failed_alert = view->monitor->open_failed_alert();
-    s.open_alert_from_history = s.open_alert && history_alerts_.contains(s.open_alert->id);
+    s.open_alert_from_history =
+        s.open_alert &&
+        history_alerts_.contains(s.open_alert->incident.empty() ? s.open_alert->id
+                                                                : s.open_alert->incident);
+    s.standing = detectors::standing_of(
+        s.last_run ? std::optional<core::RunStatus>(s.last_run->status) : std::nullopt,
+        s.last_verdict, s.open_alert, s.open_failed_alert);
     out.push_back(std::move(s));
   }
   return out;

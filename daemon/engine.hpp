@@ -5,7 +5,8 @@
 // and stores them; a flush queues what the rows' states say is due (fired, resolved, reminder)
 // as one grouped notification per destination. io_context thread only.
 //   engine.cpp         process(), close_cycle(), acknowledge(), status(): events to rows
-//   engine_rebuild.cpp rebuild(): replay the history and the operator's actions at start
+//   engine_rebuild.cpp rebuild(): the one replay (replay/) of the history and the operator's
+//                      actions at start, then what a crash kept from being stored
 //   engine_notify.cpp  flush_notifications(), next_reminder(): rows to the outbox
 #pragma once
 
@@ -22,7 +23,9 @@
 #include "core/record.hpp"
 #include "detectors/alert_state.hpp"
 #include "detectors/parameters.hpp"
+#include "detectors/standing.hpp"
 #include "detectors/watch.hpp"
+#include "replay/replay.hpp"
 #include "storage/alerts.hpp"
 #include "storage/connection.hpp"
 #include "storage/run_store.hpp"
@@ -77,6 +80,7 @@ struct KeyStatus {
   std::optional<core::Alert> open_alert;  // this daemon's or imported history's
   std::optional<core::Alert> open_failed_alert;
   bool open_alert_from_history = false;  // found by the replay of imported history: never paged
+  detectors::Standing standing;          // how every view shows it (state, change, band)
 };
 
 class Engine {
@@ -143,13 +147,11 @@ class Engine {
   [[nodiscard]] std::optional<std::int64_t> key_id_of(const core::KeyLabels& key) const;
   // The newest other key a fresh key replaces (ProtocolChange), if any.
   [[nodiscard]] std::optional<core::KeyLabels> replaced_by(const core::KeyLabels& fresh) const;
-  // rebuild()'s steps (engine_rebuild.cpp): the stored runs, streamed in time order, replayed
-  // through a fresh Watch; then storing what a crash kept from being stored.
-  struct Replay;
-  [[nodiscard]] core::Result<Replay> replay(const storage::RunStore& runs,
-                                            const std::map<std::int64_t, core::KeyLabels>& labels,
-                                            const std::vector<storage::AlertActionRow>& actions);
-  [[nodiscard]] core::Status recover(storage::AlertStore& alerts, Replay replay);
+  // rebuild()'s second step (engine_rebuild.cpp): storing what a crash kept from being stored
+  // and the alerts imported history implies.
+  [[nodiscard]] core::Status recover(storage::AlertStore& alerts, const replay::Replay& replayed);
+  // The cycle (or posted batch) runs are judged in now: set by its first run, ended by a close.
+  [[nodiscard]] std::int64_t cycle_id(core::Timestamp now);
   // Tells the listener which keys the last operation touched (touched_), or every key.
   void publish_changes();
   void publish_all();
@@ -161,18 +163,22 @@ class Engine {
   std::map<std::int64_t, std::string> identities_;
   std::set<std::string> history_alerts_;  // ids of the stored alerts of origin history
   std::uint64_t generation_ = 0;
+  std::int64_t cycle_ = 0;          // the open cycle's id (0: none open)
+  std::int64_t last_cycle_ = 0;     // the last one's, so that the next differs
   std::set<std::int64_t> touched_;  // key rows changed by the operation under way
   ChangeListener listener_;
 };
 
-// Detector parameters for one key: the daemon's own runs (source "kernelwatch") are confirmed
-// by an immediate rerun (ConfirmPolicy::Next) when confirm_reruns > 0; posted and imported runs
-// cannot be rerun and are judged alone.
-// (`source`: the run's sourceNative.source.)
+// How the daemon confirms a run it judges: its own runs (source "kernelwatch" or the
+// liger-bench runner's) by an immediate rerun (ConfirmPolicy::Next) when confirm_reruns > 0;
+// posted runs cannot be rerun and are judged alone. Recorded with the run, so every replay
+// confirms it the same way; runs it never judged (imported) are confirmed by the next stored run
+// (replay::kHistoryConfirm). (`source`: the run's sourceNative.source.)
 [[nodiscard]] detectors::ConfirmPolicy confirm_for(const EngineOptions& options,
                                                    std::string_view source);
-// How the replay judges runs the daemon never judged (imported history): as `kernelwatch
-// backtest` does by default, so status, /api/v1/alerts and backtest show the same alerts.
-inline constexpr detectors::ConfirmPolicy kHistoryConfirm = detectors::ConfirmPolicy::Next;
+
+// The replay options of the daemon's configuration: its detector parameters, each run confirmed
+// as the daemon judged it, the operator's actions. What status, the dashboard and the report show.
+[[nodiscard]] replay::Options replay_options(const EngineOptions& options);
 
 }  // namespace kernelwatch::daemon

@@ -14,6 +14,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/alert.hpp"
 #include "core/digest.hpp"
 #include "core/url.hpp"
 #include "daemon/format.hpp"
@@ -93,77 +94,35 @@ std::int64_t integer(const json& j, const char* name) {
   return it != j.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
 }
 
-// A key's state, worst first: what an operator must look at before what they need not.
-enum class KeyState {
-  Firing,
-  Failing,
-  Regression,
-  Acknowledged,
-  Inconclusive,
-  InBand,
-  Improvement,
-  InsufficientData
-};
-
-constexpr std::string_view kStateNames[] = {"firing",       "failing",          "regression",
-                                            "acknowledged", "inconclusive",     "in band",
-                                            "improvement",  "insufficient data"};
-
-std::string_view name_of(KeyState state) {
-  return kStateNames[static_cast<std::size_t>(state)];
-}
-
-bool is_problem(KeyState state) {
-  return state <= KeyState::Inconclusive;
-}
-
-KeyState state_of(const json& key) {
-  const json& alert = key.contains("openAlert") ? key["openAlert"] : json();
-  const std::string verdict = field(key, "verdict");
-  if (alert.is_object()) {
-    if (field(alert, "kind") == "failed") return KeyState::Failing;
-    return field(alert, "state") == "acknowledged" ? KeyState::Acknowledged : KeyState::Firing;
-  }
-  if (field(key, "lastOutcome") == "failed") return KeyState::Failing;
-  if (verdict == "regression") return KeyState::Regression;
-  if (verdict == "inconclusive") return KeyState::Inconclusive;
-  if (verdict == "improvement") return KeyState::Improvement;
-  if (verdict == "in_band") return KeyState::InBand;
-  return KeyState::InsufficientData;
-}
-
+// A key as the API shows it (its `state` and `change`, detectors::standing_of): the one
+// vocabulary every view uses, worst first (core::KeyState). A state this build does not know
+// (a newer daemon) is shown as it came and counted as insufficient_data.
 struct KeyLine {
-  KeyState state;
+  core::KeyState state = core::KeyState::InsufficientData;
+  std::string state_name;
   bool from_history = false;  // its alert was found in imported history: never paged
   std::string environment;
   std::vector<std::string> cells;  // STATE CHANGE LAST ALERT BENCHMARK PROVIDER WORKLOAD
 };
 
 KeyLine line_of(const json& key) {
-  KeyLine line{state_of(key), false, field(key, "environment"), {}};
+  KeyLine line;
+  line.state_name = field(key, "state");
+  if (const auto state = core::parse_key_state(line.state_name)) line.state = *state;
+  line.environment = field(key, "environment");
   const auto median = integer(key, "lastMedianNs");
   std::string change = "-";
-  if (const auto band = key.find("band"); band != key.end() && band->is_object() && median > 0) {
-    const auto center = integer(*band, "center");
-    if (center > 0) {
-      char text[32];
-      std::snprintf(text, sizeof text, "%+.1f%%",
-                    100.0 * static_cast<double>(median - center) / static_cast<double>(center));
-      change = text;
-    }
+  if (const auto it = key.find("change"); it != key.end() && it->is_number()) {
+    change = core::format_change(it->get<double>());
   }
   std::string alert = "-";
   if (const auto open = key.find("openAlert"); open != key.end() && open->is_object()) {
     line.from_history = field(*open, "origin") == "history";
-    alert = field(*open, "id") + " " + field(*open, "kind");
-    // An open alert's change is the one it fired with, against the band its onset breached.
-    if (const auto it = open->find("relativeChange"); it != open->end() && it->is_number()) {
-      char text[32];
-      std::snprintf(text, sizeof text, "%+.1f%%", 100.0 * it->get<double>());
-      change = text;
-    }
+    // A member of an incident names its incident: that is what to acknowledge.
+    const bool member = open->contains("incident") && (*open)["incident"].is_string();
+    alert = member ? field(*open, "incident") + " incident" : field(*open, "id") + " " + field(*open, "kind");
   }
-  line.cells = {std::string(name_of(line.state)) + (line.from_history ? "*" : ""),
+  line.cells = {line.state_name + (line.from_history ? "*" : ""),
                 change,
                 median > 0 ? format_duration(std::chrono::nanoseconds{median}) : "-",
                 alert,
@@ -247,18 +206,18 @@ void print_entries(std::ostream& out, const json& status, std::size_t width) {
 // "218 key(s)", the count of each problem state, of each other, and of the open alerts found in
 // imported history.
 std::string summary_of(const std::vector<KeyLine>& lines) {
-  std::size_t counts[std::size(kStateNames)] = {};
+  std::map<core::KeyState, std::size_t> counts;
   std::size_t from_history = 0;
   for (const auto& line : lines) {
-    ++counts[static_cast<std::size_t>(line.state)];
+    ++counts[line.state];
     from_history += line.from_history ? 1 : 0;
   }
   std::string problems;
   std::string others;
-  for (std::size_t i = 0; i < std::size(kStateNames); ++i) {
-    std::string& text = is_problem(static_cast<KeyState>(i)) ? problems : others;
-    text +=
-        (text.empty() ? "" : ", ") + std::to_string(counts[i]) + " " + std::string(kStateNames[i]);
+  for (const auto state : core::kKeyStates) {
+    std::string& text = core::is_problem(state) ? problems : others;
+    text += (text.empty() ? "" : ", ") + std::to_string(counts[state]) + " " +
+            std::string(core::to_string(state));
   }
   std::string text = std::to_string(lines.size()) + " key(s)\n  with a problem: " + problems +
                      "\n  without: " + others + "\n";
@@ -271,7 +230,7 @@ std::string summary_of(const std::vector<KeyLine>& lines) {
 
 void print_keys(std::ostream& out, std::vector<KeyLine> lines, std::size_t width) {
   // Environments with the worst key first, then by name; inside one, worst first, then labels.
-  std::map<std::string, KeyState> worst;
+  std::map<std::string, core::KeyState> worst;
   for (const auto& line : lines) {
     auto [it, fresh] = worst.emplace(line.environment, line.state);
     if (!fresh) it->second = std::min(it->second, line.state);
@@ -327,7 +286,7 @@ std::string format_status(const json& status, bool all, std::size_t width) {
   std::size_t hidden = 0;
   bool from_history = false;
   for (auto& line : lines) {
-    if (!all && !is_problem(line.state)) {
+    if (!all && !core::is_problem(line.state)) {
       ++hidden;
       continue;
     }
@@ -342,7 +301,7 @@ std::string format_status(const json& status, bool all, std::size_t width) {
   if (hidden > 0) {
     out << '\n'
         << hidden
-        << " key(s) in band, improving or with too few runs not listed: kernelwatch status --all\n";
+        << " key(s) in_band or insufficient_data not listed: kernelwatch status --all\n";
   }
   return out.str();
 }

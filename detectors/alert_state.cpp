@@ -170,13 +170,17 @@ MonitorStep KeyMonitor::observe(const Observation& run, Firing firing) {
   return step;
 }
 
-std::vector<AlertEvent> KeyMonitor::fire(const Trigger& trigger) {
+std::vector<AlertEvent> KeyMonitor::fire(const Trigger& trigger, std::string_view incident,
+                                         std::string_view note) {
   // A step whose first run resolved the open alert is that alert's return, not news.
   if (trigger.kind == AlertKind::Step && !resolved_by_.empty() &&
       trigger.onset.external_id == resolved_by_) {
     return {};
   }
-  return alerts_.fire(make_alert(key_, trigger), trigger.run.observed_at);
+  Alert alert = make_alert(key_, trigger);
+  alert.incident = std::string(incident);
+  if (!note.empty()) alert.explanation += "; " + std::string(note);
+  return alerts_.fire(alert, trigger.run.observed_at);
 }
 
 std::vector<AlertEvent> KeyMonitor::act(std::string_view alert_id, OperatorAction action,

@@ -47,9 +47,9 @@ struct AlertPolicy {
 // last notified (as Alertmanager does), never from how it got there: a firing alert not yet
 // announced, or announced repeat_interval ago (a reminder; unless acknowledged) -> Firing; a
 // resolved alert not yet announced as resolved -> Resolved; otherwise nothing. Rebaselined
-// alerts (accepted by an operator or superseded) are not announced, except an environment
-// incident, which is born rebaselined (its keys' baselines restarted at the new level) and is
-// announced once. Replaying history cannot change any input of this, so a restart never invents
+// alerts (accepted by an operator or superseded) are not announced. An incident is announced
+// once, when it fires: one notification per cause, never reminded. (Its members have no rows of
+// their own and are never asked about: the incident's notification lists them.) Replaying history cannot change any input of this, so a restart never invents
 // a notification.
 [[nodiscard]] std::optional<Notice> notice_due(AlertKind kind, AlertState state,
                                                const std::optional<Notice>& last_notice,
@@ -106,7 +106,10 @@ class KeyMonitor {
   [[nodiscard]] MonitorStep observe(const Observation& run, Firing firing = Firing::Immediate);
   // KeyDetector::set_confirm: the policy of the runs that follow.
   void set_confirm(ConfirmPolicy confirm) { detector_.set_confirm(confirm); }
-  [[nodiscard]] std::vector<AlertEvent> fire(const Trigger& trigger);
+  // `incident`: the id of the incident the step is a member of ("" for the key's own alert);
+  // `note`, when given, ends the alert's explanation (why the controls decided so).
+  [[nodiscard]] std::vector<AlertEvent> fire(const Trigger& trigger, std::string_view incident = {},
+                                             std::string_view note = {});
   // An operator action on one of this key's open alerts (step, drift or failed). Rebaselining
   // the step alert also restarts the baseline. Unknown or closed ids change nothing.
   [[nodiscard]] std::vector<AlertEvent> act(std::string_view alert_id, OperatorAction action,

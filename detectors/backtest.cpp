@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/digest.hpp"
+#include "core/names.hpp"
 #include "detectors/watch.hpp"
 
 namespace kernelwatch::detectors {
@@ -17,11 +18,13 @@ bool KeyFilter::matches(const KeyLabels& key) const {
          (environment.empty() || environment == key.environment);
 }
 
+std::string_view to_string(ConfirmPolicy policy) noexcept {
+  return policy == ConfirmPolicy::None ? "none" : "next";
+}
+
 core::Result<ConfirmPolicy> parse_confirm_policy(std::string_view text) {
-  if (text == "none") return ConfirmPolicy::None;
-  if (text == "next") return ConfirmPolicy::Next;
-  return core::fail(core::ErrorCode::InvalidArgument,
-                    "--confirm: expected \"none\" or \"next\", got \"" + std::string(text) + "\"");
+  static constexpr ConfirmPolicy kValues[] = {ConfirmPolicy::None, ConfirmPolicy::Next};
+  return core::parse_name("confirm policy", text, kValues);
 }
 
 Backtest::Backtest(BacktestOptions options)
@@ -29,6 +32,8 @@ Backtest::Backtest(BacktestOptions options)
 
 void Backtest::apply(std::vector<AlertEvent> events) {
   for (auto& event : events) {
+    // A member is listed inside its incident, which every change of the member updates.
+    if (core::is_incident_member(event.alert)) continue;
     const auto [it, fresh] = index_of_.try_emplace(event.alert.id, alerts_.size());
     if (fresh) {
       alerts_.push_back(std::move(event.alert));
@@ -93,8 +98,7 @@ nlohmann::json to_json(const std::vector<Alert>& alerts) {
 }
 
 std::string format_alert_line(const Alert& alert) {
-  char change[32];
-  std::snprintf(change, sizeof change, "%+.1f%%", alert.relative_change * 100);
+  const std::string change = core::format_change(alert.relative_change);
   auto changes = alert.attribution;
   for (auto& c : changes) {
     c.from = core::short_digest(c.from);

@@ -37,7 +37,8 @@ struct BacktestOptions {
   KeyFilter filter;
 };
 
-// "none" | "next" (the `--confirm` values).
+// "none" | "next" (the `--confirm` values), and back.
+[[nodiscard]] std::string_view to_string(ConfirmPolicy policy) noexcept;
 [[nodiscard]] core::Result<ConfirmPolicy> parse_confirm_policy(std::string_view text);
 
 // The backtest as a stream: every key's runs in observedAt order in (the caller reads them in

@@ -11,15 +11,11 @@ namespace kernelwatch::detectors {
 namespace {
 
 std::string percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", std::abs(fraction) * 100);
-  return text;
+  return core::format_share(fraction);
 }
 
 std::string signed_percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.1f%%", fraction * 100);
-  return text;
+  return core::format_change(fraction);
 }
 
 // How far the key's settled runs strayed above (sign +1) or below (-1) their level, as a relative

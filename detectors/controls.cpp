@@ -4,16 +4,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "detectors/statistics.hpp"
+
 namespace kernelwatch::detectors {
-namespace {
 
-std::string signed_percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.1f%%", fraction * 100);
-  return text;
+std::string incident_id(const std::string& environment, core::Timestamp start) {
+  return environment + "@" + core::format_timestamp(start);
 }
-
-}  // namespace
 
 Controls::Controls(ControlParameters parameters) : parameters_(std::move(parameters)) {}
 
@@ -62,50 +59,41 @@ const Controls::Cycle* Controls::cycle_of(const std::string& environment,
   return nullptr;  // older than every kept cycle
 }
 
-std::optional<EnvironmentReason> Controls::environment_reason(const KeyLabels& key,
-                                                              const Trigger& trigger) const {
-  const Cycle* cycle = cycle_of(key.environment, trigger.onset.observed_at);
-  if (cycle == nullptr) return std::nullopt;
-  const auto mine = cycle->rows.find(key.identity());
-  if (mine == cycle->rows.end() || mine->second.center <= 0) return std::nullopt;
-  const Row& me = mine->second;
+std::string Controls::paired_reason(const KeyLabels& key, const Trigger& trigger,
+                                    const Cycle& cycle) const {
+  const Row& me = cycle.rows.at(key.identity());
   const Direction way = trigger.direction;
   const double my_move = std::log1p(me.relative_change);
-  const std::string incident = key.environment + "@" + core::format_timestamp(cycle->start) + "/" +
-                               std::string(core::to_string(way));
 
-  // (a) and (b): the other role on the same benchmark, workload and environment moved too.
+  // The other role on the same benchmark, workload and environment moved too.
   const auto subjects = same_work_.find({key.benchmark, key.workload, key.environment});
   if (subjects != same_work_.end()) {
     for (const auto& other_identity : subjects->second) {
       if (other_identity == key.identity()) continue;
-      const auto other = cycle->rows.find(other_identity);
-      if (other == cycle->rows.end()) continue;
+      const auto other = cycle.rows.find(other_identity);
+      if (other == cycle.rows.end()) continue;
       const Row& them = other->second;
       if (them.reference == me.reference || them.center <= 0 || them.moved != way) continue;
       if (me.reference) {
-        return EnvironmentReason{incident, "its subject " + them.provider +
-                                               " moved the same way (" +
-                                               signed_percent(them.relative_change) +
-                                               ") in this cycle: a benchmark or host change"};
+        return "its subject " + them.provider + " moved the same way (" +
+               core::format_change(them.relative_change) +
+               ") in this cycle: a benchmark or host change";
       }
       const double ratio = my_move - std::log1p(them.relative_change);
       if (std::abs(ratio) <= std::log1p(margin_to(trigger.verdict.band, way))) {
-        return EnvironmentReason{incident, "its reference " + them.provider +
-                                               " moved the same way (" +
-                                               signed_percent(them.relative_change) +
-                                               ") and the ratio to it changed only " +
-                                               signed_percent(std::expm1(ratio))};
+        return "its reference " + them.provider + " moved the same way (" +
+               core::format_change(them.relative_change) + ") and the ratio to it changed only " +
+               core::format_change(std::expm1(ratio));
       }
     }
   }
-  if (!me.reference) return std::nullopt;
+  if (!me.reference) return "";
 
-  // (c) A host shift: references of comparable duration moved with this one.
+  // A host shift: references of comparable duration moved with this one.
   const double needed = parameters_.host_share * std::abs(my_move);
   std::size_t comparable = 0;
   std::size_t same_way = 0;
-  for (const auto& [identity, row] : cycle->rows) {
+  for (const auto& [identity, row] : cycle.rows) {
     if (identity == key.identity() || !row.reference || row.center <= 0) continue;
     if (std::max(row.center / me.center, me.center / row.center) >
         parameters_.host_duration_ratio) {
@@ -120,12 +108,108 @@ std::optional<EnvironmentReason> Controls::environment_reason(const KeyLabels& k
           parameters_.host_fraction * static_cast<double>(comparable)) {
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%g", parameters_.host_duration_ratio);
-    return EnvironmentReason{incident, std::to_string(same_way) + " of " +
-                                           std::to_string(comparable) + " references within " +
-                                           ratio + "x of its duration moved the same way in " +
-                                           "this cycle: a host shift"};
+    return std::to_string(same_way) + " of " + std::to_string(comparable) +
+           " references within " + ratio + "x of its duration moved the same way in " +
+           "this cycle: a host shift";
   }
-  return std::nullopt;
+  return "";
+}
+
+std::optional<double> Controls::excess_over_reference(const KeyLabels& key, Direction way,
+                                                      const Cycle& cycle,
+                                                      std::string* reference) const {
+  const Row& me = cycle.rows.at(key.identity());
+  if (me.reference) return std::nullopt;
+  const auto subjects = same_work_.find({key.benchmark, key.workload, key.environment});
+  if (subjects == same_work_.end()) return std::nullopt;
+  const double sign = way == Direction::Regression ? 1.0 : -1.0;
+  std::optional<double> least;
+  for (const auto& identity : subjects->second) {
+    const auto other = cycle.rows.find(identity);
+    if (other == cycle.rows.end() || !other->second.reference || other->second.center <= 0) {
+      continue;
+    }
+    const double excess =
+        sign * (std::log1p(me.relative_change) - std::log1p(other->second.relative_change));
+    if (!least || excess < *least) {
+      least = excess;
+      if (reference != nullptr) {
+        *reference = other->second.provider + " " + core::format_change(other->second.relative_change);
+      }
+    }
+  }
+  return least;
+}
+
+std::vector<StepDecision> Controls::decide(
+    std::span<const HeldStep> steps,
+    const std::function<std::size_t(const std::string&)>& members_before) const {
+  std::vector<StepDecision> decisions(steps.size());
+  // The steps of each environment's cycle; drift and steps of forgotten cycles are their own.
+  std::map<std::string, std::vector<std::size_t>> groups;
+  std::map<std::string, const Cycle*> cycle_by_id;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const KeyLabels& key = *steps[i].key;
+    const Trigger& trigger = *steps[i].trigger;
+    if (trigger.kind != AlertKind::Step) continue;
+    const Cycle* cycle = cycle_of(key.environment, trigger.onset.observed_at);
+    if (cycle == nullptr) continue;
+    const auto mine = cycle->rows.find(key.identity());
+    if (mine == cycle->rows.end() || mine->second.center <= 0) continue;
+    const std::string id = incident_id(key.environment, cycle->start);
+    groups[id].push_back(i);
+    cycle_by_id[id] = cycle;
+    if (auto why = paired_reason(key, trigger, *cycle); !why.empty()) {
+      decisions[i].incident = EnvironmentReason{id, std::move(why)};
+    }
+  }
+
+  for (const auto& [id, members] : groups) {
+    const std::size_t stepped = members.size() + members_before(id);
+    if (stepped < std::max<std::size_t>(parameters_.incident_min_keys, 1)) continue;
+    const Cycle& cycle = *cycle_by_id.at(id);
+    // The subjects' typical move beyond their references, each way: what the cycle did to
+    // subjects in general (a dependency they share, a host), which no single one is blamed for.
+    std::map<Direction, std::vector<double>> excesses;
+    std::vector<std::optional<double>> excess(members.size());
+    std::vector<std::string> reference(members.size());
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      const HeldStep& step = steps[members[m]];
+      excess[m] = excess_over_reference(*step.key, step.trigger->direction, cycle, &reference[m]);
+      if (excess[m]) excesses[step.trigger->direction].push_back(*excess[m]);
+    }
+    const std::string environment = steps[members.front()].key->environment;
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      StepDecision& decision = decisions[members[m]];
+      if (decision.incident) continue;
+      const HeldStep& step = steps[members[m]];
+      const Direction way = step.trigger->direction;
+      if (excess[m]) {
+        const double typical = median(excesses[way]);
+        const double margin = std::log1p(margin_to(step.trigger->verdict.band, way));
+        // Only where the cycle's subjects moved with their references: where they moved beyond
+        // them as a rule (a dependency they share), that is the cycle's story, not this key's.
+        // And most of its move must be beyond its reference's: -98.4% against a reference's
+        // -98.0% is a shared benchmark change, however large the ratio's change in log scale.
+        const double move = std::abs(std::log1p(step.trigger->verdict.relative_change));
+        if (std::abs(typical) <= parameters_.own_excess &&
+            *excess[m] - typical > parameters_.own_excess && *excess[m] > margin &&
+            *excess[m] >= parameters_.own_share * move) {
+          decision.own_reason =
+              "its own move: " + core::format_change(step.trigger->verdict.relative_change) +
+              " against its reference " + reference[m] + ", " +
+              core::format_change(std::expm1(*excess[m] - typical)) +
+              " beyond what the subjects of the " + std::to_string(stepped) + " keys of " +
+              environment + " that stepped in this cycle typically did";
+          continue;
+        }
+      }
+      decision.incident = EnvironmentReason{
+          id, "one of " + std::to_string(stepped) + " keys of " + environment +
+                  " that stepped in this cycle"};
+    }
+  }
+  return decisions;
 }
 
 }  // namespace kernelwatch::detectors

@@ -1,16 +1,23 @@
-// Controls across keys: whether a key's step belongs to its environment rather than to its own
-// code. Per environment, the judged runs fall into cycles (runs closer than cycle_gap); each cycle
-// keeps one row per key (its centre, change, which way it moved). A step is the environment's
-// when, in its onset's cycle, (a) a reference provider's subject of the same benchmark and
-// workload moved the same way, (b) a subject's reference moved the same way and the ratio between
-// them stayed inside the subject's band, or (c) for a reference, enough references of comparable
-// duration moved with it (a host shift). Pure; standard library, core and detectors/ only.
+// Controls across keys: whether a key's step belongs to a cause shared with other keys (an
+// incident) rather than to its own code. Per environment, the judged runs fall into cycles (runs
+// closer than cycle_gap); each cycle keeps one row per key (its centre, change, which way it
+// moved). The held steps of a cycle are decided together:
+//  - a subject whose reference on the same benchmark and workload moved the same way while the
+//    ratio between them held, a reference whose subject moved the same way, or a reference that
+//    moved with enough references of comparable duration (a host shift) join the incident of
+//    their onset's cycle;
+//  - when at least incident_min_keys keys of one environment stepped in one cycle, all of them
+//    join it, except a subject that moved well beyond its reference, further than the cycle's
+//    other subjects moved beyond theirs: that move is the subject's own.
+// Pure; standard library, core and detectors/ only.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -23,10 +30,23 @@
 
 namespace kernelwatch::detectors {
 
-// Why a step is its environment's: the incident it joins and the reason, one line.
+// Why a step is part of an incident: the incident it joins and the reason, one line.
 struct EnvironmentReason {
-  std::string incident;  // "<environment>@<cycle start, RFC 3339>/<direction>"
+  std::string incident;  // "<environment>@<cycle start, RFC 3339>"
   std::string reason;
+};
+
+// A step held until its cycle closed, as the controls see it.
+struct HeldStep {
+  const KeyLabels* key = nullptr;
+  const Trigger* trigger = nullptr;
+};
+
+// What the controls decided of one held step: the incident it joins (nullopt: the key's own
+// alert), and for an own step in a cycle with an incident, why it stands apart ("" otherwise).
+struct StepDecision {
+  std::optional<EnvironmentReason> incident;
+  std::string own_reason;
 };
 
 class Controls {
@@ -36,11 +56,14 @@ class Controls {
   // A judged run of `key` and its verdict: joins its environment's current cycle (a new cycle
   // when it comes more than cycle_gap after the environment's newest run).
   void record(const KeyLabels& key, const Observation& run, const Verdict& verdict);
-  // Why this step is its environment's, or nullopt (the key's own). Reads only the cycle of the
-  // trigger's onset run; nullopt when that cycle is no longer kept.
-  [[nodiscard]] std::optional<EnvironmentReason> environment_reason(const KeyLabels& key,
-                                                                    const Trigger& trigger) const;
+  // The held steps of one close, each against the cycle of its onset run (a step whose cycle is
+  // no longer kept is its key's own). `members_before(id)`: how many members the incident with
+  // this id already has (a step confirmed a cycle later joins the incident of its onset).
+  [[nodiscard]] std::vector<StepDecision> decide(
+      std::span<const HeldStep> steps,
+      const std::function<std::size_t(const std::string&)>& members_before) const;
   [[nodiscard]] bool is_reference(const std::string& provider) const;
+  [[nodiscard]] const ControlParameters& parameters() const { return parameters_; }
 
  private:
   struct Row {
@@ -58,10 +81,21 @@ class Controls {
   using Subject = std::tuple<std::string, std::string, std::string>;  // benchmark, workload, env
 
   [[nodiscard]] const Cycle* cycle_of(const std::string& environment, core::Timestamp at) const;
+  // The pairwise and host-shift rules: why this step is its environment's, or "".
+  [[nodiscard]] std::string paired_reason(const KeyLabels& key, const Trigger& trigger,
+                                          const Cycle& cycle) const;
+  // How far (log scale, the step's way) a subject moved beyond the reference of its workload
+  // that moved most like it in the cycle; nullopt for a reference or a subject without one.
+  [[nodiscard]] std::optional<double> excess_over_reference(const KeyLabels& key, Direction way,
+                                                            const Cycle& cycle,
+                                                            std::string* reference) const;
 
   ControlParameters parameters_;
   std::map<std::string, std::deque<Cycle>> cycles_;        // per environment, newest last
   std::map<Subject, std::vector<std::string>> same_work_;  // key identities per subject
 };
+
+// "<environment>@<cycle start>": the id of the incident of one environment's cycle.
+[[nodiscard]] std::string incident_id(const std::string& environment, core::Timestamp start);
 
 }  // namespace kernelwatch::detectors

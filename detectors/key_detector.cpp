@@ -79,8 +79,7 @@ std::optional<KeyStep> KeyDetector::confirm_pending(const Observation& run) {
     step.verdict.kind = kind;
     const auto center = static_cast<double>(band.center.count());
     step.verdict.relative_change = (static_cast<double>(run.median.count()) - center) / center;
-    char change[32];
-    std::snprintf(change, sizeof change, "%+.1f%%", step.verdict.relative_change * 100);
+    const std::string change = core::format_change(step.verdict.relative_change);
     step.verdict.explanation = "median " + core::format_latency(run.median) + " is " + change +
                                " against the centre " + core::format_latency(band.center) + ", " +
                                (kind == VerdictKind::Regression ? "above" : "below") +

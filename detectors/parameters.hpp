@@ -81,6 +81,15 @@ struct ControlParameters {
   double host_share = 0.25;
   double host_fraction = 0.15;
   std::size_t host_min_keys = 3;
+  // Incidents by cause: when at least incident_min_keys keys of one environment step in one
+  // cycle (both ways counted), every one of them joins one incident, whatever its provider ...
+  std::size_t incident_min_keys = 4;
+  // ... except a subject whose move is clearly its own: beyond a reference on its workload by
+  // own_excess (log scale) more than the cycle's other subjects moved beyond theirs (only in a
+  // cycle whose subjects typically moved with their references, within own_excess), beyond its
+  // own band's margin, and by at least own_share of its own move (log scale).
+  double own_excess = 0.10;
+  double own_share = 0.5;
 };
 
 struct DetectorParameters {

@@ -1,7 +1,6 @@
 #include "detectors/watch.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <utility>
 
 #include "detectors/statistics.hpp"
@@ -9,14 +8,114 @@
 namespace kernelwatch::detectors {
 namespace {
 
-// Incidents remembered to merge members that arrive in a later close of the same cycle.
-constexpr std::size_t kIncidentsKept = 64;
+// Closed incidents remembered, so a member confirmed a cycle late joins the incident of its onset.
+constexpr std::size_t kClosedIncidentsKept = 64;
 
 void append(std::vector<AlertEvent>& to, std::vector<AlertEvent> from) {
   to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
 }
 
+// "a, b and 3 more" of the names in `counts`, most frequent first, each with its count.
+std::string some_names(const std::map<std::string, std::size_t>& counts, std::size_t shown) {
+  std::vector<std::pair<std::string, std::size_t>> sorted(counts.begin(), counts.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string text;
+  for (std::size_t i = 0; i < sorted.size() && i < shown; ++i) {
+    text += (i == 0 ? "" : ", ") + sorted[i].first + " " + std::to_string(sorted[i].second);
+  }
+  if (sorted.size() > shown) text += " and " + std::to_string(sorted.size() - shown) + " more";
+  return text;
+}
+
 }  // namespace
+
+core::AlertState incident_state(const std::vector<Alert>& members) {
+  const auto any = [&](AlertState state) {
+    return std::any_of(members.begin(), members.end(),
+                       [&](const Alert& m) { return m.state == state; });
+  };
+  if (any(AlertState::Firing)) return AlertState::Firing;
+  if (any(AlertState::Acknowledged)) return AlertState::Acknowledged;
+  if (any(AlertState::Resolved)) return AlertState::Resolved;
+  return AlertState::Rebaselined;
+}
+
+std::vector<SharedChange> shared_changes(const std::vector<Alert>& members) {
+  // Per field, how many members show it changed and its most common change.
+  std::map<std::string, std::map<std::pair<std::string, std::string>, std::size_t>> by_field;
+  for (const auto& member : members) {
+    for (const auto& change : member.attribution) ++by_field[change.field][{change.from, change.to}];
+  }
+  std::vector<SharedChange> out;
+  for (const auto& [field, changes] : by_field) {
+    std::size_t total = 0;
+    const std::pair<std::string, std::string>* common = nullptr;
+    std::size_t most = 0;
+    for (const auto& [change, count] : changes) {
+      total += count;
+      if (count > most) {
+        most = count;
+        common = &change;
+      }
+    }
+    if (4 * total < members.size()) continue;
+    out.push_back({{field, common->first, common->second}, total});
+  }
+  // A changed digest says nothing more than the changed version beside it.
+  const bool version = std::any_of(out.begin(), out.end(), [](const SharedChange& c) {
+    return c.change.field == "implementation.version";
+  });
+  if (version) {
+    std::erase_if(out, [](const SharedChange& c) { return c.change.field == "implementation.digest"; });
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const SharedChange& a, const SharedChange& b) { return a.members > b.members; });
+  return out;
+}
+
+std::string describe_incident(const Alert& incident, const Controls& controls) {
+  const auto& members = incident.members;
+  std::map<std::string, std::size_t> benchmarks;
+  std::map<std::string, std::size_t> providers;
+  std::size_t references = 0;
+  std::size_t slower = 0;
+  for (const auto& member : members) {
+    ++benchmarks[member.key.benchmark];
+    ++providers[member.key.provider];
+    references += controls.is_reference(member.key.provider) ? 1 : 0;
+    slower += member.direction == Direction::Regression ? 1 : 0;
+  }
+  std::string text = std::to_string(members.size()) + " key(s) of " + incident.key.environment +
+                     " stepped in one cycle (" + std::to_string(slower) + " slower, " +
+                     std::to_string(members.size() - slower) + " faster; median " +
+                     core::format_change(incident.relative_change) +
+                     "); benchmarks: " + some_names(benchmarks, 4) +
+                     "; providers: " + some_names(providers, 4) + ". ";
+  if (references == 0) {
+    text += "Only subjects stepped, no reference of theirs did: a change they share (their "
+            "implementation, or a dependency such as Triton), not the host.";
+  } else if (references == members.size()) {
+    text += "Only references stepped: the host, a dependency or the benchmark changed.";
+  } else {
+    text += std::to_string(references) +
+            " reference(s) stepped with the subjects: the host, a dependency or the benchmark "
+            "changed.";
+  }
+  const auto shared = shared_changes(members);
+  if (shared.empty()) {
+    text += " The runs record no change of software, implementation or version at that run.";
+  } else {
+    text += " What changed at that run:";
+    for (std::size_t i = 0; i < shared.size(); ++i) {
+      text += (i == 0 ? " " : "; ") + describe({shared[i].change}) + " (in " +
+              std::to_string(shared[i].members) + " of " + std::to_string(members.size()) +
+              " keys)";
+    }
+    text += ".";
+  }
+  return text;
+}
 
 Watch::Watch(DetectorParameters parameters)
     : parameters_(std::move(parameters)), controls_(parameters_.controls) {}
@@ -43,6 +142,7 @@ MonitorStep Watch::observe(const KeyLabels& key, const Observation& run, Confirm
     controls_.record(key, run, step.detection.verdict);
   }
   if (step.detection.trigger) held_.push_back({identity, *step.detection.trigger});
+  follow_members(step.events);
   if (!closed.empty()) {
     append(closed, std::move(step.events));
     step.events = std::move(closed);
@@ -54,7 +154,61 @@ std::vector<AlertEvent> Watch::act(const std::string& key_identity, std::string_
                                    OperatorAction action, core::Timestamp at) {
   const auto it = keys_.find(key_identity);
   if (it == keys_.end()) return {};
-  return it->second.monitor->act(alert_id, action, at);
+  auto events = it->second.monitor->act(alert_id, action, at);
+  follow_members(events);
+  return events;
+}
+
+std::vector<AlertEvent> Watch::act_on_incident(std::string_view incident_id, OperatorAction action,
+                                               core::Timestamp at) {
+  const Alert* incident = find_incident(incident_id);
+  if (incident == nullptr) return {};
+  std::vector<AlertEvent> events;
+  const std::vector<Alert> members = incident->members;  // acting changes the incident
+  for (const auto& member : members) {
+    if (!core::is_open(member.state)) continue;
+    const auto it = keys_.find(member.key.identity());
+    if (it == keys_.end()) continue;
+    append(events, it->second.monitor->act(member.id, action, at));
+  }
+  for (auto& event : events) event.cause = "operator";
+  follow_members(events);
+  return events;
+}
+
+Alert* Watch::find_incident(std::string_view id) {
+  const auto it = std::find_if(incidents_.begin(), incidents_.end(),
+                               [&](const Alert& a) { return a.id == id; });
+  return it == incidents_.end() ? nullptr : &*it;
+}
+
+const Alert* Watch::incident(std::string_view id) const {
+  const auto it = std::find_if(incidents_.begin(), incidents_.end(),
+                               [&](const Alert& a) { return a.id == id; });
+  return it == incidents_.end() ? nullptr : &*it;
+}
+
+void Watch::follow_members(std::vector<AlertEvent>& events) {
+  std::vector<AlertEvent> moved;
+  for (const auto& event : events) {
+    if (event.fired || !core::is_incident_member(event.alert)) continue;
+    Alert* incident = find_incident(event.alert.incident);
+    if (incident == nullptr) continue;
+    for (auto& member : incident->members) {
+      if (member.id == event.alert.id) member = event.alert;
+    }
+    const AlertState before = incident->state;
+    incident->state = incident_state(incident->members);
+    if (std::none_of(moved.begin(), moved.end(),
+                     [&](const AlertEvent& e) { return e.alert.id == incident->id; })) {
+      moved.push_back(AlertEvent{*incident, before, event.at, event.cause, false});
+    }
+  }
+  for (auto& event : moved) {
+    const Alert* incident = find_incident(event.alert.id);
+    event.alert = *incident;  // with every member change of these events
+    events.push_back(std::move(event));
+  }
 }
 
 std::vector<AlertEvent> Watch::close_cycle() {
@@ -63,38 +217,46 @@ std::vector<AlertEvent> Watch::close_cycle() {
   std::vector<Held> held = std::move(held_);
   held_.clear();
 
-  // Each step against its onset's cycle: the environment's (an incident member) or its own.
-  std::map<std::string, std::vector<Alert>> incidents;
-  for (const auto& h : held) {
-    KeyMonitor& monitor = *keys_.at(h.key_identity).monitor;
-    if (h.trigger.kind == AlertKind::Step) {
-      if (const auto why = controls_.environment_reason(monitor.key(), h.trigger)) {
-        Alert member = make_alert(monitor.key(), h.trigger);
-        member.kind = AlertKind::Environment;
-        member.incident = why->incident;
-        member.explanation += "; environment: " + why->reason;
-        incidents[why->incident].push_back(std::move(member));
-        continue;
-      }
+  std::vector<HeldStep> steps;
+  steps.reserve(held.size());
+  for (const auto& h : held) steps.push_back({&keys_.at(h.key_identity).monitor->key(), &h.trigger});
+  const auto decisions = controls_.decide(steps, [&](const std::string& id) -> std::size_t {
+    const Alert* known = find_incident(id);
+    return known == nullptr ? 0 : known->members.size();
+  });
+
+  std::map<std::string, std::vector<Alert>> joined;
+  for (std::size_t i = 0; i < held.size(); ++i) {
+    KeyMonitor& monitor = *keys_.at(held[i].key_identity).monitor;
+    const StepDecision& decision = decisions[i];
+    if (!decision.incident) {
+      append(events, monitor.fire(held[i].trigger, {}, decision.own_reason));
+      continue;
     }
-    append(events, monitor.fire(h.trigger));
+    auto fired = monitor.fire(held[i].trigger, decision.incident->incident,
+                              "incident: " + decision.incident->reason);
+    for (const auto& event : fired) {
+      if (event.fired) joined[decision.incident->incident].push_back(event.alert);
+    }
+    append(events, std::move(fired));
   }
-  for (auto& [id, members] : incidents) events.push_back(incident_event(std::move(members)));
+  follow_members(events);  // members of older incidents superseded by these steps
+  for (auto& [id, members] : joined) events.push_back(join_incident(id, std::move(members), "controls"));
   return events;
 }
 
-AlertEvent Watch::incident_event(std::vector<Alert> members) {
-  const std::string id = members.front().incident;
+AlertEvent Watch::join_incident(const std::string& id, std::vector<Alert> members,
+                                const std::string& cause) {
   AlertEvent event;
-  event.cause = "controls";
-  const auto known = std::find_if(incidents_.begin(), incidents_.end(),
-                                  [&](const Alert& a) { return a.id == id; });
-  if (known != incidents_.end()) {
+  event.cause = cause;
+  Alert* known = find_incident(id);
+  if (known != nullptr) {
     for (auto& member : known->members) {
       const bool replaced = std::any_of(members.begin(), members.end(),
                                         [&](const Alert& m) { return m.id == member.id; });
       if (!replaced) members.push_back(std::move(member));
     }
+    event.from = known->state;
   } else {
     event.fired = true;
   }
@@ -104,36 +266,46 @@ AlertEvent Watch::incident_event(std::vector<Alert> members) {
   Alert incident;
   incident.id = id;
   incident.kind = AlertKind::Environment;
-  incident.direction = members.front().direction;
-  // Born closed: the members' baselines already restarted at the new level. It is announced
-  // once (notice_due) and never reminded.
-  incident.state = AlertState::Rebaselined;
   incident.key.environment = members.front().key.environment;
   incident.incident = id;
   incident.onset = members.front().onset;
   incident.fired = members.front().fired;
-  std::vector<double> changes;
+  std::size_t slower = 0;
   for (const auto& member : members) {
     if (member.onset.observed_at < incident.onset.observed_at) incident.onset = member.onset;
     if (member.fired.observed_at > incident.fired.observed_at) incident.fired = member.fired;
-    changes.push_back(member.relative_change);
+    slower += member.direction == Direction::Regression ? 1 : 0;
+  }
+  incident.direction =
+      2 * slower >= members.size() ? Direction::Regression : Direction::Improvement;
+  std::vector<double> changes;
+  for (const auto& member : members) {
+    if (member.direction == incident.direction) changes.push_back(member.relative_change);
   }
   incident.relative_change = median(changes);
-  char change[32];
-  std::snprintf(change, sizeof change, "%+.1f%%", incident.relative_change * 100);
-  incident.explanation = std::to_string(members.size()) + " key(s) of " + incident.key.environment +
-                         " moved the same way in one cycle (median " + change +
-                         "): an environment change, not a kernel change";
+  for (const auto& shared : shared_changes(members)) incident.attribution.push_back(shared.change);
   incident.members = std::move(members);
+  incident.state = incident_state(incident.members);
+  incident.explanation = describe_incident(incident, controls_);
+  if (event.fired) event.from = incident.state;
   event.alert = incident;
-  event.from = incident.state;
   event.at = incident.fired.observed_at;
 
-  if (known != incidents_.end()) {
+  if (known != nullptr) {
     *known = std::move(incident);
   } else {
     incidents_.push_back(std::move(incident));
-    if (incidents_.size() > kIncidentsKept) incidents_.pop_front();
+    // Forget the oldest closed incidents beyond the few kept; open ones stay while they are open.
+    std::size_t closed = 0;
+    for (const auto& i : incidents_) closed += core::is_open(i.state) ? 0 : 1;
+    for (auto it = incidents_.begin(); closed > kClosedIncidentsKept && it != incidents_.end();) {
+      if (core::is_open(it->state)) {
+        ++it;
+      } else {
+        it = incidents_.erase(it);
+        --closed;
+      }
+    }
   }
   return event;
 }

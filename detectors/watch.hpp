@@ -1,9 +1,12 @@
 // The detectors over every key: one KeyMonitor per key, the cycles the controls compare, and the
 // cycle's close: a key's step is held until then, and the controls decide whether it is the
-// key's own alert (fired) or part of an environment incident (its reference or subject moved
-// with it, or a host shift moved the references of its duration): one incident record per
-// environment, cycle and direction, with its member keys. Nothing is fired before that.
-// What the daemon keeps and what the backtest replays. Pure; standard library, core, detectors/.
+// key's own alert or a member of an incident (one per environment and cycle: many keys stepped
+// together, or its reference or subject moved with it, or a host shift moved the references of
+// its duration). A member is still its key's open alert (the key knows it breached), is never
+// notified by itself, and its state is the incident's business: acknowledging or rebaselining the
+// incident does it to every open member, and the incident closes when its last member does.
+// What the daemon keeps and what every replay of stored history runs. Pure; standard library,
+// core, detectors/.
 #pragma once
 
 #include <cstddef>
@@ -35,10 +38,14 @@ class Watch {
   [[nodiscard]] std::vector<AlertEvent> act(const std::string& key_identity,
                                             std::string_view alert_id, OperatorAction action,
                                             core::Timestamp at);
+  // An operator action on an incident: done to each of its open members, then the incident
+  // follows them. Unknown or closed incidents change nothing.
+  [[nodiscard]] std::vector<AlertEvent> act_on_incident(std::string_view incident_id,
+                                                        OperatorAction action, core::Timestamp at);
   // Ends a cycle (a scheduled cycle, a posted batch, a gap in a replayed history): the controls
-  // judge every held step against the verdicts of its onset's cycle; environment shifts become
-  // incidents (kind Environment, fired once; an incident that gains members later comes back
-  // with all of them), the rest fire as the key's own alerts.
+  // decide every held step against the verdicts of its onset's cycle; incident members fire on
+  // their keys as members and their incident fires once (an incident that gains members later
+  // comes back with all of them, not fired again); the rest fire as the keys' own alerts.
   [[nodiscard]] std::vector<AlertEvent> close_cycle();
   [[nodiscard]] bool holds_triggers() const { return !held_.empty(); }
 
@@ -58,6 +65,8 @@ class Watch {
   [[nodiscard]] const KeyView* find(const std::string& key_identity) const;
   // Every key, in identity order.
   [[nodiscard]] std::vector<const KeyView*> keys() const;
+  // A recent incident by id (the few cycles' worth the watch remembers), or null.
+  [[nodiscard]] const Alert* incident(std::string_view id) const;
 
  private:
   struct KeyState {
@@ -69,14 +78,39 @@ class Watch {
     Trigger trigger;
   };
 
-  [[nodiscard]] AlertEvent incident_event(std::vector<Alert> members);
+  // The incident `id` with these members added (or replaced by id), as an event: fired when the
+  // incident is new.
+  [[nodiscard]] AlertEvent join_incident(const std::string& id, std::vector<Alert> members,
+                                         const std::string& cause);
+  // Members' state changes in `events` (resolved, acknowledged, superseded) move their incident:
+  // its updated record is appended after them.
+  void follow_members(std::vector<AlertEvent>& events);
+  [[nodiscard]] Alert* find_incident(std::string_view id);
 
   DetectorParameters parameters_;
   Controls controls_;
   std::map<std::string, KeyState> keys_;
   std::vector<Held> held_;  // triggers of the open cycle, in the order they came
-  // Recent incidents by id (a few cycles' worth), so one that gains members is sent whole.
+  // Recent incidents by id, oldest first: open ones are kept until they close, closed ones a
+  // few cycles' worth, so a member confirmed late joins the incident of its onset.
   std::deque<Alert> incidents_;
 };
+
+// The incident's lifecycle state from its members': firing while one fires, acknowledged while
+// the open ones are, then resolved when a member resolved, else rebaselined.
+[[nodiscard]] core::AlertState incident_state(const std::vector<Alert>& members);
+
+// One line a person reads about an incident: what moved (how many keys, which way, which
+// benchmarks and providers, the median change), whether references moved with the subjects,
+// and what changed at that run where the runs say so.
+[[nodiscard]] std::string describe_incident(const Alert& incident, const Controls& controls);
+
+// The attribution changes shared by the members (each field's most common change, in at least
+// a quarter of them), most common first, and the count of members that show each.
+struct SharedChange {
+  core::AttributionChange change;
+  std::size_t members = 0;
+};
+[[nodiscard]] std::vector<SharedChange> shared_changes(const std::vector<Alert>& members);
 
 }  // namespace kernelwatch::detectors

@@ -2,6 +2,8 @@
 
 #include <boost/asio/ip/address.hpp>
 
+#include "core/names.hpp"
+
 namespace kernelwatch::notifiers {
 namespace {
 using core::ErrorCode;
@@ -20,11 +22,9 @@ std::string_view to_string(DestinationType type) noexcept {
 }
 
 Result<DestinationType> parse_destination_type(std::string_view text) {
-  if (text == "slack") return DestinationType::Slack;
-  if (text == "webhook") return DestinationType::Webhook;
-  if (text == "alertmanager") return DestinationType::Alertmanager;
-  return core::fail(ErrorCode::InvalidArgument, "destination type `" + std::string(text) +
-                                                    "` is not one of slack, webhook, alertmanager");
+  static constexpr DestinationType kValues[] = {DestinationType::Slack, DestinationType::Webhook,
+                                                DestinationType::Alertmanager};
+  return core::parse_name("destination type", text, kValues);
 }
 
 std::chrono::milliseconds effective_min_interval(const Destination& destination) {

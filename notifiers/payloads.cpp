@@ -74,7 +74,7 @@ std::string headline(const NotifiedAlert& n) {
   if (resolved(n)) return "Resolved";
   switch (a.kind) {
     case AlertKind::Environment:
-      return "Environment shift";
+      return "Incident";
     case AlertKind::Failed:
       return "Failed run";
     case AlertKind::Drift:
@@ -155,7 +155,7 @@ std::string summary_line(const Notification& n) {
     out += std::to_string(count) + " " + (count == 1 ? one : many);
   };
   add(regressions, "regression", "regressions");
-  add(environment, "environment shift", "environment shifts");
+  add(environment, "incident", "incidents");
   add(failed, "failed run", "failed runs");
   add(improvements, "improvement", "improvements");
   add(resolved_count, "resolved", "resolved");
@@ -220,9 +220,7 @@ json alert_json(const NotifiedAlert& n) {
 }  // namespace
 
 std::string format_change(double relative_change) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%+.1f%%", relative_change * 100.0);
-  return buffer;
+  return core::format_change(relative_change);
 }
 
 json slack_payload(const Notification& n, const FormatOptions& options) {
@@ -255,9 +253,9 @@ json slack_payload(const Notification& n, const FormatOptions& options) {
                        slack_escape(a.members.empty() ? a.key.benchmark : a.key.environment) +
                        "`\n" + slack_escape(key_line(a)) + "\n";
     if (a.kind == AlertKind::Environment && !resolved(item)) {
-      body +=
-          "These keys moved together on this host: an environment incident, not a kernel "
-          "change.\n";
+      // What moved and what changed at that run, in the incident's own words (it never calls a
+      // move of subjects alone an environment change).
+      body += slack_escape(a.explanation) + "\n";
     }
     body += "New median *" + core::format_latency(item.run().median) + "* (" +
             format_change(a.relative_change) + ") · band " + band_text(a) + " from " +

@@ -1,9 +1,15 @@
 #include "storage/alerts.hpp"
 
+#include "core/names.hpp"
 #include "storage/detail/database.hpp"
 
 namespace kernelwatch::storage {
 namespace {
+
+Result<AlertOrigin> parse_origin(std::string_view text) {
+  static constexpr AlertOrigin kValues[] = {AlertOrigin::Daemon, AlertOrigin::History};
+  return core::parse_name("alert origin", text, kValues);
+}
 
 constexpr const char* kColumns =
     "id, key_id, state, updated_at_ns, document, notified, notified_at_ns, origin";
@@ -24,7 +30,8 @@ Result<AlertRow> read_row(const Statement& s, const std::filesystem::path& path)
     row.notified = KW_TRY_WITH(core::parse_notice(s.column_text(5)), where());
   }
   row.notified_at = s.column_optional_timestamp(6);
-  row.origin = s.column_text(7) == "history" ? AlertOrigin::History : AlertOrigin::Daemon;
+  // The schema allows only these names; kernelwatch 0.2's rows have no origin: the daemon's.
+  row.origin = parse_origin(s.column_text(7)).value_or(AlertOrigin::Daemon);
   return row;
 }
 
@@ -77,7 +84,12 @@ Status AlertStore::record_action(Transaction& tx, const AlertActionRow& row) {
   KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
   auto stmt = KW_TRY(db_->statement(
       "INSERT INTO alert_actions (alert_id, key_id, action, at_ns) VALUES (?1, ?2, ?3, ?4)"));
-  stmt->bind(1, row.alert_id).bind(2, row.key_id).bind(3, action_name(row.action)).bind(4, row.at);
+  stmt->bind(1, row.alert_id).bind(3, action_name(row.action)).bind(4, row.at);
+  if (row.key_id == 0) {
+    stmt->bind_null(2);  // an incident: it has no key
+  } else {
+    stmt->bind(2, row.key_id);
+  }
   return stmt->run();
 }
 
@@ -157,7 +169,7 @@ Result<std::vector<AlertActionRow>> AlertStore::actions() const {
       "SELECT alert_id, key_id, action, at_ns FROM alert_actions ORDER BY at_ns, id"));
   return collect(*stmt, [](const Statement& s) {
     return AlertActionRow{
-        s.column_text(0), s.column_int(1),
+        s.column_text(0), s.column_int(1),  // NULL (an incident's) reads as 0
         s.column_text(2) == "acknowledge" ? AlertAction::Acknowledge : AlertAction::Rebaseline,
         s.column_timestamp(3)};
   });

@@ -33,7 +33,7 @@ enum class AlertAction { Acknowledge, Rebaseline };
 
 struct AlertActionRow {
   std::string alert_id;
-  std::int64_t key_id = 0;
+  std::int64_t key_id = 0;  // 0: an incident's (stored as NULL)
   AlertAction action = AlertAction::Acknowledge;
   core::Timestamp at{};
 };

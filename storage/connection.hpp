@@ -20,7 +20,7 @@ enum class OpenMode {
 };
 
 // Schema version written to PRAGMA user_version by this build.
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 class Database;  // RAII over sqlite3*, defined in storage/detail/database.hpp (storage-private)
 

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/names.hpp"
 #include "storage/detail/database.hpp"
 
 namespace kernelwatch::storage {
@@ -9,10 +10,11 @@ namespace {
 
 using core::ErrorCode;
 
+// The schema's CHECK allows only these names; an unknown one reads as pending (retried).
 OutboxState parse_state(std::string_view text) {
-  if (text == "delivered") return OutboxState::Delivered;
-  if (text == "dead") return OutboxState::Dead;
-  return OutboxState::Pending;
+  static constexpr OutboxState kValues[] = {OutboxState::Pending, OutboxState::Delivered,
+                                            OutboxState::Dead};
+  return core::parse_name("outbox state", text, kValues).value_or(OutboxState::Pending);
 }
 
 constexpr const char* kRowColumns =

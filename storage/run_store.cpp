@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/digest.hpp"
+#include "core/names.hpp"
 #include "storage/detail/database.hpp"
 #include "storage/detail/queries.hpp"
 #include "storage/detail/run_rows.hpp"
@@ -191,8 +192,10 @@ constexpr const char* kSummaryColumns =
     "''), coalesce(i.version, ''), "
     "CASE WHEN r.implementation_digest IS NULL THEN coalesce(i.digest, '') "
     "ELSE r.implementation_digest END, r.software, "
-    "coalesce(r.status_reason, ''), r.settled, coalesce(r.source, ''), r.id, r.environment_doc "
-    "FROM runs r LEFT JOIN implementations i ON i.id = r.implementation_id ";
+    "coalesce(r.status_reason, ''), r.settled, coalesce(r.source, ''), r.id, r.environment_doc, "
+    "j.confirmation, j.order_ns, j.cycle "
+    "FROM runs r LEFT JOIN implementations i ON i.id = r.implementation_id "
+    "LEFT JOIN run_judgements j ON j.run_id = r.id ";
 
 // The software of the environment document `id` (an object, else none).
 Result<json> document_software(Database& db, std::int64_t id) {
@@ -265,6 +268,17 @@ Status visit_summaries(Database& db, Statement& stmt,
     run.judged = s.column_is_null(11)    ? Judged::Never
                  : s.column_int(11) == 0 ? Judged::CycleOpen
                                          : Judged::CycleClosed;
+    run.judgement.reset();
+    if (!s.column_is_null(15)) {
+      auto confirmation = parse_confirmation(s.column_text(15));
+      if (!confirmation) {
+        note_unreadable(db.path(), s.column_int(13),
+                        db.path().string() + ": run " + std::to_string(s.column_int(13)) + ": " +
+                            confirmation.error().message);
+        continue;
+      }
+      run.judgement = Judgement{*confirmation, s.column_timestamp(16), s.column_int(17)};
+    }
     KW_TRY(visit(run));
   }
   return {};
@@ -322,11 +336,41 @@ Result<std::vector<RunSummary>> RunStore::key_summaries(std::int64_t key_id,
   return runs;
 }
 
-Status RunStore::mark_judged(Transaction& tx, std::int64_t key_id, core::Timestamp observed_at) {
+std::string_view to_string(Confirmation confirmation) noexcept {
+  switch (confirmation) {
+    case Confirmation::Next:
+      return "next";
+    case Confirmation::Alone:
+      return "alone";
+    case Confirmation::NotJudged:
+      return "not_judged";
+  }
+  return "alone";
+}
+
+Result<Confirmation> parse_confirmation(std::string_view text) {
+  static constexpr Confirmation kValues[] = {Confirmation::Next, Confirmation::Alone,
+                                             Confirmation::NotJudged};
+  return core::parse_name("judgement", text, kValues);
+}
+
+Status RunStore::record_judgement(Transaction& tx, std::int64_t key_id, core::Timestamp observed_at,
+                                  const Judgement& judgement) {
   KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
-  auto stmt = KW_TRY(
-      db_->statement("UPDATE runs SET settled = 0 WHERE key_id = ?1 AND observed_at_ns = ?2"));
-  stmt->bind(1, key_id).bind(2, observed_at);
+  if (judgement.confirmation != Confirmation::NotJudged) {
+    auto stmt = KW_TRY(
+        db_->statement("UPDATE runs SET settled = 0 WHERE key_id = ?1 AND observed_at_ns = ?2"));
+    stmt->bind(1, key_id).bind(2, observed_at);
+    KW_TRY(stmt->run());
+  }
+  auto stmt = KW_TRY(db_->statement(
+      "INSERT OR REPLACE INTO run_judgements (run_id, confirmation, order_ns, cycle) "
+      "SELECT id, ?3, ?4, ?5 FROM runs WHERE key_id = ?1 AND observed_at_ns = ?2"));
+  stmt->bind(1, key_id)
+      .bind(2, observed_at)
+      .bind(3, to_string(judgement.confirmation))
+      .bind(4, judgement.order)
+      .bind(5, judgement.cycle);
   return stmt->run();
 }
 

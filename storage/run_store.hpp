@@ -25,6 +25,24 @@ namespace kernelwatch::storage {
 // news); a judged run's cycle is open until its held alerts were decided and stored.
 enum class Judged { Never, CycleOpen, CycleClosed };
 
+// How the daemon judged a run it stored (schema v7): what a replay needs to judge it the same way.
+enum class Confirmation {
+  Next,       // confirmed by the next run: the daemon's own rerun
+  Alone,      // judged alone: a posted run, which cannot be rerun
+  NotJudged,  // stored, not judged: older than its key's newest run beyond the clock tolerance
+};
+[[nodiscard]] std::string_view to_string(Confirmation confirmation) noexcept;
+[[nodiscard]] Result<Confirmation> parse_confirmation(std::string_view text);
+
+struct Judgement {
+  Confirmation confirmation = Confirmation::Alone;
+  // Where in time the daemon judged it: its observedAt, or just after its key's newest run when
+  // it came a little late (within the clock tolerance).
+  core::Timestamp order{};
+  // The cycle or posted batch it was judged in (0: not known, judged before schema v7).
+  std::int64_t cycle = 0;
+};
+
 struct StoredRun {
   std::int64_t id = 0;
   std::int64_t key_id = 0;
@@ -50,6 +68,7 @@ struct RunSummary {
   std::string status_reason;
   std::string source;  // sourceNative.source ("kernelwatch" for the daemon's own runs)
   Judged judged = Judged::Never;
+  std::optional<Judgement> judgement;  // nullopt: never judged by the daemon (imported)
 };
 
 struct KeySummary {
@@ -90,9 +109,10 @@ class RunStore {
   [[nodiscard]] Result<Insertion> insert_run(Transaction& tx, const core::Record& record,
                                              std::string_view raw_source);
 
-  // The daemon judged this run (stored just before, in the same transaction): its cycle is open.
-  [[nodiscard]] Status mark_judged(Transaction& tx, std::int64_t key_id,
-                                   core::Timestamp observed_at);
+  // The daemon judged this run (stored just before, in the same transaction) as `judgement`
+  // says: its cycle is open (a run it did not judge has no cycle to close).
+  [[nodiscard]] Status record_judgement(Transaction& tx, std::int64_t key_id,
+                                        core::Timestamp observed_at, const Judgement& judgement);
   // Every judged run's cycle closed: their alerts are decided and stored.
   [[nodiscard]] Status close_judged_cycles(Transaction& tx);
 

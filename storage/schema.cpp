@@ -435,6 +435,42 @@ CREATE TABLE runs (
 );
 )sql";
 
+// Version 9: how the daemon judged each
+// run it stored, so that a replay judges it the same way: confirmed by the next run (its own rerun)
+// or alone (a posted run), or not judged at all (it came older than its key's newest run by more
+// than the clock tolerance); the place in time it was judged at (its observedAt, or just after its
+// key's newest run when it came a little late: a run dated minutes ahead must not stop the next one
+// from being judged); and the cycle or posted batch it was judged in (a replay closes the cycle
+// where the daemon closed it). The runs the daemon judged before this version are taken as judged
+// at their observedAt, confirmed as their source was, in no known cycle. An action on an incident
+// is stored without a key.
+constexpr const char* kRunJudgements = R"sql(
+CREATE TABLE run_judgements (
+  run_id INTEGER PRIMARY KEY REFERENCES runs(id),
+  confirmation TEXT NOT NULL CHECK (confirmation IN ('next', 'alone', 'not_judged')),
+  order_ns INTEGER NOT NULL,
+  cycle INTEGER NOT NULL
+);
+INSERT INTO run_judgements (run_id, confirmation, order_ns, cycle)
+  SELECT id, CASE WHEN source IN ('kernelwatch', 'kernelwatch-liger-bench') THEN 'next'
+                  ELSE 'alone' END, observed_at_ns, 0
+  FROM runs WHERE settled IS NOT NULL;
+-- An operator's action on an incident has no key (key_id NULL): a replay acts on the incident,
+-- and its members' keys get an action row each.
+CREATE TABLE alert_actions_new (
+  id INTEGER PRIMARY KEY,
+  alert_id TEXT NOT NULL,
+  key_id INTEGER REFERENCES keys(id),
+  action TEXT NOT NULL CHECK (action IN ('acknowledge', 'rebaseline')),
+  at_ns INTEGER NOT NULL
+);
+INSERT INTO alert_actions_new (id, alert_id, key_id, action, at_ns)
+  SELECT id, alert_id, key_id, action, at_ns FROM alert_actions;
+DROP TABLE alert_actions;
+ALTER TABLE alert_actions_new RENAME TO alert_actions;
+CREATE INDEX alert_actions_by_key ON alert_actions (key_id, at_ns);
+)sql";
+
 constexpr Migration kMigrations[] = {{kV1},
                                      {kV2},
                                      {kV3},
@@ -442,7 +478,8 @@ constexpr Migration kMigrations[] = {{kV1},
                                      {kV5},
                                      {kV6},
                                      {kV7, upgrade_stored_records},
-                                     {kV8, split_stored_runs}};
+                                     {kV8, split_stored_runs},
+                                     {kRunJudgements}};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
 }  // namespace

@@ -107,7 +107,9 @@ core::Result<ExportSummary> export_site(storage::Connection& store, const Replay
   KW_TRY(write(out / "assets" / "kw.css", stylesheet(), summary.files));
   KW_TRY(write(out / "assets" / "kw.js", script(), summary.files));
 
-  const auto rows = KW_TRY(key_rows_from_replay(store, options));
+  // The one whole replay: every key's row and every alert, as the daemon would show them.
+  const auto site = KW_TRY(site_from_replay(store, options));
+  const auto& rows = site.rows;
   summary.keys = rows.size();
   const std::size_t pages =
       std::max<std::size_t>(1, (rows.size() + kOverviewPageSize - 1) / kOverviewPageSize);
@@ -118,32 +120,34 @@ core::Result<ExportSummary> export_site(storage::Connection& store, const Replay
                  summary.files));
   }
 
-  // Stored alerts by key; each key's page, then its alerts' pages (stored and replayed).
+  // Stored rows by key (incidents under each member's key); each key's page, then every
+  // alert's page (the keys' own and the incidents).
   const auto stored = KW_TRY(storage::AlertStore(store).list(std::nullopt, 0));
-  std::map<std::int64_t, std::vector<storage::AlertRow>> stored_by_key;
+  std::map<std::string, std::vector<storage::AlertRow>> stored_by_key;
   for (const auto& row : stored) {
-    if (row.key_id) stored_by_key[*row.key_id].push_back(row);
+    if (!core::is_incident(row.alert)) stored_by_key[row.alert.key.identity()].push_back(row);
+    for (const auto& member : row.alert.members) {
+      stored_by_key[member.key.identity()].push_back(row);
+    }
   }
-  std::set<std::string> written;
   for (const auto& row : rows) {
-    auto replay = KW_TRY(replay_key_id(store, row.key_id, options));
-    const auto& key_stored = stored_by_key[row.key_id];
+    const auto replay = KW_TRY(replay_key_id(store, row.key_id, options, site.alerts));
+    const auto& key_stored = stored_by_key[row.key.identity()];
     for (const auto scale : {Scale::Linear, Scale::Log}) {
       KeyQuery query;
       query.scale = scale;
       KW_TRY(write(out / key_file(key_ref(replay.key), scale),
                    render_key(replay, key_stored, query, LinkMode::Static), summary.files));
     }
-    std::vector<std::string> ids;
-    for (const auto& alert : replay.alerts) ids.push_back(alert_page_id(alert));
-    for (const auto& s : key_stored) ids.push_back(alert_page_id(s.alert));
-    for (const auto& id : ids) {
-      if (!written.insert(id).second) continue;
-      const auto view = KW_TRY(find_alert(store, id, options));
-      if (!view) continue;
-      KW_TRY(write(out / alert_file(id), render_alert(*view, LinkMode::Static), summary.files));
-      ++summary.alerts;
-    }
+  }
+  std::set<std::string> written;
+  for (const auto& alert : site.alerts) {
+    const std::string id = alert_page_id(alert);
+    if (!written.insert(id).second) continue;
+    const auto view = KW_TRY(find_alert(store, id, options, site.alerts));
+    if (!view) continue;
+    KW_TRY(write(out / alert_file(id), render_alert(*view, LinkMode::Static), summary.files));
+    ++summary.alerts;
   }
   return summary;
 }

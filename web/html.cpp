@@ -50,12 +50,6 @@ std::string url_component(std::string_view text) {
   return out;
 }
 
-std::string format_percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.1f%%", fraction * 100);
-  return text;
-}
-
 std::string format_time(core::Timestamp t) {
   // "2025-03-04T12:30:00.000000000Z" -> "2025-03-04 12:30 UTC"
   std::string text = core::format_timestamp(t);

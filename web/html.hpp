@@ -20,9 +20,6 @@ namespace kernelwatch::web {
 // value. The result still goes through escape() when written into an attribute.
 [[nodiscard]] std::string url_component(std::string_view text);
 
-// "+12.3%" / "-80.0%".
-[[nodiscard]] std::string format_percent(double fraction);
-
 // "2025-03-04 12:30 UTC" (minutes) for tables and labels.
 [[nodiscard]] std::string format_time(core::Timestamp t);
 

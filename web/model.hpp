@@ -1,6 +1,6 @@
-// What the dashboard's pages show, gathered from the store: one key's history replayed through
-// the detectors (each run's band, verdict, role, the alerts it raised, what changed at it), the
-// overview's rows, and an alert with its notifications. Storage and detectors only; no HTML.
+// What the dashboard's pages show, gathered from the store through the one replay (replay/): one
+// key's history (each run's band, verdict, role, its alerts, what changed at it), the overview's
+// rows, and an alert with its notifications. Storage, detectors and replay; no HTML.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,9 @@
 #include "core/error.hpp"
 #include "detectors/alert_state.hpp"
 #include "detectors/parameters.hpp"
+#include "detectors/standing.hpp"
 #include "detectors/watch.hpp"
+#include "replay/replay.hpp"
 #include "storage/alerts.hpp"
 #include "storage/connection.hpp"
 #include "storage/outbox.hpp"
@@ -22,13 +24,9 @@
 
 namespace kernelwatch::web {
 
-// How a key's history is replayed: the detector parameters (their `confirm` applies to every
-// run, as `kernelwatch backtest --confirm` does; the dashboard uses "next", the backtest's
-// default), or per run source when confirm_for is set.
-struct ReplayOptions {
-  detectors::DetectorParameters parameters;
-  std::function<detectors::ConfirmPolicy(std::string_view source)> confirm_for;
-};
+// How history is replayed for the pages: the one replay (replay/) with the daemon's detector
+// parameters, each run confirmed as the daemon judged it, the operator's actions.
+using ReplayOptions = replay::Options;
 
 // The id an alert page is addressed by: the id the API shows (`GET /api/v1/alerts`). The one
 // place to change when alert ids change.
@@ -48,69 +46,80 @@ struct ReplayedRun {
   bool rebaseline = false;     // an operator rebaselined just before this run
 };
 
-// A key's whole history replayed the way the daemon judges it (a detectors::Watch, cycles
-// closing at gaps, the operator's actions at their place in time). The key alone: the
-// cross-key controls, which may turn a step into an environment incident, are not replayed.
+// The alerts of one key among every alert of a whole replay (or the stored ones): its own, and
+// its steps inside incidents (each a member, its `incident` naming the incident), firing order.
+[[nodiscard]] std::vector<core::Alert> alerts_of_key(const std::vector<core::Alert>& alerts,
+                                                     const core::KeyLabels& key);
+
+// A key's whole history as the one replay judges it (its runs through the key's detector, the
+// operator's actions at their place in time), with the key's alerts as the whole replay raised
+// them (alerts_of_key of the stored alerts or of a whole replay's): a replay of one key alone
+// judges each run the same way, but only the whole one sees the incidents.
 struct KeyReplay {
   std::int64_t key_id = 0;
   core::KeyLabels key;
   std::vector<ReplayedRun> runs;    // oldest first
-  std::vector<core::Alert> alerts;  // every alert the replay raised, in firing order, as its
-                                    // lifecycle left it
+  std::vector<core::Alert> alerts;  // the key's alerts, in firing order, as their lifecycle left them
 };
 
-// nullopt when no key has this reference (or it is not 64 hex digits).
-[[nodiscard]] core::Result<std::optional<KeyReplay>> replay_key(storage::Connection& store,
-                                                                std::string_view ref,
-                                                                const ReplayOptions& options);
+// nullopt when no key has this reference (or it is not 64 hex digits). `alerts`: every alert of
+// the whole replay (the stored ones, served; a whole replay's, in the report).
+[[nodiscard]] core::Result<std::optional<KeyReplay>> replay_key(
+    storage::Connection& store, std::string_view ref, const ReplayOptions& options,
+    const std::vector<core::Alert>& alerts);
 [[nodiscard]] core::Result<KeyReplay> replay_key_id(storage::Connection& store, std::int64_t key_id,
-                                                    const ReplayOptions& options);
+                                                    const ReplayOptions& options,
+                                                    const std::vector<core::Alert>& alerts);
 
-// A key's state on the overview.
-enum class KeyState { Firing, Acknowledged, Failing, Breached, InsufficientData, InBand };
-[[nodiscard]] std::string_view to_string(KeyState state) noexcept;  // "firing", "in_band", ...
-[[nodiscard]] std::optional<KeyState> parse_key_state(std::string_view text);
+// A key's state on the overview: the one vocabulary (core::KeyState).
+using core::KeyState;
 
 struct KeyRow {
   std::int64_t key_id = 0;
   core::KeyLabels key;
-  KeyState state = KeyState::InsufficientData;
+  detectors::Standing standing;  // state, change and band, as every view shows them
   std::optional<detectors::Watch::LastRun> last_run;
-  detectors::Verdict verdict;  // of the newest judgeable run
-  std::string alert_id;        // the open alert (page id); "" when none
+  std::string alert_id;  // the open alert's page id (a member: its incident's); "" when none
   core::Direction alert_direction = core::Direction::Regression;
   std::vector<std::int64_t> spark;  // newest judgeable medians (ns), oldest first
   std::int64_t run_count = 0;
 };
 
-// The state a key shows: an open failed alert, an open step/drift alert (its state), a breach
-// waiting for confirmation, too little history, or in band.
-[[nodiscard]] KeyState key_state(const detectors::Verdict& verdict,
-                                 const std::optional<core::Alert>& open_alert,
-                                 const std::optional<core::Alert>& open_failed_alert);
+// A row from a key's state (the engine's or a whole replay's): its standing and open alert.
+[[nodiscard]] KeyRow key_row(std::int64_t key_id, const core::KeyLabels& key,
+                             const std::optional<detectors::Watch::LastRun>& last_run,
+                             const detectors::Standing& standing);
 
 // Newest medians per key for the sparklines, and run counts: added to rows built elsewhere
 // (the daemon builds them from its engine). One query for every key.
 [[nodiscard]] core::Status add_sparklines(const storage::RunStore& runs, std::vector<KeyRow>& rows,
                                           std::size_t points = 24);
 
-// Every key's row from a replay of the whole store (the static report, which has no engine):
-// the Watch over every key as the daemon replays it at start; stored alerts' states win.
-[[nodiscard]] core::Result<std::vector<KeyRow>> key_rows_from_replay(storage::Connection& store,
-                                                                     const ReplayOptions& options);
+// Every key's row and every alert, from the one whole replay of the store (the static report,
+// which has no engine): what the daemon's engine would show after its start.
+struct SiteModel {
+  std::vector<KeyRow> rows;
+  std::vector<core::Alert> alerts;  // top level: keys' alerts and incidents (with members)
+};
+[[nodiscard]] core::Result<SiteModel> site_from_replay(storage::Connection& store,
+                                                       const ReplayOptions& options);
 
-// An alert page's content: the stored row when the daemon stored it (with its notifications),
-// else the alert as the key's replay raised it (history imported, never paged).
+// An alert page's content: the alert (from `alerts`, the whole replay's or the stored ones),
+// its stored row when the daemon stored it (with its notifications), and its key's history.
 struct AlertView {
   core::Alert alert;
   std::optional<storage::AlertRow> row;
   std::vector<storage::OutboxRow> notifications;
-  std::optional<KeyReplay> replay;  // the key's history (nullopt for an environment incident)
+  std::optional<KeyReplay> replay;  // the key's history (nullopt for an incident)
 };
 
-// nullopt when neither the store nor the key's replay knows the id.
-[[nodiscard]] core::Result<std::optional<AlertView>> find_alert(storage::Connection& store,
-                                                                std::string_view id,
-                                                                const ReplayOptions& options);
+// `id`: the short id the API lists or the long one. nullopt when no alert has it.
+[[nodiscard]] core::Result<std::optional<AlertView>> find_alert(
+    storage::Connection& store, std::string_view id, const ReplayOptions& options,
+    const std::vector<core::Alert>& alerts);
+
+// Every stored alert, newest first (what the served pages read as the whole replay's alerts:
+// the daemon stores each one its replay raised).
+[[nodiscard]] core::Result<std::vector<core::Alert>> stored_alerts(storage::Connection& store);
 
 }  // namespace kernelwatch::web

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "core/key.hpp"
-#include "daemon/history.hpp"
 #include "detectors/backtest.hpp"
+#include "replay/replay.hpp"
 #include "storage/importer.hpp"
 
 namespace {
@@ -32,10 +32,17 @@ long long workload_size(const std::string& label) {
   return workload->kernel == core::Kernel::LayerNorm ? workload->hidden : workload->vocab;
 }
 
-// Imports the CSVs through the real importer into a scratch database and groups its runs by
-// key, exactly as `kernelwatch backtest` reads them.
-core::Result<std::vector<KeyHistory>> load_histories(
-    const std::vector<std::filesystem::path>& csvs) {
+// Imports the CSVs through the real importer into a scratch database, replays it through the one
+// replay `kernelwatch backtest` uses (its alerts, and how long the replay took), and groups its
+// runs by key for the per-move analysis.
+struct Loaded {
+  std::vector<KeyHistory> histories;
+  std::vector<Alert> alerts;
+  double seconds = 0;
+};
+
+core::Result<Loaded> load_histories(const std::vector<std::filesystem::path>& csvs,
+                                    const replay::Options& options) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("kw-liger-eval-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -45,7 +52,25 @@ core::Result<std::vector<KeyHistory>> load_histories(
   } cleanup{dir};
   auto connection = KW_TRY(storage::Connection::open(dir / "liger.db", storage::OpenMode::Create));
   KW_TRY(storage::import_files(connection, csvs, storage::InvalidPolicy::Abort));
-  return daemon::load_key_histories(storage::RunStore(connection));
+  Loaded out;
+  const auto started = std::chrono::steady_clock::now();
+  auto replayed = KW_TRY(replay::replay(connection, options));
+  out.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  out.alerts = std::move(replayed.alerts);
+  std::stable_sort(out.alerts.begin(), out.alerts.end(), [](const Alert& a, const Alert& b) {
+    return a.fired.observed_at < b.fired.observed_at;
+  });
+  std::map<std::int64_t, KeyHistory> by_key;
+  KW_TRY(storage::RunStore(connection).for_each_in_time_order(
+      [&](const storage::RunSummary& run) -> core::Status {
+        auto [it, fresh] = by_key.try_emplace(run.key_id);
+        if (fresh) it->second.key = replayed.labels.at(run.key_id);
+        it->second.runs.push_back(replay::observation_of(run));
+        return {};
+      }));
+  for (auto& [id, history] : by_key) out.histories.push_back(std::move(history));
+  return out;
 }
 
 bool large_liger(const detectors::KeyLabels& key) {
@@ -71,7 +96,8 @@ std::string day(core::Timestamp t) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  detectors::BacktestOptions options;
+  replay::Options options;
+  options.confirm = detectors::ConfirmPolicy::Next;
   bool table = false;
   bool json = false;
   bool main_branch = false;
@@ -82,7 +108,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s\n", policy.error().message.c_str());
         return 2;
       }
-      options.parameters.confirm = *policy;
+      options.confirm = *policy;
     } else if (std::strcmp(argv[i], "--table") == 0) {
       table = true;
     } else if (std::strcmp(argv[i], "--json") == 0) {
@@ -94,26 +120,23 @@ int main(int argc, char** argv) {
   const std::string dir = KW_LIGER_DIR;
   std::vector<std::filesystem::path> csvs = {dir + "/weekly_ci.tvd_layer_norm.csv"};
   if (main_branch) csvs.push_back(dir + "/all_benchmark_data.tvd_layer_norm.csv");
-  auto loaded = load_histories(csvs);
+  auto loaded = load_histories(csvs, options);
   if (!loaded) {
     std::fprintf(stderr, "%s\n", loaded.error().message.c_str());
     return 1;
   }
-  std::vector<KeyHistory>& histories = *loaded;
+  std::vector<KeyHistory>& histories = loaded->histories;
   std::size_t run_count = 0;
   for (const auto& h : histories) run_count += h.runs.size();
-
-  const auto started = std::chrono::steady_clock::now();
-  const auto alerts = detectors::backtest(histories, options);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const auto& alerts = loaded->alerts;
+  const double seconds = loaded->seconds;
 
   if (json) {
     std::printf("%s\n", detectors::to_json(alerts).dump(2).c_str());
     return 0;
   }
   const char* policy =
-      options.parameters.confirm == detectors::ConfirmPolicy::None ? "none" : "next";
+      options.confirm == detectors::ConfirmPolicy::None ? "none" : "next";
   std::printf("## Liger weekly history, --confirm %s\n\n", policy);
   std::printf("%zu keys, %zu runs, %zu alerts; backtest took %.1f ms.\n\n", histories.size(),
               run_count, alerts.size(), seconds * 1e3);
@@ -127,9 +150,13 @@ int main(int argc, char** argv) {
     if (!large_liger(history.key)) continue;
     std::stable_sort(history.runs.begin(), history.runs.end(),
                      [](const auto& a, const auto& b) { return a.observed_at < b.observed_at; });
+    // The key's own alerts and its steps inside incidents (a member is its key's alert too).
     std::vector<const Alert*> key_alerts;
     for (const auto& alert : alerts) {
       if (alert.key.display() == history.key.display()) key_alerts.push_back(&alert);
+      for (const auto& member : alert.members) {
+        if (member.key.display() == history.key.display()) key_alerts.push_back(&member);
+      }
     }
     for (std::size_t i = 1; i < history.runs.size(); ++i) {
       const auto& run = history.runs[i];
@@ -144,7 +171,8 @@ int main(int argc, char** argv) {
       for (const Alert* alert : key_alerts) {
         if (alert->fired.external_id == run.external_id) {
           outcome = "alert (" + std::string(detectors::to_string(alert->kind)) + ", " +
-                    std::string(detectors::to_string(alert->direction)) + ") at this run";
+                    std::string(detectors::to_string(alert->direction)) +
+                    (alert->incident.empty() ? "" : ", incident member") + ") at this run";
           ++at_run;
           break;
         }
@@ -190,7 +218,7 @@ int main(int argc, char** argv) {
         ++short_history;
       }
       if (outcome.empty() && i + 1 == history.runs.size() &&
-          options.parameters.confirm == detectors::ConfirmPolicy::Next) {
+          options.confirm == detectors::ConfirmPolicy::Next) {
         outcome = "last run of the history: no next run to confirm it";
         ++short_history;
       }
@@ -221,6 +249,13 @@ int main(int argc, char** argv) {
   }
   std::printf("\n%zu alert(s) at the 2025-10-10 image change, %zu elsewhere.\n\n", image_change,
               other);
+  // Their steps inside incidents: listed in the incident, never an alert of their own.
+  std::size_t grouped = 0;
+  for (const auto& alert : alerts) {
+    for (const auto& member : alert.members) grouped += large_reference(member.key) ? 1 : 0;
+  }
+  std::printf("%zu step(s) of these series inside incidents (not alerts of their own).\n\n",
+              grouped);
 
   // 3. Small, launch-bound workloads: alerts per key.
   std::printf("### Small LayerNorm workloads (hidden <= 4096): alerts per key\n\n");
@@ -242,7 +277,13 @@ int main(int argc, char** argv) {
 
   // 4. Everything else, by kind.
   std::map<std::string, std::size_t> kinds;
-  for (const auto& alert : alerts) ++kinds[std::string(detectors::to_string(alert.kind))];
+  std::size_t incidents = 0, members = 0;
+  for (const auto& alert : alerts) {
+    ++kinds[std::string(detectors::to_string(alert.kind))];
+    incidents += alert.members.empty() ? 0 : 1;
+    members += alert.members.size();
+  }
+  std::printf("\nIncidents: %zu with %zu member step(s).", incidents, members);
   std::printf("\nAlerts by kind:");
   for (const auto& [kind, count] : kinds) std::printf(" %s %zu;", kind.c_str(), count);
   std::printf("\n");

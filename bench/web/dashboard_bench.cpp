@@ -139,12 +139,12 @@ int main(int argc, char** argv) {
   }
   if (fresh && generate(*connection, keys, runs, big) != 0) return 1;
 
-  web::ReplayOptions options;
-  options.parameters.confirm = detectors::ConfirmPolicy::Next;  // as the dashboard replays
-  // The static report's path: every key's row from one replay of the store.
+  web::ReplayOptions options;  // each run as the daemon judged it, as the dashboard replays
+  // The static report's path: every key's row from the one whole replay of the store.
   auto start = Clock::now();
-  auto rows = web::key_rows_from_replay(*connection, options);
-  if (!rows) return 1;
+  auto site = web::site_from_replay(*connection, options);
+  if (!site) return 1;
+  auto* rows = &site->rows;
   std::printf("overview rows from a replay of the store: %zu keys in %.0f ms\n", rows->size(),
               std::chrono::duration<double>(Clock::now() - start).count() * 1e3);
   // The daemon's path when the engine changed: sparklines and counts, one query per key.
@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
   ms.clear();
   for (int i = 0; i < n; ++i) {
     start = Clock::now();
-    auto replay = web::replay_key(*connection, ref, options);
+    auto replay = web::replay_key(*connection, ref, options, site->alerts);
     if (!replay || !*replay) return 1;
     const std::string html = web::render_key(**replay, {}, {}, web::LinkMode::Served);
     ms.push_back(std::chrono::duration<double>(Clock::now() - start).count() * 1e3);
@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
   all.last = 0;
   for (int i = 0; i < std::max(1, n / 5); ++i) {
     start = Clock::now();
-    auto replay = web::replay_key(*connection, ref, options);
+    auto replay = web::replay_key(*connection, ref, options, site->alerts);
     if (!replay || !*replay) return 1;
     const std::string html = web::render_key(**replay, {}, all, web::LinkMode::Served);
     ms.push_back(std::chrono::duration<double>(Clock::now() - start).count() * 1e3);

@@ -139,7 +139,7 @@ TEST(ParseConfig, EveryDetectorSettingIsDocumentedWithItsDefault) {
   for (const auto& [name, unused] : documented) {
     EXPECT_TRUE(effective.count(name)) << "detector." << name << " is documented but not read";
   }
-  EXPECT_EQ(effective.size(), 28U);
+  EXPECT_EQ(effective.size(), 31U);
 }
 
 // A setting kernelwatch 0.1 had and no longer uses still loads, with a warning that says why.

@@ -67,7 +67,8 @@ TEST(AlertJson, ErrorsNameTheFieldsPath) {
             "closedBy.observedAt: timestamp \"soon\" is not RFC 3339 (like "
             "2025-07-17T18:18:16.000Z)");
   EXPECT_EQ(message("/members/0/kind", "spike"),
-            "members[0].kind: alert kind \"spike\" is not one of step, drift, environment, failed");
+            "members[0].kind: unknown alert kind \"spike\" (known: step, drift, environment, "
+            "failed)");
   EXPECT_EQ(message("/attribution/0/to", nullptr), "attribution[0].to: missing");
   json doc = to_json(sample());
   doc.erase("direction");

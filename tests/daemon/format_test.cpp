@@ -33,22 +33,27 @@ TEST(FormatTest, ATooWideTableCutsTheColumnsItMayCutInOrder) {
 
 using nlohmann::json;
 
-json key(const std::string& workload, const std::string& verdict, json open_alert = nullptr,
-         const std::string& environment = "nvidia-h100-80gb-hbm3") {
+// A key as /api/v1/status shows it: its state and change are the daemon's (one standing for
+// every view); the status command prints them as they come.
+json key(const std::string& workload, const std::string& state, json change,
+         json open_alert = nullptr, const std::string& environment = "nvidia-h100-80gb-hbm3") {
   return {{"benchmark", "tvd/forward"},
           {"provider", "liger"},
           {"workload", workload},
           {"environment", environment},
           {"lastStatus", "passed"},
           {"lastMedianNs", 1'100'000},
-          {"verdict", verdict},
+          {"state", state},
+          {"change", std::move(change)},
           {"band", {{"lower", 950'000}, {"upper", 1'050'000}, {"center", 1'000'000}}},
           {"openAlert", std::move(open_alert)}};
 }
 
-json alert(const std::string& state, const std::string& origin, double change) {
-  return {{"id", "a"},      {"kind", "step"},   {"direction", "regression"},
-          {"state", state}, {"origin", origin}, {"relativeChange", change}};
+json alert(const std::string& state, const std::string& origin, double change,
+           json incident = nullptr) {
+  return {{"id", "a"},           {"kind", "step"},   {"direction", "regression"},
+          {"state", state},      {"origin", origin}, {"relativeChange", change},
+          {"incident", incident}};
 }
 
 // Where this text is (npos when absent).
@@ -78,29 +83,33 @@ TEST(StatusFormat, ProblemsComeFirstWorstFirstAndTheRestOnlyWithAll) {
       {"backend", "cpu"},
       {"cycle", {{"count", 3}, {"errors", 1}}},
       {"outbox", json::array()},
-      {"keys", json::array({key("w-in-band", "in_band"),
-                            key("w-acked", "regression", alert("acknowledged", "daemon", 0.2)),
-                            key("w-pending", "regression"),
-                            key("w-history", "in_band", alert("firing", "history", -0.8)),
-                            key(long_workload, "insufficient_data"),
-                            key("w-firing", "regression", alert("firing", "daemon", 0.31),
-                                "cpu-x86-64")})}};
+      {"keys",
+       json::array(
+           {key("w-in-band", "in_band", 0.01),
+            key("w-acked", "acknowledged", 0.2, alert("acknowledged", "daemon", 0.2)),
+            key("w-pending", "breached", 0.1),
+            key("w-history", "firing", -0.8, alert("firing", "history", -0.8)),
+            key("w-member", "incident", 0.08, alert("firing", "daemon", 0.08, "0123456789ab")),
+            key(long_workload, "insufficient_data", nullptr),
+            key("w-firing", "firing", 0.31, alert("firing", "daemon", 0.31), "cpu-x86-64")})}};
   const std::string text = format_status(status, false);
-  // The summary counts every state, problems and the rest apart.
+  // The summary counts every state, problems and the rest apart, in the one vocabulary.
   EXPECT_NE(at(text,
-               "6 key(s)\n  with a problem: 2 firing, 0 failing, 1 regression, "
-               "1 acknowledged, 0 inconclusive\n  without: 1 in band, 0 improvement, "
-               "1 insufficient data\n  1 of the open alerts (*) were found in imported history"),
+               "7 key(s)\n  with a problem: 2 firing, 0 failing, 1 incident, 1 breached, "
+               "1 acknowledged, 0 inconclusive\n  without: 1 in_band, 1 insufficient_data\n"
+               "  1 of the open alerts (*) were found in imported history"),
             std::string::npos)
       << text;
   // Problems only, the environment with a firing key first; inside one, worst first.
   EXPECT_LT(row(text, "firing", "+31.0%"), row(text, "firing*", "-80.0%")) << text;
-  EXPECT_LT(row(text, "firing*", "-80.0%"), row(text, "regression", "+10.0%")) << text;
-  EXPECT_LT(row(text, "regression", "+10.0%"), row(text, "acknowledged", "+20.0%")) << text;
+  EXPECT_LT(row(text, "firing*", "-80.0%"), row(text, "incident", "+8.0%")) << text;
+  EXPECT_LT(row(text, "incident", "+8.0%"), row(text, "breached", "+10.0%")) << text;
+  EXPECT_LT(row(text, "breached", "+10.0%"), row(text, "acknowledged", "+20.0%")) << text;
+  // A member names its incident: what to acknowledge.
+  EXPECT_NE(at(text, "0123456789ab incident"), std::string::npos) << text;
   EXPECT_EQ(at(text, "w-in-band"), std::string::npos) << text;
   EXPECT_EQ(at(text, long_workload.substr(0, 20)), std::string::npos) << text;
-  EXPECT_NE(at(text, "2 key(s) in band, improving or with too few runs not listed"),
-            std::string::npos);
+  EXPECT_NE(at(text, "2 key(s) in_band or insufficient_data not listed"), std::string::npos);
 
   const std::string all = format_status(status, true);
   EXPECT_NE(at(all, "w-in-band"), std::string::npos) << all;

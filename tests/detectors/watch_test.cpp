@@ -11,6 +11,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::run_at;
+using testing::week;
 
 // One workload on one host, measured by several providers: "liger" is a subject (its code is
 // watched), "torch" a reference (ControlParameters::references).
@@ -33,6 +34,15 @@ std::vector<AlertEvent> step_history(Watch& watch, const KeyLabels& labels, std:
   return events;
 }
 
+// The incident events of a close (not the members' own events, which the engine never stores).
+std::vector<AlertEvent> incidents_of(const std::vector<AlertEvent>& events) {
+  std::vector<AlertEvent> out;
+  for (const auto& e : events) {
+    if (core::is_incident(e.alert)) out.push_back(e);
+  }
+  return out;
+}
+
 TEST(Watch, ASubjectAndItsReferenceSteppingTogetherAreOneIncidentNotTwoAlerts) {
   Watch watch(testing::without_jitter());
   for (const char* provider : {"liger", "torch"}) {
@@ -41,12 +51,19 @@ TEST(Watch, ASubjectAndItsReferenceSteppingTogetherAreOneIncidentNotTwoAlerts) {
   }
   EXPECT_TRUE(watch.holds_triggers());
   const auto closed = watch.close_cycle();
-  ASSERT_EQ(closed.size(), 1u);
-  const Alert& incident = closed[0].alert;
-  EXPECT_TRUE(closed[0].fired);
-  EXPECT_EQ(closed[0].cause, "controls");
+  // Each member fires on its key (never stored or notified by itself), then the incident.
+  for (const auto& e : closed) {
+    if (!core::is_incident(e.alert)) {
+      EXPECT_TRUE(core::is_incident_member(e.alert)) << e.alert.id;
+    }
+  }
+  const auto incidents = incidents_of(closed);
+  ASSERT_EQ(incidents.size(), 1u);
+  const Alert& incident = incidents[0].alert;
+  EXPECT_TRUE(incidents[0].fired);
+  EXPECT_EQ(incidents[0].cause, "controls");
   EXPECT_EQ(incident.kind, AlertKind::Environment);
-  EXPECT_EQ(incident.state, AlertState::Rebaselined);
+  EXPECT_EQ(incident.state, AlertState::Firing);
   EXPECT_EQ(incident.direction, Direction::Regression);
   EXPECT_EQ(incident.key.environment, "nvidia-h100");
   EXPECT_TRUE(incident.key.benchmark.empty());
@@ -54,19 +71,94 @@ TEST(Watch, ASubjectAndItsReferenceSteppingTogetherAreOneIncidentNotTwoAlerts) {
   ASSERT_EQ(incident.members.size(), 2u);
   std::set<std::string> providers;
   for (const auto& member : incident.members) {
-    EXPECT_EQ(member.kind, AlertKind::Environment);
+    EXPECT_EQ(member.kind, AlertKind::Step);
     EXPECT_EQ(member.incident, incident.id);
     EXPECT_NEAR(member.relative_change, 0.3, 0.01);
     providers.insert(member.key.provider);
   }
   EXPECT_EQ(providers, (std::set<std::string>{"liger", "torch"}));
   EXPECT_NEAR(incident.relative_change, 0.3, 0.01);
-  // Not the keys' own alerts: nothing is open on them, and their return resolves nothing.
+  EXPECT_NE(incident.explanation.find("2 key(s) of nvidia-h100 stepped in one cycle (2 slower, 0 "
+                                      "faster; median +"),
+            std::string::npos)
+      << incident.explanation;
+  EXPECT_NE(incident.explanation.find("1 reference(s) stepped with the subjects"),
+            std::string::npos)
+      << incident.explanation;
+  // Each member is its key's open alert: the key knows it breached.
+  for (const char* provider : {"liger", "torch"}) {
+    const auto& open = watch.find(key(provider).identity())->monitor->open_alert();
+    ASSERT_TRUE(open) << provider;
+    EXPECT_EQ(open->incident, incident.id);
+  }
+  // One member back at its level resolves itself; the incident fires while the other does.
+  const auto back = watch.observe(key("liger"), run_at(11, 100100), ConfirmPolicy::None);
+  const auto moved = incidents_of(back.events);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_FALSE(moved[0].fired);
+  EXPECT_EQ(moved[0].alert.state, AlertState::Firing);
+  EXPECT_EQ(watch.incident(incident.id)->state, AlertState::Firing);
+  // The other back too: the incident resolves with its last member.
+  const auto both = watch.observe(key("torch"), run_at(11, 100100), ConfirmPolicy::None);
+  ASSERT_EQ(incidents_of(both.events).size(), 1u);
+  EXPECT_EQ(incidents_of(both.events)[0].alert.state, AlertState::Resolved);
+  EXPECT_TRUE(watch.close_cycle().empty());
+}
+
+TEST(Watch, AcknowledgingAnIncidentAcknowledgesItsMembersAndRebaseliningClosesThem) {
+  Watch watch(testing::without_jitter());
+  for (const char* provider : {"liger", "torch"}) (void)step_history(watch, key(provider), 100000, 0.30);
+  const auto incidents = incidents_of(watch.close_cycle());
+  ASSERT_EQ(incidents.size(), 1u);
+  const std::string id = incidents[0].alert.id;
+
+  const auto acked = watch.act_on_incident(id, OperatorAction::Acknowledge, week(12));
+  ASSERT_EQ(incidents_of(acked).size(), 1u);
+  EXPECT_EQ(incidents_of(acked)[0].alert.state, AlertState::Acknowledged);
+  for (const char* provider : {"liger", "torch"}) {
+    EXPECT_EQ(watch.find(key(provider).identity())->monitor->open_alert()->state,
+              AlertState::Acknowledged)
+        << provider;
+  }
+  EXPECT_TRUE(watch.act_on_incident(id, OperatorAction::Acknowledge, week(12)).empty());
+
+  const auto rebaselined = watch.act_on_incident(id, OperatorAction::Rebaseline, week(13));
+  ASSERT_EQ(incidents_of(rebaselined).size(), 1u);
+  EXPECT_EQ(incidents_of(rebaselined)[0].alert.state, AlertState::Rebaselined);
   for (const char* provider : {"liger", "torch"}) {
     EXPECT_FALSE(watch.find(key(provider).identity())->monitor->open_alert()) << provider;
   }
-  EXPECT_TRUE(watch.observe(key("liger"), run_at(11, 100100), ConfirmPolicy::None).events.empty());
-  EXPECT_TRUE(watch.close_cycle().empty());
+  EXPECT_TRUE(watch.act_on_incident("nowhere@2025", OperatorAction::Acknowledge, week(13)).empty());
+}
+
+// Only subjects stepped: the incident never calls it an environment change, and it names what
+// the runs say changed at that run.
+TEST(Watch, AnIncidentOfSubjectsOnlyNamesWhatChangedAndNeverBlamesTheHost) {
+  Watch watch(testing::without_jitter());
+  for (int k = 0; k < 5; ++k) {
+    const KeyLabels labels{"b/forward", "liger", "w" + std::to_string(k), "nvidia-h100", "p",
+                           "digest-" + std::to_string(k)};
+    for (int i = 0; i < 10; ++i) {
+      (void)watch.observe(labels, run_at(i, 100000 + (i % 2) * 500), ConfirmPolicy::None);
+    }
+    auto stepped = run_at(10, 150000);
+    stepped.implementation_version = "1.1.0";
+    stepped.software["triton"] = "3.5.0";
+    (void)watch.observe(labels, stepped, ConfirmPolicy::None);
+  }
+  const auto incidents = incidents_of(watch.close_cycle());
+  ASSERT_EQ(incidents.size(), 1u);
+  const auto& text = incidents[0].alert.explanation;
+  EXPECT_NE(text.find("Only subjects stepped"), std::string::npos) << text;
+  EXPECT_EQ(text.find("environment change"), std::string::npos) << text;
+  EXPECT_NE(text.find("implementation version changed 1.0.0 -> 1.1.0 (in 5 of 5 keys)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("software triton changed (unrecorded) -> 3.5.0 (in 5 of 5 keys)"),
+            std::string::npos)
+      << text;
+  ASSERT_FALSE(incidents[0].alert.attribution.empty());
+  EXPECT_EQ(incidents[0].alert.attribution[0].field, "implementation.version");
 }
 
 TEST(Watch, ASubjectAloneIsItsOwnAlertAndAKeysNextRunClosesTheCycleFirst) {

@@ -12,13 +12,14 @@ import re
 import sys
 
 # The levels of ARCHITECTURE.md. config/ sits above the modules it configures and parses into
-# their types; runners/ (external benchmark programs) is checked as soon as it exists; web/ (the
-# dashboard) sits beside them.
+# their types; runners/ (external benchmark programs) is checked as soon as it exists; replay/
+# (the one replay of stored history, over storage and detectors) sits beside them, and web/ (the
+# dashboard, drawn from the replay) above it, beside config/.
 LEVELS = {
     "core": 0,
     "kernels": 1, "storage": 1, "detectors": 1,
-    "notifiers": 2, "runners": 2, "web": 2,
-    "config": 3,
+    "notifiers": 2, "runners": 2, "replay": 2,
+    "config": 3, "web": 3,
     "daemon": 4,
 }
 

@@ -140,14 +140,14 @@ TEST(SlackPayload, TellsKindsApartAndShowsTheNumbers) {
   n.alerts.push_back(sample_alert(0));
   n.alerts.push_back(sample_alert(1, Notice::Firing, AlertKind::Step, Direction::Improvement));
   n.alerts.push_back(sample_alert(2, Notice::Firing, AlertKind::Environment));
+  n.alerts.back().alert.explanation = "60 keys moved +8.0% (median) at one run; torch 2.9 -> 2.10";
   n.alerts.push_back(sample_alert(3, Notice::Resolved));
   FormatOptions options;
   options.public_url = "https://kw.example.org/";
   const json p = slack_payload(n, options);
   EXPECT_EQ(testing::slack_limit_violations(p.dump()), "");
   const std::string text = p["text"];
-  EXPECT_NE(text.find("1 regression, 1 environment shift, 1 improvement, 1 resolved"),
-            std::string::npos)
+  EXPECT_NE(text.find("1 regression, 1 incident, 1 improvement, 1 resolved"), std::string::npos)
       << text;
   ASSERT_EQ(p["attachments"].size(), 4u);
   const std::string first = p["attachments"][0]["blocks"][0]["text"]["text"];
@@ -159,9 +159,12 @@ TEST(SlackPayload, TellsKindsApartAndShowsTheNumbers) {
   EXPECT_NE(first.find("implementation version changed 0.6.1 -&gt; 0.6.2"), std::string::npos);
   EXPECT_NE(std::string(p["attachments"][1]["blocks"][0]["text"]["text"]).find("Improvement"),
             std::string::npos);
-  EXPECT_NE(std::string(p["attachments"][2]["blocks"][0]["text"]["text"])
-                .find("environment incident, not a kernel change"),
-            std::string::npos);
+  // An incident says in its own words what moved and what changed at that run.
+  const std::string incident = p["attachments"][2]["blocks"][0]["text"]["text"];
+  EXPECT_NE(incident.find("Incident"), std::string::npos) << incident;
+  EXPECT_NE(incident.find("60 keys moved +8.0% (median) at one run; torch 2.9 -&gt; 2.10"),
+            std::string::npos)
+      << incident;
   EXPECT_NE(std::string(p["attachments"][3]["blocks"][0]["text"]["text"]).find("Resolved"),
             std::string::npos);
   // Colour by severity: regression, improvement, environment and resolved all differ.

@@ -171,7 +171,7 @@ TEST_F(RunStoreTest, AReplayReadsEachRunsFieldsInTimeOrderAlsoAfterMigratingFrom
   check(replay(*runs_));
 
   // The same file as schema 4 wrote it: no replay columns, no time index (and no alert origin,
-  // schema 6's).
+  // schema 6's, nor run_status, schema 7's, nor run judgements, schema 8's).
   runs_.reset();
   connection_.reset();
   const auto path = dir_ / "kw.db";
@@ -182,7 +182,7 @@ TEST_F(RunStoreTest, AReplayReadsEachRunsFieldsInTimeOrderAlsoAfterMigratingFrom
       "ALTER TABLE runs DROP COLUMN software; ALTER TABLE runs DROP COLUMN "
       "status_reason; ALTER TABLE runs DROP COLUMN source; "
       "ALTER TABLE alerts DROP COLUMN origin; ALTER TABLE runs DROP COLUMN run_status; "
-      "PRAGMA user_version = 4;");
+      "DROP TABLE run_judgements; PRAGMA user_version = 4;");
   auto reopened = Connection::open(path, OpenMode::Existing);
   ASSERT_TRUE(reopened) << reopened.error().message;
   EXPECT_EQ(testing::user_version(path), kSchemaVersion);

@@ -23,8 +23,8 @@ TEST(UrlComponent, KeepsUnreservedAndEncodesTheRest) {
 }
 
 TEST(Formats, PercentAndTime) {
-  EXPECT_EQ(format_percent(-0.8049), "-80.5%");
-  EXPECT_EQ(format_percent(0.0123), "+1.2%");
+  EXPECT_EQ(core::format_change(-0.8049), "-80.5%");
+  EXPECT_EQ(core::format_change(0.0123), "+1.2%");
   const auto t = core::parse_timestamp("2025-07-17T18:18:16Z");
   ASSERT_TRUE(t);
   EXPECT_EQ(format_time(*t), "2025-07-17 18:18 UTC");

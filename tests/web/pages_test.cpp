@@ -37,7 +37,18 @@ class LigerHistory : public ::testing::Test {
         kernelwatch::testing::liger_csv("weekly_ci.tvd_layer_norm.csv")};
     auto imported = storage::import_files(*connection_, paths, storage::InvalidPolicy::Abort);
     ASSERT_TRUE(imported) << imported.error().message;
-    options_.parameters.confirm = detectors::ConfirmPolicy::Next;  // as the dashboard replays
+    // As the daemon judges imported history (and `kernelwatch backtest` by default).
+    options_.confirm = detectors::ConfirmPolicy::Next;
+  }
+
+  // Every alert of the whole replay (what the daemon stores, what the report reads).
+  const std::vector<core::Alert>& alerts() {
+    if (!site_) {
+      auto site = site_from_replay(*connection_, options_);
+      EXPECT_TRUE(site) << site.error().message;
+      site_ = std::move(*site);
+    }
+    return site_->alerts;
   }
 
   // The key with these labels, replayed.
@@ -49,7 +60,7 @@ class LigerHistory : public ::testing::Test {
       const auto labels = detectors::key_labels(k.key);
       if (labels.benchmark == benchmark && labels.provider == provider &&
           labels.workload == workload && labels.environment == environment) {
-        auto replay = replay_key(*connection_, key_ref(labels), options_);
+        auto replay = replay_key(*connection_, key_ref(labels), options_, alerts());
         EXPECT_TRUE(replay && *replay);
         return **replay;
       }
@@ -61,6 +72,7 @@ class LigerHistory : public ::testing::Test {
   TempDir dir_;
   std::optional<storage::Connection> connection_;
   ReplayOptions options_;
+  std::optional<SiteModel> site_;
 };
 
 TEST_F(LigerHistory, TheLayerNormKeyReplaysThirtyRunsWithBandsAndTheStepOf061) {
@@ -110,8 +122,10 @@ TEST_F(LigerHistory, AnImportedAlertHasAPageFromTheReplay) {
   const auto replay = replay_of("layer_norm/backward", "liger", "hidden16384-rows4096-fp32",
                                 "nvidia-h100-80gb-hbm3");
   ASSERT_FALSE(replay.alerts.empty());
-  const auto id = alert_page_id(replay.alerts.front());
-  auto view = find_alert(*connection_, id, options_);
+  // The page the key page links: a step inside an incident links to the incident.
+  const auto& first = replay.alerts.front();
+  const auto id = core::is_incident_member(first) ? first.incident : alert_page_id(first);
+  auto view = find_alert(*connection_, id, options_, alerts());
   ASSERT_TRUE(view) << view.error().message;
   ASSERT_TRUE(*view);
   EXPECT_FALSE((*view)->row);
@@ -120,10 +134,11 @@ TEST_F(LigerHistory, AnImportedAlertHasAPageFromTheReplay) {
   EXPECT_NE(html.find("never paged"), std::string::npos);
   EXPECT_EQ(html.find("id=\"ack-form\""), std::string::npos);  // not stored: nothing to ack
 
-  auto unknown = find_alert(*connection_, "sha256:" + std::string(64, '0') + "@nope", options_);
+  auto unknown =
+      find_alert(*connection_, "sha256:" + std::string(64, '0') + "@nope", options_, alerts());
   ASSERT_TRUE(unknown);
   EXPECT_FALSE(*unknown);
-  auto garbage = find_alert(*connection_, "no-at-sign", options_);
+  auto garbage = find_alert(*connection_, "no-at-sign", options_, alerts());
   ASSERT_TRUE(garbage);
   EXPECT_FALSE(*garbage);
 }
@@ -131,7 +146,7 @@ TEST_F(LigerHistory, AnImportedAlertHasAPageFromTheReplay) {
 TEST_F(LigerHistory, UnknownOrMalformedKeyReferencesAreNotFound) {
   for (const std::string& ref :
        {std::string(64, '0'), std::string("abc"), std::string("<script>"), std::string(64, 'G')}) {
-    auto replay = replay_key(*connection_, ref, options_);
+    auto replay = replay_key(*connection_, ref, options_, alerts());
     ASSERT_TRUE(replay) << replay.error().message;
     EXPECT_FALSE(*replay) << ref;
   }
@@ -142,8 +157,9 @@ TEST_F(LigerHistory, UnknownOrMalformedKeyReferencesAreNotFound) {
 }
 
 TEST_F(LigerHistory, OverviewRowsFromTheReplayListEveryKeyGrouped) {
-  auto rows = key_rows_from_replay(*connection_, options_);
-  ASSERT_TRUE(rows) << rows.error().message;
+  auto site = site_from_replay(*connection_, options_);
+  ASSERT_TRUE(site) << site.error().message;
+  const auto* rows = &site->rows;
   auto keys = storage::RunStore(*connection_).keys();
   ASSERT_TRUE(keys);
   ASSERT_EQ(rows->size(), keys->size());
@@ -156,7 +172,7 @@ TEST_F(LigerHistory, OverviewRowsFromTheReplayListEveryKeyGrouped) {
   EXPECT_EQ(count(html, "<tr class=\"key\""),
             std::min<std::size_t>(rows->size(), kOverviewPageSize) +
                 std::count_if(rows->begin(), rows->end(), [](const KeyRow& r) {
-                  return r.state != KeyState::InBand && r.state != KeyState::InsufficientData;
+                  return core::is_problem(r.standing.state);
                 }));
   EXPECT_NE(html.find("<h3 class=\"env\">nvidia-h100-80gb-hbm3</h3>"), std::string::npos);
 
@@ -192,15 +208,16 @@ TEST_F(LigerHistory, MarkupImportedFromACsvIsShownAsText) {
   ASSERT_TRUE(imported) << imported.error().message;
   ASSERT_EQ(imported->inserted, 1u);
 
-  auto rows = key_rows_from_replay(*connection_, options_);
-  ASSERT_TRUE(rows);
+  auto site = site_from_replay(*connection_, options_);
+  ASSERT_TRUE(site);
+  const auto* rows = &site->rows;
   const std::string overview = render_overview(*rows, {}, nullptr, LinkMode::Served);
   EXPECT_EQ(overview.find("<script>"), std::string::npos);
   EXPECT_EQ(overview.find("<i>"), std::string::npos);
 
   bool found = false;
   for (const auto& row : *rows) {
-    auto replay = replay_key(*connection_, key_ref(row.key), options_);
+    auto replay = replay_key(*connection_, key_ref(row.key), options_, site->alerts);
     ASSERT_TRUE(replay && *replay);
     const bool hostile_key =
         std::any_of((*replay)->runs.begin(), (*replay)->runs.end(), [](const auto& r) {
@@ -212,7 +229,9 @@ TEST_F(LigerHistory, MarkupImportedFromACsvIsShownAsText) {
     EXPECT_EQ(key_page.find("<script>alert"), std::string::npos);
     EXPECT_NE(key_page.find("0.9.9&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
     for (const auto& alert : (*replay)->alerts) {
-      auto view = find_alert(*connection_, alert_page_id(alert), options_);
+      auto view = find_alert(*connection_, core::is_incident_member(alert) ? alert.incident
+                                                                           : alert_page_id(alert),
+                             options_, site->alerts);
       ASSERT_TRUE(view && *view);
       EXPECT_EQ(render_alert(**view, LinkMode::Served).find("<script>alert"), std::string::npos);
     }
@@ -284,7 +303,9 @@ TEST_F(LigerHistory, TheStaticReportLinksRelativelyBetweenItsFiles) {
   const auto replay = replay_of("layer_norm/backward", "liger", "hidden16384-rows4096-fp32",
                                 "nvidia-h100-80gb-hbm3");
   check_links(root / key_file(key_ref(replay.key), Scale::Linear));
-  check_links(root / alert_file(alert_page_id(replay.alerts.front())));
+  const auto& first = replay.alerts.front();
+  check_links(root / alert_file(core::is_incident_member(first) ? first.incident
+                                                                : alert_page_id(first)));
 }
 
 }  // namespace

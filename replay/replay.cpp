@@ -1,0 +1,218 @@
+#include "replay/replay.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "detectors/attribution.hpp"
+
+namespace kernelwatch::replay {
+namespace {
+
+detectors::OperatorAction operator_action(storage::AlertAction action) {
+  return action == storage::AlertAction::Rebaseline ? detectors::OperatorAction::Rebaseline
+                                                    : detectors::OperatorAction::Acknowledge;
+}
+
+// Feeds the runs, in the daemon's order, and the operator's actions through the replay's Watch.
+class Driver {
+ public:
+  Driver(Replay& out, const Options& options, std::vector<storage::AlertActionRow> actions)
+      : out_(out), options_(options), actions_(std::move(actions)) {}
+
+  void feed(const storage::RunSummary& run) {
+    ++out_.runs;
+    const core::Timestamp order = run.judgement ? run.judgement->order : run.observed_at;
+    // A run the daemon judged just after a newer one of its key (it came a little late) waits
+    // for the stream to reach the place it was judged at.
+    release_late(order);
+    if (order > run.observed_at) {
+      late_.push_back(run);
+      return;
+    }
+    judge(run, order);
+  }
+
+  void finish() {
+    release_late(core::Timestamp::max());
+    collect(out_.watch.close_cycle());
+    while (next_action_ < actions_.size()) act(actions_[next_action_++]);
+    // What the daemon fired at runs whose cycle never closed.
+    out_.unsettled_runs = open_runs_.size();
+    const auto unsettled = [&](const core::Alert& a) {
+      return open_runs_.contains(a.key.identity() + "/" + a.fired.external_id);
+    };
+    for (const auto& alert : out_.alerts) {
+      if (unsettled(alert) ||
+          std::any_of(alert.members.begin(), alert.members.end(), unsettled)) {
+        out_.unsettled.insert(alert.id);
+      }
+    }
+  }
+
+ private:
+  void release_late(core::Timestamp until) {
+    std::stable_sort(late_.begin(), late_.end(), [](const auto& a, const auto& b) {
+      return a.judgement->order < b.judgement->order;
+    });
+    while (!late_.empty() && late_.front().judgement->order <= until) {
+      const storage::RunSummary run = std::move(late_.front());
+      late_.erase(late_.begin());
+      judge(run, run.judgement->order);
+    }
+  }
+
+  void collect(std::vector<detectors::AlertEvent> events) {
+    for (auto& event : events) {
+      // A member is listed inside its incident, whose event follows each change of it.
+      if (core::is_incident_member(event.alert)) continue;
+      out_.changed_at[event.alert.id] = event.at;
+      const auto [it, fresh] = index_.try_emplace(event.alert.id, out_.alerts.size());
+      if (fresh) {
+        out_.alerts.push_back(std::move(event.alert));
+      } else {
+        out_.alerts[it->second] = std::move(event.alert);
+      }
+    }
+  }
+
+  void act(const storage::AlertActionRow& action) {
+    // An operator acts on alerts already decided: what the replay still holds is decided first.
+    collect(out_.watch.close_cycle());
+    const auto op = operator_action(action.action);
+    if (action.key_id == 0) {  // an incident (it has no key)
+      collect(out_.watch.act_on_incident(action.alert_id, op, action.at));
+      return;
+    }
+    const auto key = out_.labels.find(action.key_id);
+    if (key == out_.labels.end()) return;
+    collect(out_.watch.act(key->second.identity(), action.alert_id, op, action.at));
+    if (op == detectors::OperatorAction::Rebaseline) rebaselined_ = true;
+  }
+
+  void judge(const storage::RunSummary& run, core::Timestamp order) {
+    // Operator actions replay at their place in time, between the runs around them.
+    while (next_action_ < actions_.size() && actions_[next_action_].at <= order) {
+      act(actions_[next_action_++]);
+    }
+    const auto key = out_.labels.find(run.key_id);
+    if (key == out_.labels.end()) return;
+    detectors::Observation observation = observation_of(run);
+    observation.observed_at = order;
+    const auto confirm = confirm_of(run, options_);
+    if (!confirm) {  // stored by the daemon without a verdict: never judged
+      if (options_.trace) {
+        TracedRun traced;
+        traced.run = run;
+        traced.verdict.kind = detectors::VerdictKind::Inconclusive;
+        traced.verdict.explanation =
+            "stored, not judged: older than its key's newest run beyond the clock tolerance";
+        out_.trace.push_back(std::move(traced));
+      }
+      return;
+    }
+    // The daemon's cycle or posted batch ended before this one; a gap ends a cycle too.
+    if (previous_ && order - *previous_ > options_.parameters.controls.cycle_gap) close();
+    if (run.judgement && run.judgement->cycle != 0) {
+      if (cycle_ && *cycle_ != run.judgement->cycle) close();
+      cycle_ = run.judgement->cycle;
+    }
+    previous_ = order;
+    if (run.judged == storage::Judged::CycleOpen) {
+      open_runs_.insert(key->second.identity() + "/" + observation.external_id);
+    }
+    auto step = out_.watch.observe(key->second, observation, *confirm);
+    if (options_.trace) {
+      TracedRun traced;
+      traced.run = run;
+      traced.verdict = std::move(step.detection.verdict);
+      traced.role = step.detection.role;
+      if (previous_run_) traced.changes = detectors::attribute(*previous_run_, observation);
+      traced.rebaseline = std::exchange(rebaselined_, false);
+      out_.trace.push_back(std::move(traced));
+      previous_run_ = std::move(observation);
+    }
+    collect(std::move(step.events));
+  }
+
+  void close() { collect(out_.watch.close_cycle()); }
+
+  Replay& out_;
+  const Options& options_;
+  std::vector<storage::AlertActionRow> actions_;
+  std::size_t next_action_ = 0;
+  std::vector<storage::RunSummary> late_;
+  std::optional<core::Timestamp> previous_;
+  std::optional<std::int64_t> cycle_;
+  std::map<std::string, std::size_t> index_;
+  std::set<std::string> open_runs_;  // "<key identity>/<externalId>" of runs in an open cycle
+  std::optional<detectors::Observation> previous_run_;
+  bool rebaselined_ = false;
+};
+
+}  // namespace
+
+core::Result<std::map<std::int64_t, core::KeyLabels>> key_labels_by_id(
+    const storage::RunStore& runs) {
+  std::map<std::int64_t, core::KeyLabels> labels;
+  for (const auto& key : KW_TRY(runs.keys())) labels[key.id] = detectors::key_labels(key.key);
+  return labels;
+}
+
+detectors::Observation observation_of(const storage::RunSummary& run) {
+  detectors::Observation o;
+  o.external_id = run.external_id;
+  o.observed_at = run.observed_at;
+  o.status = run.status;
+  o.median = run.median.value_or(std::chrono::nanoseconds{0});
+  o.p20 = run.p20;
+  o.p80 = run.p80;
+  o.implementation_version = run.implementation_version;
+  o.implementation_digest = run.implementation_digest;
+  o.software = detectors::software_fields(run.software);
+  o.status_reason = run.status_reason;
+  return o;
+}
+
+std::optional<detectors::ConfirmPolicy> confirm_of(const storage::RunSummary& run,
+                                                   const Options& options) {
+  if (run.judgement && run.judgement->confirmation == storage::Confirmation::NotJudged) {
+    return std::nullopt;
+  }
+  if (options.confirm) return *options.confirm;
+  if (!run.judgement) return kHistoryConfirm;
+  return run.judgement->confirmation == storage::Confirmation::Next
+             ? detectors::ConfirmPolicy::Next
+             : detectors::ConfirmPolicy::None;
+}
+
+core::Result<Replay> replay(storage::Connection& store, const Options& options) {
+  Replay out(options.parameters);
+  const storage::RunStore runs(store);
+  for (auto& [id, key] : KW_TRY(key_labels_by_id(runs))) {
+    if (options.only_key && *options.only_key != id) continue;
+    out.key_ids[key.identity()] = id;
+    out.labels.emplace(id, std::move(key));
+  }
+  std::vector<storage::AlertActionRow> actions;
+  if (options.operator_actions) {
+    for (auto& action : KW_TRY(storage::AlertStore(store).actions())) {
+      // One key alone: its own actions (an incident's were recorded on each member too).
+      if (options.only_key && action.key_id != *options.only_key) continue;
+      actions.push_back(std::move(action));
+    }
+  }
+  Driver driver(out, options, std::move(actions));
+  const auto feed = [&](const storage::RunSummary& run) -> core::Status {
+    driver.feed(run);
+    return {};
+  };
+  if (options.only_key) {
+    for (const auto& run : KW_TRY(runs.key_summaries(*options.only_key))) KW_TRY(feed(run));
+  } else {
+    KW_TRY(runs.for_each_in_time_order(feed));
+  }
+  driver.finish();
+  return out;
+}
+
+}  // namespace kernelwatch::replay
