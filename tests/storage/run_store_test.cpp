@@ -182,7 +182,7 @@ TEST_F(RunStoreTest, AReplayReadsEachRunsFieldsInTimeOrderAlsoAfterMigratingFrom
       "ALTER TABLE runs DROP COLUMN software; ALTER TABLE runs DROP COLUMN "
       "status_reason; ALTER TABLE runs DROP COLUMN source; "
       "ALTER TABLE alerts DROP COLUMN origin; ALTER TABLE runs DROP COLUMN run_status; "
-      "DROP TABLE run_judgements; PRAGMA user_version = 4;");
+      "PRAGMA user_version = 4;");
   auto reopened = Connection::open(path, OpenMode::Existing);
   ASSERT_TRUE(reopened) << reopened.error().message;
   EXPECT_EQ(testing::user_version(path), kSchemaVersion);

@@ -108,7 +108,9 @@ void downgrade_runs_to_v7(const std::filesystem::path& path) {
       sources[std::stoll(row[0])] = joined->dump();
     }
   }
+  // Version 9's table goes too: the migrations after 7 run again on the downgraded file.
   exec_sql(path, R"sql(
+DROP TABLE IF EXISTS run_judgements;
 DROP INDEX runs_by_time;
 DROP INDEX runs_unsettled;
 CREATE TABLE runs_v7 (

@@ -41,7 +41,7 @@ void exec_sql(const std::filesystem::path& path, const std::string& sql);
 // Turns the runs table of a database of this build's schema into the one schema version 7 had:
 // each record whole in `record` (as version 7 wrote it: the canonical JSON of core::to_json),
 // each Liger row's raw source whole, the replay columns filled as version 7 filled them, no
-// `documents`; user_version 7. For migration tests.
+// `documents`, no `run_judgements` (version 9); user_version 7. For migration tests.
 void downgrade_runs_to_v7(const std::filesystem::path& path);
 
 }  // namespace kernelwatch::storage::testing
