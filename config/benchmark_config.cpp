@@ -1,0 +1,235 @@
+// The `benchmarks` and `bench` sections: what the daemon runs, and the timing of its own kernels.
+#include "config/detail/benchmark_config.hpp"
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runners/command_config.hpp"
+
+namespace kernelwatch::config::detail {
+namespace {
+
+// A kernel, pass or provider name, parsed by core; the message lists the accepted names and
+// quotes the text only when it cannot be a secret.
+template <class Enum, std::size_t N>
+Result<Enum> read_name(const JsonField& field, const std::string& text,
+                       Result<Enum> (*parse)(std::string_view), const Enum (&values)[N]) {
+  auto parsed = parse(text);
+  if (!parsed) return field.error(shown(text) + " is not one of " + core::names_of(values));
+  return parsed;
+}
+
+std::string_view example_workload(core::Kernel kernel) {
+  return kernel == core::Kernel::Tvd ? "tokens1024-vocab4096-fp32" : "hidden2048-rows2048-fp32";
+}
+
+// The providers to run: both of kernelwatch's when the field is absent.
+Result<std::vector<core::Provider>> read_providers(const JsonField& field) {
+  std::vector<core::Provider> providers(std::begin(core::kProviders), std::end(core::kProviders));
+  if (!field.present()) return providers;
+  const auto items = KW_TRY(field.array());
+  if (items.empty()) return field.error("lists no provider");
+  providers.clear();
+  for (const JsonField& item : items) {
+    const std::string text = KW_TRY(item.string());
+    const core::Provider provider =
+        KW_TRY(read_name(item, text, core::parse_provider, core::kProviders));
+    if (std::find(providers.begin(), providers.end(), provider) != providers.end()) {
+      return item.error(shown(text) + " is listed twice");
+    }
+    providers.push_back(provider);
+  }
+  return providers;
+}
+
+// Workload labels, each of `kernel` and each passing `check` (a runner's own limits), if any.
+Result<std::vector<core::Workload>> read_workloads(
+    const JsonField& field, core::Kernel kernel,
+    const std::function<Status(const core::Workload&)>& check = {}) {
+  const auto items = KW_TRY(field.array());
+  if (items.empty()) return field.error("lists no workload");
+  const std::string kernel_name(core::to_string(kernel));
+  std::vector<core::Workload> workloads;
+  for (const JsonField& item : items) {
+    const std::string label = KW_TRY(item.string("a workload label"));
+    core::Workload workload = KW_TRY(item.wrap(core::Workload::from_label(label)));
+    if (!workload.kernel) {
+      return item.error(shown(label) + " is not a " + kernel_name + " workload like \"" +
+                        std::string(example_workload(kernel)) + "\"");
+    }
+    if (*workload.kernel != kernel) {
+      return item.error(shown(label) + " is a " + std::string(core::to_string(*workload.kernel)) +
+                        " workload, not a " + kernel_name + " one");
+    }
+    for (const auto& earlier : workloads) {
+      if (earlier.label() == workload.label()) return item.error(shown(label) + " is listed twice");
+    }
+    if (check) {
+      if (auto ok = check(workload); !ok) return item.error(ok.error().message);
+    }
+    workloads.push_back(std::move(workload));
+  }
+  return workloads;
+}
+
+// A liger-bench entry's providers: required, each one liger-bench runs for the kernel.
+Result<std::vector<runners::LigerProvider>> read_liger_providers(const JsonField& object,
+                                                                 core::Kernel kernel) {
+  const JsonField field = object["providers"];
+  const std::string kernel_name(core::to_string(kernel));
+  if (!field.present()) {
+    return object.error("providers is missing (liger-bench runs " + runners::providers_of(kernel) +
+                        " for " + kernel_name + ")");
+  }
+  const auto items = KW_TRY(field.array());
+  if (items.empty()) return field.error("lists no provider");
+  std::vector<runners::LigerProvider> providers;
+  for (const JsonField& item : items) {
+    const std::string text = KW_TRY(item.string());
+    const auto provider = runners::parse_liger_provider(text);
+    if (!provider || !runners::supports(kernel, *provider)) {
+      return item.error(shown(text) + " is not a provider liger-bench runs for " + kernel_name +
+                        " (" + runners::providers_of(kernel) + ")");
+    }
+    if (std::find(providers.begin(), providers.end(), *provider) != providers.end()) {
+      return item.error(shown(text) + " is listed twice");
+    }
+    providers.push_back(*provider);
+  }
+  return providers;
+}
+
+// How a liger-bench entry runs: python (required), script (must exist), timeout.
+Status read_liger_options(const Reader& reader, const JsonField& object,
+                          runners::LigerBenchOptions& out) {
+  const JsonField python_field = object["python"];
+  if (!python_field.present()) {
+    return object.error(
+        "python is missing (the interpreter of a venv with torch, triton and liger-kernel, like "
+        "\"/opt/venv/bin/python3\")");
+  }
+  const std::string python = KW_TRY(python_field.string());
+  if (python.empty()) return python_field.error("is empty");
+  // A bare name is looked up in PATH when the runner starts; a path is taken relative to the
+  // config file. A missing interpreter is a failed run, not a config error (venvs come and go).
+  out.python = python.find('/') == std::string::npos ? std::filesystem::path(python)
+                                                     : reader.resolve(python);
+  const JsonField script_field = object["script"];
+  if (script_field.present()) {
+    out.script = reader.resolve(KW_TRY(script_field.string()));
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(out.script, ec)) {
+      return script_field.error("\"" + out.script.string() + "\" is not a file");
+    }
+  }
+  KW_TRY(read_duration(object["timeout"], std::chrono::seconds(1), out.timeout));
+  return {};
+}
+
+// `runner`: absent for kernelwatch's own kernels, whose entries take none of a runner's fields.
+Result<Runner> read_runner(const JsonField& object) {
+  const JsonField field = object["runner"];
+  if (!field.present()) {
+    for (const std::string_view key : {"python", "script", "timeout"}) {
+      if (object[key].present())
+        return object[key].error("applies to a benchmark with a \"runner\"");
+    }
+    return Runner::Harness;
+  }
+  const std::string runner = KW_TRY(field.string());
+  if (runner == runners::kCommandRunner) return Runner::Command;
+  if (runner != runners::kLigerBenchRunner) {
+    return field.error(shown(runner) +
+                       " is not a known runner (known: " + std::string(runners::kLigerBenchRunner) +
+                       ", " + std::string(runners::kCommandRunner) +
+                       "; leave it out for kernelwatch's own kernels)");
+  }
+  return Runner::LigerBench;
+}
+
+Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkConfig& out) {
+  const JsonField entry = KW_TRY(field.object());
+  if (entry["interval"].present()) {
+    milliseconds interval{0};
+    KW_TRY(read_duration(entry["interval"], std::chrono::seconds(1), interval));
+    out.interval = interval;
+  }
+  if (entry["runner"].present() && KW_TRY(read_runner(entry)) == Runner::Command) {
+    // The runner reads its own entry; the config lends it durations and paths.
+    out.runner = Runner::Command;
+    runners::EntryReaderServices services;
+    services.duration = [](const JsonField& f, milliseconds minimum) -> Result<milliseconds> {
+      milliseconds value{0};
+      KW_TRY(read_duration(f, minimum, value));
+      return value;
+    };
+    services.resolve = [&reader](const std::string& path) { return reader.resolve(path); };
+    out.command = KW_TRY(runners::read_command_entry(entry, services));
+    return {};
+  }
+  const JsonField object =
+      KW_TRY(object_of(field, {"runner", "kernel", "pass", "providers", "workloads", "python",
+                               "script", "timeout", "interval"}));
+  for (const std::string_view key : {"kernel", "pass", "workloads"}) {
+    if (!object[key].present()) return object.error(std::string(key) + " is missing");
+  }
+  out.runner = KW_TRY(read_runner(object));
+  const std::string kernel = KW_TRY(object["kernel"].string());
+  out.kernel = KW_TRY(read_name(object["kernel"], kernel, core::parse_kernel, core::kKernels));
+  const std::string pass = KW_TRY(object["pass"].string());
+  out.pass = KW_TRY(read_name(object["pass"], pass, core::parse_pass, core::kPasses));
+  if (out.runner == Runner::LigerBench) {
+    out.liger_providers = KW_TRY(read_liger_providers(object, out.kernel));
+    KW_TRY(read_liger_options(reader, object, out.liger));
+    // Each workload must be one liger-bench runs for every provider listed.
+    const auto runs_everywhere = [&](const core::Workload& workload) -> Status {
+      for (const auto provider : out.liger_providers) {
+        KW_TRY(runners::validate(runners::LigerCase{out.kernel, out.pass, provider, workload}));
+      }
+      return {};
+    };
+    out.workloads = KW_TRY(read_workloads(object["workloads"], out.kernel, runs_everywhere));
+  } else {
+    out.providers = KW_TRY(read_providers(object["providers"]));
+    out.workloads = KW_TRY(read_workloads(object["workloads"], out.kernel));
+  }
+  return {};
+}
+
+}  // namespace
+
+Status read_benchmarks(const Reader& reader, const JsonField& field,
+                       std::vector<BenchmarkConfig>& out) {
+  const auto items = KW_TRY(field.array());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    BenchmarkConfig benchmark;
+    KW_TRY(read_benchmark(reader, items[i], benchmark));
+    for (std::size_t j = 0; j < out.size(); ++j) {
+      if (benchmark.runner == Runner::Command || out[j].runner == Runner::Command) {
+        if (out[j].runner == benchmark.runner && out[j].command.name == benchmark.command.name) {
+          return items[i]["name"].error(shown(benchmark.command.name) + " is already the name of " +
+                                        items[j].path());
+        }
+        continue;
+      }
+      if (out[j].runner == benchmark.runner && out[j].kernel == benchmark.kernel &&
+          out[j].pass == benchmark.pass) {
+        return items[i].error(std::string(core::to_string(benchmark.kernel)) + "/" +
+                              std::string(core::to_string(benchmark.pass)) +
+                              " is already listed in " + items[j].path());
+      }
+    }
+    out.push_back(std::move(benchmark));
+  }
+  return {};
+}
+
+Status read_bench(const JsonField& field, kernels::TimingPolicy& out) {
+  const JsonField object = KW_TRY(object_of(field, {"warmup", "repetitions"}));
+  KW_TRY(read_duration(object["warmup"], milliseconds(0), out.warmup));
+  KW_TRY(read_duration(object["repetitions"], milliseconds(1), out.repetitions));
+  return {};
+}
+}  // namespace kernelwatch::config::detail
