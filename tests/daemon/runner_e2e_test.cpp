@@ -211,13 +211,16 @@ TEST(RunnerE2E, ProbeOutputsAreFailedRunsWithReadableReasonsAndTheDaemonLives) {
 }
 
 // The fake's body: starts a grandchild in its process group and one in its own session, writes
-// the three pids to `pids`, and runs for ten minutes.
+// the three pids to `pids`, and runs for ten minutes: it becomes `sleep 600` (same pid), since
+// Python's time.sleep fails at once with EINVAL under .ci/run's faketime (libfaketime and
+// clock_nanosleep on the monotonic clock), which let the runner exit before the test looked.
 std::string hanging_runner(const std::filesystem::path& pids) {
   return "g = subprocess.Popen(['sleep', '600'])\n"
          "s = subprocess.Popen(['sleep', '600'], start_new_session=True)\n"
          "with open('" +
          pids.string() + ".tmp', 'w') as f: f.write(f'{os.getpid()} {g.pid} {s.pid}\\n')\n" +
-         "os.rename('" + pids.string() + ".tmp', '" + pids.string() + "')\n" + "time.sleep(600)\n";
+         "os.rename('" + pids.string() + ".tmp', '" + pids.string() + "')\n" +
+         "os.execvp('sleep', ['sleep', '600'])\n";
 }
 
 // Starts the daemon on hanging_runner(pids) and waits until the runner wrote its pids: the
