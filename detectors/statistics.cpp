@@ -2,13 +2,24 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 namespace kernelwatch::detectors {
 
+namespace {
+
+// The detectors call these per run and key (a million-run replay makes millions of calls): the
+// working copies reuse one buffer per thread instead of allocating each time.
+std::vector<double>& scratch(std::vector<double>& buffer, std::span<const double> values) {
+  buffer.assign(values.begin(), values.end());
+  return buffer;
+}
+
+}  // namespace
+
 double median(std::span<const double> values) {
   if (values.empty()) return 0;
-  std::vector<double> sorted(values.begin(), values.end());
+  thread_local std::vector<double> buffer;
+  std::vector<double>& sorted = scratch(buffer, values);
   const std::size_t mid = sorted.size() / 2;
   std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(mid), sorted.end());
   const double upper = sorted[mid];
@@ -33,8 +44,8 @@ double quantile(std::span<const double> values, double probability) {
 double median_absolute_deviation(std::span<const double> values) {
   if (values.empty()) return 0;
   const double center = median(values);
-  std::vector<double> deviations;
-  deviations.reserve(values.size());
+  thread_local std::vector<double> deviations;
+  deviations.clear();
   for (double v : values) deviations.push_back(std::abs(v - center));
   return median(deviations);
 }
@@ -50,13 +61,18 @@ MannKendall mann_kendall(std::span<const double> values) {
     }
   }
   // Tie correction: each group of t equal values removes t(t-1)(2t+5) from the variance.
-  std::map<double, std::size_t> ties;
-  for (double v : values) ++ties[v];
+  // Groups of equal values, in ascending order, counted on a sorted copy.
+  thread_local std::vector<double> buffer;
+  std::vector<double>& sorted = scratch(buffer, values);
+  std::sort(sorted.begin(), sorted.end());
   const auto dn = static_cast<double>(n);
   double variance = dn * (dn - 1) * (2 * dn + 5);
-  for (const auto& [value, count] : ties) {
-    const auto t = static_cast<double>(count);
+  for (std::size_t first = 0; first < n;) {
+    std::size_t last = first + 1;
+    while (last < n && sorted[last] == sorted[first]) ++last;
+    const auto t = static_cast<double>(last - first);
     variance -= t * (t - 1) * (2 * t + 5);
+    first = last;
   }
   variance /= 18;
   if (variance <= 0) return {s, 0};
@@ -67,16 +83,16 @@ MannKendall mann_kendall(std::span<const double> values) {
 TheilSen theil_sen(std::span<const double> values) {
   const std::size_t n = values.size();
   if (n < 2) return {0, values.empty() ? 0 : values[0]};
-  std::vector<double> slopes;
-  slopes.reserve(n * (n - 1) / 2);
+  thread_local std::vector<double> slopes;
+  slopes.clear();
   for (std::size_t i = 0; i + 1 < n; ++i) {
     for (std::size_t j = i + 1; j < n; ++j) {
       slopes.push_back((values[j] - values[i]) / static_cast<double>(j - i));
     }
   }
   const double slope = median(slopes);
-  std::vector<double> intercepts;
-  intercepts.reserve(n);
+  thread_local std::vector<double> intercepts;
+  intercepts.clear();
   for (std::size_t i = 0; i < n; ++i)
     intercepts.push_back(values[i] - slope * static_cast<double>(i));
   return {slope, median(intercepts)};
