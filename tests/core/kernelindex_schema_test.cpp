@@ -107,7 +107,7 @@ TEST(KernelindexSchema, EachKindOfViolationNamesItsField) {
 TEST(KernelindexSchema, ValidFormsOfThePatternsAreAccepted) {
   json run = example_json("benchmark-run.json");
   for (const char* text : {"2024-02-29T00:00:00Z", "2000-02-29T23:59:59.123456Z",
-                           "2026-12-31T23:59Z", "0000-02-29T00:00:00Z"}) {
+                           "1999-12-31T23:59Z", "0000-02-29T00:00:00Z"}) {
     run["spec"]["observedAt"] = text;
     EXPECT_EQ(first_problem(run), "") << text;
   }

@@ -231,15 +231,21 @@ std::string nvbench_fixture() {
 
 // The CSV Liger-Kernel's update_benchmark_data_csv writes: one speed row of rms_norm on a GPU this
 // host does not have (the daemon's probe refutes it), and a memory row, which is not a timing.
-const char* const kLigerCsv =
-    "kernel_name,kernel_provider,metric_name,metric_unit,gpu_name,x_name,x_label,x_value,"
-    "y_value_50,y_value_20,y_value_80,extra_benchmark_config_str,kernel_operation_mode,"
-    "timestamp,liger_version\n"
-    "rms_norm,liger,speed,ms,NVIDIA Imaginary GPU 1TB,H,hidden size,4096,0.05,0.049,0.052,"
-    "\"{\"\"M\"\": 2048, \"\"dtype\"\": \"\"torch.bfloat16\"\", \"\"eps\"\": 1e-06}\",forward,"
-    "2026-12-01 10:00:00,0.6.1\n"
-    "rms_norm,liger,memory,MB,NVIDIA Imaginary GPU 1TB,H,hidden size,4096,12,12,12,"
-    "\"{\"\"M\"\": 2048}\",full,2026-12-01 10:00:00,0.6.1\n";
+// Dated a day before now, in the CSV's "YYYY-MM-DD HH:MM:SS" without a zone.
+std::string liger_csv() {
+  std::string when = core::format_timestamp(testing::day_before_now()).substr(0, 19);
+  when[10] = ' ';
+  return "kernel_name,kernel_provider,metric_name,metric_unit,gpu_name,x_name,x_label,x_value,"
+         "y_value_50,y_value_20,y_value_80,extra_benchmark_config_str,kernel_operation_mode,"
+         "timestamp,liger_version\n"
+         "rms_norm,liger,speed,ms,NVIDIA Imaginary GPU 1TB,H,hidden size,4096,0.05,0.049,0.052,"
+         "\"{\"\"M\"\": 2048, \"\"dtype\"\": \"\"torch.bfloat16\"\", \"\"eps\"\": "
+         "1e-06}\",forward," +
+         when + ",0.6.1\n" +
+         "rms_norm,liger,memory,MB,NVIDIA Imaginary GPU 1TB,H,hidden size,4096,12,12,12,"
+         "\"{\"\"M\"\": 2048}\",full," +
+         when + ",0.6.1\n";
+}
 
 std::string status_of(const json& record) {
   return record["run"]["spec"].value("status", "");
@@ -248,7 +254,7 @@ std::string status_of(const json& record) {
 TEST(CommandE2E, TheNvbenchLigerCsvAndKernelindexFormatsThroughTheRealBinary) {
   testing::TempDir dir;
   testing::write_file(dir / "nvbench.json", nvbench_fixture());
-  testing::write_file(dir / "liger.csv", kLigerCsv);
+  testing::write_file(dir / "liger.csv", liger_csv());
   testing::PostedRun printed;
   printed.observed = testing::day_before_now();
   printed.median_ns = 2'000'000;
