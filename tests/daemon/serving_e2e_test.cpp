@@ -24,6 +24,7 @@
 #include "core/digest.hpp"
 #include "core/time.hpp"
 #include "tests/daemon/support/daemon_child.hpp"
+#include "tests/daemon/support/posted_record.hpp"
 #include "tests/support/loopback_http.hpp"
 #include "tests/support/neighbours.hpp"
 #include "tests/support/test_support.hpp"
@@ -40,59 +41,11 @@ using namespace std::chrono_literals;
 
 constexpr const char* kToken = "serving-token-41d9";
 
-// Run i of a workload's series is observed i minutes after day_before_now(). The record is
-// valid by the public kernelindex schemas (metadata names, the protocol's primary statistic, the
-// four digests a client computes), as any kernelindex tool writes it.
+// Run i of a workload's series is observed i minutes after day_before_now(): the one schema-valid
+// record of the e2e tests (testing::posted_record).
 json record(const std::string& workload, int minute, std::int64_t median_ns) {
-  const core::Timestamp observed = testing::day_before_now() + std::chrono::minutes(minute);
-  const std::string id_time = core::format_id_timestamp(observed);
-  json doc = {
-      {"run",
-       {{"apiVersion", "kernelindex.dev/v1alpha1"},
-        {"kind", "BenchmarkRun"},
-        {"spec",
-         {{"status", "passed"},
-          {"timing", {{"latencyNs", {{"median", median_ns}}}, {"primaryStatistic", "median"}}},
-          {"observedAt", core::format_timestamp(observed)},
-          {"measurements", json::array({{{"metric", "latency"},
-                                         {"statistic", "p20"},
-                                         {"unit", "ns"},
-                                         {"value", median_ns - median_ns / 2000}},
-                                        {{"metric", "latency"},
-                                         {"statistic", "p80"},
-                                         {"unit", "ns"},
-                                         {"value", median_ns + median_ns / 2000}}})},
-          {"sourceNative",
-           {{"source", "serving-test"},
-            {"benchmark", "synthetic/forward"},
-            {"externalId", "synthetic/forward/posted/" + workload + "/" + id_time}}}}},
-        {"metadata",
-         {{"name", "serving-" + workload + "-" + id_time},
-          {"labels", {{"provider", "posted"}, {"workload", workload}}}}}}},
-      {"protocol",
-       {{"apiVersion", "kernelindex.dev/v1alpha1"},
-        {"kind", "BenchmarkProtocol"},
-        {"metadata", {{"name", "serving-protocol"}}},
-        {"spec",
-         {{"harness", {{"name", "serving"}}},
-          {"measurement", {{"timer", "cuda_events"}, {"primaryStatistic", "median"}}}}}}},
-      {"environment",
-       {{"apiVersion", "kernelindex.dev/v1alpha1"},
-        {"kind", "ExecutionEnvironment"},
-        {"metadata", {{"name", "serving-nvidia-h100"}}},
-        {"spec",
-         {{"hardware",
-           {{"vendor", "nvidia"},
-            {"product", "NVIDIA H100"},
-            {"formFactor", "80GB HBM3"},
-            {"architecture", "sm_90"}}},
-          {"software", json::object()}}}}}};
-  json& spec = doc["run"]["spec"];
-  spec["environmentDigest"] = core::document_digest(doc["environment"]);
-  spec["protocolDigest"] = core::document_digest(doc["protocol"]);
-  spec["workloadDigest"] = core::digest_of({{"workload", workload}});
-  spec["implementationDigest"] = core::digest_of({{"provider", "posted"}});
-  return doc;
+  return testing::posted_record({testing::day_before_now() + std::chrono::minutes(minute),
+                                 median_ns, workload, "posted", "serving-test"});
 }
 
 // `runs` runs of 1 ms with 0.5% deterministic noise, from minute `first` on.
@@ -240,7 +193,7 @@ TEST(ServingE2E, MetricsPerKeyChoosesWhichKeysGetSeriesAndSighupSwitchesIt) {
   EXPECT_EQ(sample(body,
                    "kernelwatch_key_alert_open{benchmark=\"synthetic/forward\",provider="
                    "\"posted\",workload=\"stepped\",environment=\"nvidia-h100-80gb-hbm3\",protocol="
-                   "\"serving-protocol\",key=\"" +
+                   "\"e2e-protocol\",key=\"" +
                        daemon.ref_of("stepped").substr(0, 16) + "\"}"),
             1.0)
       << body;
