@@ -141,32 +141,40 @@ std::string format_id_timestamp(Timestamp t) {
   return buffer;
 }
 
+namespace {
+
+// printf's "%.*f" of `value` (both round exactly), written by std::to_chars: the detectors format
+// a few numbers for every run they judge, and glibc's printf was a quarter of a replay's work.
+std::string fixed(double value, int decimals, std::string_view suffix, bool plus = false) {
+  char text[400];  // the longest double in fixed notation with 3 decimals fits
+  char* first = text;
+  if (plus && !std::signbit(value)) *first++ = '+';
+  const auto [end, error] =
+      std::to_chars(first, text + sizeof text - 8, value, std::chars_format::fixed, decimals);
+  std::string out(text, error == std::errc() ? end : first);
+  out += suffix;
+  return out;
+}
+
+}  // namespace
+
 std::string format_latency(double nanoseconds) {
   const double magnitude = std::fabs(nanoseconds);
-  char text[48];
-  if (magnitude < 1e3) {
-    std::snprintf(text, sizeof text, "%.0f ns", nanoseconds);
-    return text;
-  }
-  const char* unit = magnitude >= 1e9 ? "s" : magnitude >= 1e6 ? "ms" : "us";
+  if (magnitude < 1e3) return fixed(nanoseconds, 0, " ns");
+  const char* unit = magnitude >= 1e9 ? " s" : magnitude >= 1e6 ? " ms" : " us";
   const double scale = magnitude >= 1e9 ? 1e9 : magnitude >= 1e6 ? 1e6 : 1e3;
   const double value = nanoseconds / scale;
   const double scaled = std::fabs(value);
   const int decimals = scaled >= 100 ? 1 : scaled >= 10 ? 2 : 3;  // four significant digits
-  std::snprintf(text, sizeof text, "%.*f %s", decimals, value, unit);
-  return text;
+  return fixed(value, decimals, unit);
 }
 
 std::string format_change(double fraction) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%+.1f%%", fraction * 100);
-  return text;
+  return fixed(fraction * 100, 1, "%", true);
 }
 
 std::string format_share(double fraction) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%.1f%%", std::fabs(fraction) * 100);
-  return text;
+  return fixed(std::fabs(fraction) * 100, 1, "%");
 }
 
 }  // namespace kernelwatch::core

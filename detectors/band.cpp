@@ -23,8 +23,8 @@ std::string signed_percent(double fraction) {
 // one-sided coverage 1 - (1 - q) / 2 equals the q quantile of |residual| for symmetric noise.
 double excursion(std::span<const double> residuals, double sign, const BandParameters& p) {
   if (residuals.size() < p.noise_min_runs || residuals.empty()) return 0;
-  std::vector<double> side;
-  side.reserve(residuals.size());
+  thread_local std::vector<double> side;
+  side.clear();
   for (double r : residuals) side.push_back(std::max(sign * r, 0.0));
   return std::expm1(p.noise_factor * quantile(side, 1 - (1 - p.noise_quantile) / 2));
 }
@@ -50,8 +50,11 @@ std::string_view to_string(VerdictKind kind) noexcept {
 Band band_of(std::span<const Observation> baseline, const BandContext& context,
              const BandParameters& p, std::string* why) {
   KW_ASSERT(!baseline.empty(), "band_of needs at least one baseline run");
-  std::vector<double> medians, p20s, p80s;
-  medians.reserve(baseline.size());
+  // Called for every judged run of a replay: the working vectors are reused per thread.
+  thread_local std::vector<double> medians, p20s, p80s;
+  medians.clear();
+  p20s.clear();
+  p80s.clear();
   for (const auto& run : baseline) {
     medians.push_back(static_cast<double>(run.median.count()));
     p20s.push_back(static_cast<double>(run.p20_or_median().count()));
@@ -63,7 +66,7 @@ Band band_of(std::span<const Observation> baseline, const BandContext& context,
           ? p.trusted_relative_margin
           : std::max(p.min_relative_margin,
                      static_cast<double>(p.young_jitter.count()) / std::max(center, 1.0));
-  const double spread = p.spread_factor * 1.4826 * median_absolute_deviation(medians) / center;
+  const double spread = p.spread_factor * 1.4826 * median_absolute_deviation(medians, center) / center;
   const double up = std::max(spread, excursion(context.residuals, +1, p));
   const double down = std::max(spread, excursion(context.residuals, -1, p));
   const auto [lowest, highest] = std::minmax_element(medians.begin(), medians.end());

@@ -28,10 +28,9 @@ void Controls::record(const KeyLabels& key, const Observation& run, const Verdic
   }
   Cycle& cycle = cycles.back();
   cycle.newest = std::max(cycle.newest, run.observed_at);
-  const std::string identity = key.identity();
-  auto& subjects = same_work_[{key.benchmark, key.workload, key.environment}];
-  if (std::find(subjects.begin(), subjects.end(), identity) == subjects.end()) {
-    subjects.push_back(identity);
+  std::string identity = key.identity();
+  if (known_.insert(identity).second) {  // a key's first run: it joins its subject's keys
+    same_work_[{key.benchmark, key.workload, key.environment}].push_back(identity);
   }
   Row row;
   row.reference = is_reference(key.provider);

@@ -20,6 +20,8 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/time.hpp"
@@ -76,7 +78,7 @@ class Controls {
   struct Cycle {
     core::Timestamp start{};
     core::Timestamp newest{};
-    std::map<std::string, Row> rows;  // by key identity
+    std::unordered_map<std::string, Row> rows;  // by key identity (read by lookups and counts)
   };
   using Subject = std::tuple<std::string, std::string, std::string>;  // benchmark, workload, env
 
@@ -93,6 +95,7 @@ class Controls {
   ControlParameters parameters_;
   std::map<std::string, std::deque<Cycle>> cycles_;        // per environment, newest last
   std::map<Subject, std::vector<std::string>> same_work_;  // key identities per subject
+  std::unordered_set<std::string> known_;                  // every identity in same_work_
 };
 
 // "<environment>@<cycle start>": the id of the incident of one environment's cycle.

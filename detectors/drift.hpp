@@ -17,7 +17,8 @@ struct DriftResult {
   bool detected = false;
   Direction direction = Direction::Regression;
   double z = 0;                // Mann-Kendall normal score, > 0 upward
-  double relative_change = 0;  // Theil-Sen line, end relative to start
+  double relative_change = 0;  // Theil-Sen line, end relative to start (0 when |z| is below
+                               // the threshold: the line is drawn only for a trend)
   std::size_t runs = 0;
   std::string explanation;  // only when detected
 };

@@ -11,9 +11,15 @@ namespace kernelwatch::detectors {
 
 KeyDetector::KeyDetector(DetectorParameters parameters) : parameters_(std::move(parameters)) {}
 
-std::span<const Observation> KeyDetector::baseline() const {
-  const std::size_t n = std::min(segment_.size(), parameters_.band.window);
+std::span<const Observation> KeyDetector::segment() const {
+  const std::size_t keep = std::max(parameters_.band.window, parameters_.drift.window);
+  const std::size_t n = std::min(segment_.size(), keep);
   return std::span<const Observation>(segment_).subspan(segment_.size() - n);
+}
+
+std::span<const Observation> KeyDetector::baseline() const {
+  const auto runs = segment();
+  return runs.subspan(runs.size() - std::min(runs.size(), parameters_.band.window));
 }
 
 BandContext KeyDetector::context() const {
@@ -37,13 +43,17 @@ void KeyDetector::remember_residual(std::chrono::nanoseconds median, const Band&
 
 // An accepted run joins the segment and, judged against a band, the noise memory.
 void KeyDetector::accept(const Observation& run, const Verdict& verdict) {
+  // Up to half a window more than segment() shows, then the oldest go in one erase: each run
+  // is moved about twice instead of once per run that follows it.
+  const std::size_t keep = std::max(parameters_.band.window, parameters_.drift.window);
+  const std::size_t most = keep + std::max<std::size_t>(keep / 2, 1);
+  if (segment_.size() >= most) {
+    segment_.erase(segment_.begin(),
+                   segment_.begin() + static_cast<std::ptrdiff_t>(segment_.size() + 1 - keep));
+  }
+  if (segment_.capacity() < most) segment_.reserve(most);
   segment_.push_back(run);
   if (verdict.has_band) remember_residual(run.median, verdict.band);
-  const std::size_t keep = std::max(parameters_.band.window, parameters_.drift.window);
-  if (segment_.size() > keep) {
-    segment_.erase(segment_.begin(),
-                   segment_.begin() + static_cast<std::ptrdiff_t>(segment_.size() - keep));
-  }
 }
 
 // A breach nobody confirmed was an excursion of this key: its noise memory learns it.
@@ -117,21 +127,22 @@ std::optional<KeyStep> KeyDetector::confirm_pending(const Observation& run) {
 }
 
 std::optional<Trigger> KeyDetector::drift_trigger(const Observation& run) {
-  const auto drift = detect_drift(segment_, parameters_.drift);
+  const auto runs = segment();
+  const auto drift = detect_drift(runs, parameters_.drift);
   if (!drift.detected) return std::nullopt;
   Trigger trigger;
   trigger.kind = AlertKind::Drift;
   trigger.direction = drift.direction;
   trigger.run = run;
-  const std::size_t first = segment_.size() - drift.runs;
-  trigger.onset = segment_[first];
+  const std::size_t first = runs.size() - drift.runs;
+  trigger.onset = runs[first];
   // Against the level where the trend began: a run back there resolves the alert.
   const std::size_t start_runs = std::min(parameters_.band.min_history, drift.runs);
-  trigger.verdict = judge(std::span<const Observation>(segment_).subspan(first, start_runs), run,
+  trigger.verdict = judge(runs.subspan(first, start_runs), run,
                           parameters_.band, context());
   trigger.verdict.has_band = true;
   trigger.verdict.relative_change = drift.relative_change;
-  trigger.attribution = attribute(segment_[first], run);
+  trigger.attribution = attribute(runs[first], run);
   trigger.explanation = drift.explanation + "; " + describe(trigger.attribution);
   // The drifted level is the new reference; the next change is measured from here.
   segment_ = {run};
@@ -153,7 +164,7 @@ KeyStep KeyDetector::observe(const Observation& run) {
 
   // A young step whose level did not hold: its runs were an excursion of the old level.
   if (previous_segment_ && previous_band_.contains(run.median)) {
-    for (const auto& r : segment_) remember_residual(r.median, previous_band_);
+    for (const auto& r : segment()) remember_residual(r.median, previous_band_);
     segment_ = std::move(*previous_segment_);
     previous_segment_.reset();
     pending_.reset();
@@ -181,7 +192,7 @@ KeyStep KeyDetector::observe(const Observation& run) {
 
   step.role = RunRole::Accepted;
   accept(run, step.verdict);
-  if (previous_segment_ && segment_.size() >= parameters_.band.min_history) {
+  if (previous_segment_ && segment().size() >= parameters_.band.min_history) {
     previous_segment_.reset();  // the new level is established
   }
   if (!previous_segment_ && !pending_) step.trigger = drift_trigger(run);

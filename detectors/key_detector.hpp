@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -58,7 +59,7 @@ class KeyDetector {
   void rebaseline();
 
   // The accepted runs of the current segment, oldest first (at most max(window, drift window)).
-  [[nodiscard]] const std::vector<Observation>& segment() const { return segment_; }
+  [[nodiscard]] std::span<const Observation> segment() const;
   [[nodiscard]] bool has_pending() const { return pending_.has_value(); }
   // The residuals log(median / centre) of the key's settled runs, oldest first.
   [[nodiscard]] const std::vector<double>& residuals() const { return residuals_; }
@@ -83,6 +84,8 @@ class KeyDetector {
                                      const Pending& onset, std::string_view how) const;
 
   DetectorParameters parameters_;
+  // The segment's runs, oldest first; older ones beyond what segment() shows are dropped in
+  // batches (erasing one run from the front at every run moved the whole window each time).
   std::vector<Observation> segment_;
   // While a confirmed step is young (its segment shorter than min_history), the segment before
   // it and its band: a run back inside that band ends the step as an excursion.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace kernelwatch::detectors {
 
@@ -31,19 +32,26 @@ double median(std::span<const double> values) {
 
 double quantile(std::span<const double> values, double probability) {
   if (values.empty()) return 0;
-  std::vector<double> sorted(values.begin(), values.end());
-  std::sort(sorted.begin(), sorted.end());
+  thread_local std::vector<double> buffer;
+  std::vector<double>& order = scratch(buffer, values);
   const double position =
-      std::clamp(probability, 0.0, 1.0) * static_cast<double>(sorted.size() - 1);
+      std::clamp(probability, 0.0, 1.0) * static_cast<double>(order.size() - 1);
   const auto below = static_cast<std::size_t>(std::floor(position));
-  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  // The two order statistics around the position: the `below`-th, and the smallest after it.
+  const auto at = order.begin() + static_cast<std::ptrdiff_t>(below);
+  std::nth_element(order.begin(), at, order.end());
+  const double low = *at;
+  const double high = below + 1 < order.size() ? *std::min_element(at + 1, order.end()) : low;
   const double fraction = position - static_cast<double>(below);
-  return sorted[below] + fraction * (sorted[above] - sorted[below]);
+  return low + fraction * (high - low);
 }
 
 double median_absolute_deviation(std::span<const double> values) {
+  return values.empty() ? 0 : median_absolute_deviation(values, median(values));
+}
+
+double median_absolute_deviation(std::span<const double> values, double center) {
   if (values.empty()) return 0;
-  const double center = median(values);
   thread_local std::vector<double> deviations;
   deviations.clear();
   for (double v : values) deviations.push_back(std::abs(v - center));
@@ -53,13 +61,16 @@ double median_absolute_deviation(std::span<const double> values) {
 MannKendall mann_kendall(std::span<const double> values) {
   const std::size_t n = values.size();
   if (n < 3) return {};
-  double s = 0;
+  // S = sum of sign(x_j - x_i) over i < j, counted in integers (a loop the compiler vectorises:
+  // the drift test runs it at every accepted run).
+  std::int64_t count = 0;
   for (std::size_t i = 0; i + 1 < n; ++i) {
+    const double x = values[i];
     for (std::size_t j = i + 1; j < n; ++j) {
-      if (values[j] > values[i]) s += 1;
-      if (values[j] < values[i]) s -= 1;
+      count += static_cast<std::int64_t>(values[j] > x) - static_cast<std::int64_t>(values[j] < x);
     }
   }
+  const auto s = static_cast<double>(count);
   // Tie correction: each group of t equal values removes t(t-1)(2t+5) from the variance.
   // Groups of equal values, in ascending order, counted on a sorted copy.
   thread_local std::vector<double> buffer;

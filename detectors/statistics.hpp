@@ -15,6 +15,8 @@ namespace kernelwatch::detectors {
 
 // Median absolute deviation from the median (unscaled; multiply by 1.4826 for a normal sigma).
 [[nodiscard]] double median_absolute_deviation(std::span<const double> values);
+// The same about a median the caller already has (`center` == median(values)).
+[[nodiscard]] double median_absolute_deviation(std::span<const double> values, double center);
 
 // Mann-Kendall S statistic and its normal score with the tie-corrected variance and the
 // continuity correction. z > 0 means an upward trend in index order. n < 3 -> {0, 0}.

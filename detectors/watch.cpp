@@ -260,8 +260,18 @@ AlertEvent Watch::join_incident(const std::string& id, std::vector<Alert> member
   } else {
     event.fired = true;
   }
-  std::sort(members.begin(), members.end(),
-            [](const Alert& a, const Alert& b) { return a.key.display() < b.key.display(); });
+  {  // By display, then id: each display made once (an incident may have thousands of members).
+    std::vector<std::pair<std::string, std::size_t>> order;
+    order.reserve(members.size());
+    for (std::size_t i = 0; i < members.size(); ++i) order.emplace_back(members[i].key.display(), i);
+    std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : members[a.second].id < members[b.second].id;
+    });
+    std::vector<Alert> sorted;
+    sorted.reserve(members.size());
+    for (const auto& [display, i] : order) sorted.push_back(std::move(members[i]));
+    members = std::move(sorted);
+  }
 
   Alert incident;
   incident.id = id;
@@ -316,9 +326,14 @@ const Watch::KeyView* Watch::find(const std::string& key_identity) const {
 }
 
 std::vector<const Watch::KeyView*> Watch::keys() const {
+  std::vector<std::pair<const std::string*, const KeyView*>> sorted;
+  sorted.reserve(keys_.size());
+  for (const auto& [identity, state] : keys_) sorted.emplace_back(&identity, &state.view);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return *a.first < *b.first; });
   std::vector<const KeyView*> out;
-  out.reserve(keys_.size());
-  for (const auto& [identity, state] : keys_) out.push_back(&state.view);
+  out.reserve(sorted.size());
+  for (const auto& [identity, view] : sorted) out.push_back(view);
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "detectors/alert_state.hpp"
@@ -89,7 +90,7 @@ class Watch {
 
   DetectorParameters parameters_;
   Controls controls_;
-  std::map<std::string, KeyState> keys_;
+  std::unordered_map<std::string, KeyState> keys_;  // by identity; keys() sorts
   std::vector<Held> held_;  // triggers of the open cycle, in the order they came
   // Recent incidents by id, oldest first: open ones are kept until they close, closed ones a
   // few cycles' worth, so a member confirmed late joins the incident of its onset.

@@ -2,6 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
 namespace kernelwatch::core {
 namespace {
 
@@ -49,6 +56,42 @@ TEST(FormatLatency, FourSignificantDigitsInAReadableUnit) {
   EXPECT_EQ(format_latency(nanoseconds{23434100}), "23.43 ms");
   EXPECT_EQ(format_latency(nanoseconds{2'500'000'000}), "2.500 s");
   EXPECT_EQ(format_latency(-1'500'000.0), "-1.500 ms");  // a drift's slope may fall
+}
+
+// The formats are written without printf (a replay formats numbers for every run); they must
+// read exactly as printf's "%.Nf" would, rounding included, for any value.
+TEST(FormatLatency, ReadsExactlyAsPrintfWouldForAnyValue) {
+  const auto printf_of = [](const char* format, auto... values) {
+    char text[512];
+    std::snprintf(text, sizeof text, format, values...);
+    return std::string(text);
+  };
+  const auto printf_latency = [&](double ns) {
+    const double m = std::fabs(ns);
+    if (m < 1e3) return printf_of("%.0f ns", ns);
+    const char* unit = m >= 1e9 ? "s" : m >= 1e6 ? "ms" : "us";
+    const double value = ns / (m >= 1e9 ? 1e9 : m >= 1e6 ? 1e6 : 1e3);
+    const double a = std::fabs(value);
+    return printf_of("%.*f %s", a >= 100 ? 1 : a >= 10 ? 2 : 3, value, unit);
+  };
+  std::vector<double> values = {0.0,    -0.0,      0.5,   1.5,    2.5,   999.5,  999.4999,
+                                1e3,    99.95e3,   9.9995e6, 1.0005e9, 1e300, -1e300,
+                                0.0005, -0.00049,  0.05,  -0.05,  0.15,  0.25,   0.35,
+                                std::numeric_limits<double>::infinity(),
+                                -std::numeric_limits<double>::infinity(),
+                                std::numeric_limits<double>::quiet_NaN()};
+  std::mt19937_64 random(20261201);
+  std::uniform_real_distribution<double> exponent(-3, 12);
+  for (int i = 0; i < 20000; ++i) {
+    const double v = std::pow(10.0, exponent(random)) * (i % 2 == 0 ? 1 : -1);
+    values.push_back(v);
+    values.push_back(std::round(v));  // whole nanoseconds, as stored
+  }
+  for (const double v : values) {
+    EXPECT_EQ(format_latency(v), printf_latency(v)) << v;
+    EXPECT_EQ(format_change(v / 100), printf_of("%+.1f%%", v / 100 * 100)) << v;
+    EXPECT_EQ(format_share(v / 100), printf_of("%.1f%%", std::fabs(v / 100) * 100)) << v;
+  }
 }
 
 // 64-bit nanoseconds hold 1677-09-21 to 2262-04-11: whole years inside are accepted and read
