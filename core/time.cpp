@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 namespace kernelwatch::core {
@@ -143,12 +144,37 @@ std::string format_id_timestamp(Timestamp t) {
 
 namespace {
 
-// printf's "%.*f" of `value` (both round exactly), written by std::to_chars: the detectors format
-// a few numbers for every run they judge, and glibc's printf was a quarter of a replay's work.
+// printf's "%.*f" of `value` (rounded exactly, as printf does), without printf: the detectors
+// format a few numbers for every run they judge, and glibc's printf was a quarter of a replay's
+// work. Where value x 10^decimals is clearly away from a rounding tie, rounding that product is
+// exact; near a tie, and for large or non-finite values, std::to_chars rounds the exact binary
+// value like printf.
 std::string fixed(double value, int decimals, std::string_view suffix, bool plus = false) {
+  static constexpr double kPowers[] = {1, 10, 100, 1000};
   char text[400];  // the longest double in fixed notation with 3 decimals fits
   char* first = text;
   if (plus && !std::signbit(value)) *first++ = '+';
+  // Below 1e9 the product is within 1.2e-7 of the exact one (2^-53 relative).
+  const double scaled =
+      decimals >= 0 && decimals <= 3 ? std::fabs(value) * kPowers[decimals] : 1e18;
+  const double fraction = scaled - std::floor(scaled);
+  if (scaled < 1e9 && std::abs(fraction - 0.5) > 1e-6) {
+    auto whole = static_cast<std::uint64_t>(std::nearbyint(scaled));
+    if (std::signbit(value)) *first++ = '-';
+    char digits[24];
+    int n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + whole % 10);
+      whole /= 10;
+    } while (whole != 0 || n <= decimals);
+    for (int i = n - 1; i >= 0; --i) {
+      *first++ = digits[i];
+      if (i == decimals && decimals > 0) *first++ = '.';
+    }
+    std::string out(text, first);
+    out += suffix;
+    return out;
+  }
   const auto [end, error] =
       std::to_chars(first, text + sizeof text - 8, value, std::chars_format::fixed, decimals);
   std::string out(text, error == std::errc() ? end : first);

@@ -18,15 +18,32 @@ std::string signed_percent(double fraction) {
   return core::format_change(fraction);
 }
 
-// How far the key's settled runs strayed above (sign +1) or below (-1) their level, as a relative
-// margin: expm1(noise_factor x the one-sided noise_quantile of the residuals that way). The
-// one-sided coverage 1 - (1 - q) / 2 equals the q quantile of |residual| for symmetric noise.
-double excursion(std::span<const double> residuals, double sign, const BandParameters& p) {
-  if (residuals.size() < p.noise_min_runs || residuals.empty()) return 0;
-  thread_local std::vector<double> side;
-  side.clear();
-  for (double r : residuals) side.push_back(std::max(sign * r, 0.0));
-  return std::expm1(p.noise_factor * quantile(side, 1 - (1 - p.noise_quantile) / 2));
+// How far the key's settled runs strayed above and below their level, as relative margins:
+// expm1(noise_factor x the one-sided noise_quantile of the residuals that way). The one-sided
+// coverage 1 - (1 - q) / 2 equals the q quantile of |residual| for symmetric noise. Both sides
+// from one sorted copy: max(r, 0) keeps the residuals' order, max(-r, 0) reverses it.
+struct Excursions {
+  double up = 0;
+  double down = 0;
+};
+Excursions excursions(std::span<const double> residuals, const BandParameters& p) {
+  if (residuals.size() < p.noise_min_runs || residuals.empty()) return {};
+  thread_local std::vector<double> sorted;
+  sorted.assign(residuals.begin(), residuals.end());
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  // The quantile (type 7, as detectors::quantile) of the n values side(0) <= ... <= side(n - 1).
+  const auto quantile_of = [&](const auto& side) {
+    const double position =
+        std::clamp(1 - (1 - p.noise_quantile) / 2, 0.0, 1.0) * static_cast<double>(n - 1);
+    const auto below = static_cast<std::size_t>(std::floor(position));
+    const std::size_t above = std::min(below + 1, n - 1);
+    const double fraction = position - static_cast<double>(below);
+    return side(below) + fraction * (side(above) - side(below));
+  };
+  const double up = quantile_of([&](std::size_t k) { return std::max(sorted[k], 0.0); });
+  const double down = quantile_of([&](std::size_t k) { return std::max(-sorted[n - 1 - k], 0.0); });
+  return {std::expm1(p.noise_factor * up), std::expm1(p.noise_factor * down)};
 }
 
 }  // namespace
@@ -67,8 +84,9 @@ Band band_of(std::span<const Observation> baseline, const BandContext& context,
           : std::max(p.min_relative_margin,
                      static_cast<double>(p.young_jitter.count()) / std::max(center, 1.0));
   const double spread = p.spread_factor * 1.4826 * median_absolute_deviation(medians, center) / center;
-  const double up = std::max(spread, excursion(context.residuals, +1, p));
-  const double down = std::max(spread, excursion(context.residuals, -1, p));
+  const auto own = excursions(context.residuals, p);
+  const double up = std::max(spread, own.up);
+  const double down = std::max(spread, own.down);
   const auto [lowest, highest] = std::minmax_element(medians.begin(), medians.end());
   const double range_lower = *lowest - floor * center;
   const double range_upper = *highest + floor * center;
@@ -127,30 +145,57 @@ Verdict judge(std::span<const Observation> baseline, const Observation& run,
   const auto center = static_cast<double>(verdict.band.center.count());
   verdict.relative_change = (static_cast<double>(run.median.count()) - center) / center;
   const VerdictKind where = classify(run.median, verdict.band);
-  const std::string band_text = "band [" + core::format_latency(verdict.band.lower) + ", " +
-                                core::format_latency(verdict.band.upper) + "] of " +
-                                std::to_string(n) + " run(s) (" + verdict.band_reason + ")";
-  const std::string change_text = signed_percent(verdict.relative_change) + " against the centre " +
-                                  core::format_latency(verdict.band.center);
   const bool young = n < parameters.min_history;
   const Direction way =
       verdict.relative_change > 0 ? Direction::Regression : Direction::Improvement;
   const double needed = std::max(parameters.big_step_threshold, margin_to(verdict.band, way));
+  // The text is written into one string (judged for every run of a replay: a chain of
+  // concatenations allocated a dozen times per run).
+  std::string& text = verdict.explanation;
+  text.reserve(160 + verdict.band_reason.size());
+  text += "median ";
+  text += median_text;
+  const auto change = [&] {
+    text += signed_percent(verdict.relative_change);
+    text += " against the centre ";
+    text += core::format_latency(verdict.band.center);
+  };
+  const auto band = [&] {
+    text += "band [";
+    text += core::format_latency(verdict.band.lower);
+    text += ", ";
+    text += core::format_latency(verdict.band.upper);
+    text += "] of ";
+    text += std::to_string(n);
+    text += " run(s) (";
+    text += verdict.band_reason;
+    text += ')';
+  };
   if (young && std::abs(verdict.relative_change) < needed) {
     verdict.kind = VerdictKind::InsufficientData;
-    verdict.explanation = "median " + median_text + " (" + change_text + "): " + std::to_string(n) +
-                          " baseline run(s) judge only steps of " + percent(needed) + " or more";
+    text += " (";
+    change();
+    text += "): ";
+    text += std::to_string(n);
+    text += " baseline run(s) judge only steps of ";
+    text += percent(needed);
+    text += " or more";
     return verdict;
   }
   verdict.kind = where;
   if (where == VerdictKind::InBand) {
-    verdict.explanation =
-        "median " + median_text + " inside the " + band_text + " (" + change_text + ")";
+    text += " inside the ";
+    band();
+    text += " (";
+    change();
+    text += ')';
     return verdict;
   }
-  verdict.explanation = "median " + median_text + " is " + change_text + ", " +
-                        (where == VerdictKind::Regression ? "above" : "below") + " the " +
-                        band_text + (young ? "; a big step judged from a short baseline" : "");
+  text += " is ";
+  change();
+  text += where == VerdictKind::Regression ? ", above the " : ", below the ";
+  band();
+  if (young) text += "; a big step judged from a short baseline";
   return verdict;
 }
 

@@ -9,7 +9,55 @@
 
 namespace kernelwatch::detectors {
 
-DriftResult detect_drift(std::span<const Observation> runs, const DriftParameters& parameters) {
+namespace {
+
+int sign_of(double difference) {
+  return static_cast<int>(difference > 0) - static_cast<int>(difference < 0);
+}
+
+}  // namespace
+
+MannKendall remembered_trend(std::span<const double> values, DriftMemory& memory) {
+  const std::size_t n = values.size();
+  auto& seen = memory.window;
+  const bool grew =
+      seen.size() + 1 == n && std::equal(seen.begin(), seen.end(), values.begin());
+  const bool slid = !seen.empty() && seen.size() == n &&
+                    std::equal(seen.begin() + 1, seen.end(), values.begin());
+  if (slid) {  // the oldest value left the window: its pairs go
+    for (std::size_t j = 1; j < n; ++j) {
+      memory.s -= sign_of(seen[j] - seen[0]);
+      memory.tied_pairs -= seen[j] == seen[0] ? 1 : 0;
+    }
+  }
+  if (grew || slid) {  // the newest value came: its pairs with every other one
+    const double newest = values[n - 1];
+    for (std::size_t i = 0; i + 1 < n; ++i) {
+      memory.s += sign_of(newest - values[i]);
+      memory.tied_pairs += newest == values[i] ? 1 : 0;
+    }
+  } else {
+    memory.s = 0;
+    memory.tied_pairs = 0;
+    for (std::size_t i = 0; i + 1 < n; ++i) {
+      for (std::size_t j = i + 1; j < n; ++j) {
+        memory.s += sign_of(values[j] - values[i]);
+        memory.tied_pairs += values[j] == values[i] ? 1 : 0;
+      }
+    }
+  }
+  seen.assign(values.begin(), values.end());
+  // Ties need the groups' sizes: rare for medians in nanoseconds, counted the long way.
+  if (n < 3 || memory.tied_pairs != 0) return mann_kendall(values);
+  const auto dn = static_cast<double>(n);
+  const double variance = dn * (dn - 1) * (2 * dn + 5) / 18;
+  const auto s = static_cast<double>(memory.s);
+  const double corrected = s > 0 ? s - 1 : (s < 0 ? s + 1 : 0);
+  return {s, corrected / std::sqrt(variance)};
+}
+
+DriftResult detect_drift(std::span<const Observation> runs, const DriftParameters& parameters,
+                         DriftMemory* memory) {
   DriftResult result;
   const std::size_t n = std::min(runs.size(), parameters.window);
   result.runs = n;
@@ -19,7 +67,7 @@ DriftResult detect_drift(std::span<const Observation> runs, const DriftParameter
   for (const auto& run : runs.subspan(runs.size() - n)) {
     medians.push_back(static_cast<double>(run.median.count()));
   }
-  const auto trend = mann_kendall(medians);
+  const auto trend = memory != nullptr ? remembered_trend(medians, *memory) : mann_kendall(medians);
   result.z = trend.z;
   result.direction = result.z > 0 ? Direction::Regression : Direction::Improvement;
   // Without a significant trend there is no drift whatever the line: it is not drawn.

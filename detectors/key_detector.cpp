@@ -128,7 +128,7 @@ std::optional<KeyStep> KeyDetector::confirm_pending(const Observation& run) {
 
 std::optional<Trigger> KeyDetector::drift_trigger(const Observation& run) {
   const auto runs = segment();
-  const auto drift = detect_drift(runs, parameters_.drift);
+  const auto drift = detect_drift(runs, parameters_.drift, &drift_memory_);
   if (!drift.detected) return std::nullopt;
   Trigger trigger;
   trigger.kind = AlertKind::Drift;

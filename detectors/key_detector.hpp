@@ -93,6 +93,7 @@ class KeyDetector {
   Band previous_band_;
   std::optional<Pending> pending_;
   std::vector<double> residuals_;  // at most noise_window, oldest first
+  DriftMemory drift_memory_;       // the drift test's window and its Mann-Kendall count
   std::size_t judged_ = 0;         // judged runs seen (saturating at trust_runs)
   std::optional<core::Timestamp> last_observed_;
   std::optional<Observation> last_judged_;  // the newest judgeable run, whatever its role

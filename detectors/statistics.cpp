@@ -61,8 +61,8 @@ double median_absolute_deviation(std::span<const double> values, double center) 
 MannKendall mann_kendall(std::span<const double> values) {
   const std::size_t n = values.size();
   if (n < 3) return {};
-  // S = sum of sign(x_j - x_i) over i < j, counted in integers (a loop the compiler vectorises:
-  // the drift test runs it at every accepted run).
+  // S = sum of sign(x_j - x_i) over i < j, counted in integers (the drift test keeps its count
+  // between runs: detectors/drift.hpp remembered_trend).
   std::int64_t count = 0;
   for (std::size_t i = 0; i + 1 < n; ++i) {
     const double x = values[i];

@@ -87,6 +87,13 @@ TEST(FormatLatency, ReadsExactlyAsPrintfWouldForAnyValue) {
     values.push_back(v);
     values.push_back(std::round(v));  // whole nanoseconds, as stored
   }
+  for (int i = 0; i < 20000; ++i) {  // decimal ties and near-ties of every format's last digit
+    values.push_back(i * 0.5);
+    values.push_back(i * 50.5);
+    values.push_back(i * 500.5 + 1e6);
+    values.push_back(i * 0.0005);
+    values.push_back(-i * 0.00005);
+  }
   for (const double v : values) {
     EXPECT_EQ(format_latency(v), printf_latency(v)) << v;
     EXPECT_EQ(format_change(v / 100), printf_of("%+.1f%%", v / 100 * 100)) << v;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "detectors_test_support.hpp"
 
 namespace kernelwatch::detectors {
@@ -48,6 +50,38 @@ TEST(Drift, OnlyTheNewestWindowCounts) {
   for (int i = 0; i < 20; ++i) flat.push_back(run_at(100 + i, 200000 + (i % 2) * 100));
   runs.insert(runs.end(), flat.begin(), flat.end());
   EXPECT_FALSE(detect_drift(runs, DriftParameters{}).detected);
+}
+
+// The remembered count is the pair count of the window it is given, whatever the order of the
+// windows: slid by one, grown by one, reset, with ties among them and without.
+TEST(Drift, TheRememberedTrendIsTheMannKendallOfEachWindow) {
+  std::mt19937 random(7);
+  std::uniform_int_distribution<int> value(0, 40);  // few distinct values: many ties
+  std::uniform_int_distribution<int> move(0, 9);
+  std::vector<double> series;
+  for (int i = 0; i < 3000; ++i) series.push_back(i % 3 == 0 ? value(random) : 1000 + i);
+  DriftMemory memory;
+  std::size_t first = 0;
+  std::size_t last = 0;  // the window is series[first, last)
+  int checked = 0;
+  while (last < series.size()) {
+    const int m = move(random);
+    if (m < 6) {
+      ++last;
+      if (last - first > 20) ++first;  // slides once full
+    } else if (m < 8) {
+      first = last - std::min<std::size_t>(last - first, 2);  // a new segment of two runs
+    } else {
+      first = last > 12 ? last - 12 : 0;  // an unrelated window
+    }
+    const std::span<const double> window(series.data() + first, last - first);
+    const auto expected = mann_kendall(window);
+    const auto got = remembered_trend(window, memory);
+    ASSERT_EQ(got.s, expected.s) << first << ".." << last;
+    ASSERT_EQ(got.z, expected.z) << first << ".." << last;
+    ++checked;
+  }
+  EXPECT_GT(checked, 3000);
 }
 
 }  // namespace
