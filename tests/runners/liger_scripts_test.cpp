@@ -211,6 +211,58 @@ TEST(LigerScripts, AScriptThatFailsIsAFailedRunWithItsReasonAndTheCheckoutIsUnto
   EXPECT_NE(out.error.find("exited 0 but wrote no rows"), std::string::npos) << out.error;
 }
 
+// A script that writes its own CSV (as update_benchmark_data_csv would) with the given rows.
+std::string csv_writer(const std::string& rows) {
+  return "import os\n"
+         "path = os.path.join(os.path.dirname(os.path.abspath(__file__)), '../data/"
+         "all_benchmark_data.csv')\n"
+         "with open(path, 'w') as f:\n"
+         "    f.write('kernel_name,kernel_provider,kernel_operation_mode,metric_name,metric_unit,"
+         "x_name,x_label,x_value,y_value_50,y_value_20,y_value_80,extra_benchmark_config_str,"
+         "gpu_name,timestamp,liger_version\\n')\n"
+         "    f.write(" +
+         json(rows).dump() + ")\n";
+}
+
+TEST(LigerScripts, RowsThatAreNotAMeasurementAndAScriptThatHangsAreFailedRuns) {
+  Checkout checkout;
+  const std::string head = "swiglu,liger,forward,speed,ms,T,sequence length,1024,";
+  const std::string tail = ",\"{\"\"B\"\": 4}\",NVIDIA H100 80GB HBM3,2026-06-01 12:00:00,0.7.0\n";
+  testing::write_file(checkout.root / "benchmark/scripts/benchmark_disorder.py",
+                      csv_writer(head + "1.0,1.5,0.5" + tail));
+  testing::write_file(checkout.root / "benchmark/scripts/benchmark_nan.py",
+                      csv_writer(head + "nan,nan,nan" + tail));
+  testing::write_file(checkout.root / "benchmark/scripts/benchmark_hang.py",
+                      "import signal\nsignal.pause()\n");
+  const auto before = testing::snapshot(checkout.root);
+  auto entry = entry_of(
+      checkout, {"benchmark/scripts/benchmark_disorder.py", "benchmark/scripts/benchmark_nan.py",
+                 "benchmark/scripts/benchmark_hang.py"});
+  entry.timeout = std::chrono::milliseconds(700);
+  entry.kill_grace = std::chrono::milliseconds(200);
+  LigerScriptKeys known;
+  const auto out = run_liger_scripts(entry, context_on(gpu_host()), known);
+  ASSERT_EQ(out.runs.size(), 3U) << keys_of(out.runs);
+  // p20 > median > p80: a failed run in the row's own key, never a judged one.
+  EXPECT_EQ(out.runs[0].record.run.outcome(), core::RunOutcome::Failed);
+  EXPECT_NE(out.runs[0].record.run.status_reason.find("quantiles out of order: y_value_20=1.5"),
+            std::string::npos)
+      << out.runs[0].record.run.status_reason;
+  EXPECT_EQ(core::key_of(out.runs[0].record).value().benchmark.label, "swiglu/forward");
+  // A NaN time: the row is no run; the script's execution fails with the line and why.
+  EXPECT_NE(out.runs[1].record.run.status_reason.find(
+                "benchmark/scripts/benchmark_nan.py: all_benchmark_data.csv line 2: y_value_"),
+            std::string::npos)
+      << out.runs[1].record.run.status_reason;
+  // Killed at its timeout: status timeout.
+  EXPECT_EQ(out.runs[2].record.run.status, core::RunStatus::Timeout);
+  EXPECT_NE(out.runs[2].record.run.status_reason.find(
+                "benchmark_hang.py: still running after its timeout of 700ms"),
+            std::string::npos)
+      << out.runs[2].record.run.status_reason;
+  EXPECT_EQ(testing::snapshot(checkout.root), before);
+}
+
 TEST(LigerScripts, ARowClaimingAnotherGpuThanTheProbedOneFailsAndWithoutAGpuTheClaimStands) {
   Checkout checkout;
   const auto entry = entry_of(checkout, {"benchmark/scripts/benchmark_swiglu.py"});
