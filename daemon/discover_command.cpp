@@ -80,9 +80,9 @@ int list_entries(const config::Config& c, const std::set<std::string>& entries,
     if (!entries.contains(name)) continue;
     if (b.runner != config::Runner::Command) {
       err << "kernelwatch discover: " << name << ": "
-          << (b.runner == config::Runner::LigerScripts ? "Liger's scripts" : "liger-bench")
-          << " cannot list its cases without running them: run discover without --list to see "
-             "its keys\n";
+          << (b.runner == config::Runner::LigerScripts ? "a liger-scripts" : "a liger-bench")
+          << " entry cannot list its cases without running them: run discover without --list "
+             "to see its keys\n";
       status = 1;
       continue;
     }

@@ -83,6 +83,14 @@ TEST(LigerScriptsE2E, ARerunOfLigersOwnScriptJoinsTheKeyOfItsImportedHistory) {
   EXPECT_NE(discovered.out.find(std::to_string(history + 1) + " run(s) since 2025-"),
             std::string::npos)
       << discovered.out;
+  // Liger's scripts have no listing: --list says the entry must run.
+  const auto listed = testing::run_kernelwatch(
+      {"discover", "--config", (dir / "kernelwatch.json").string(), "--list"});
+  EXPECT_EQ(listed.exit_code, 1);
+  EXPECT_NE(listed.err.find("liger: a liger-scripts entry cannot list its cases without running "
+                            "them: run discover without --list to see its keys"),
+            std::string::npos)
+      << listed.err;
   EXPECT_EQ(testing::snapshot(checkout), before);
 }
 
