@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runners/command_config.hpp"
+#include "runners/liger_scripts_config.hpp"
 
 namespace kernelwatch::config::detail {
 namespace {
@@ -140,10 +141,12 @@ Result<Runner> read_runner(const JsonField& object) {
   }
   const std::string runner = KW_TRY(field.string());
   if (runner == runners::kCommandRunner) return Runner::Command;
+  if (runner == runners::kLigerScriptsRunner) return Runner::LigerScripts;
   if (runner != runners::kLigerBenchRunner) {
     return field.error(shown(runner) +
                        " is not a known runner (known: " + std::string(runners::kLigerBenchRunner) +
-                       ", " + std::string(runners::kCommandRunner) +
+                       ", " + std::string(runners::kLigerScriptsRunner) + ", " +
+                       std::string(runners::kCommandRunner) +
                        "; leave it out for kernelwatch's own kernels)");
   }
   return Runner::LigerBench;
@@ -156,9 +159,10 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
     KW_TRY(read_duration(entry["interval"], std::chrono::seconds(1), interval));
     out.interval = interval;
   }
-  if (entry["runner"].present() && KW_TRY(read_runner(entry)) == Runner::Command) {
+  const Runner runner = entry["runner"].present() ? KW_TRY(read_runner(entry)) : Runner::Harness;
+  if (runner == Runner::Command || runner == Runner::LigerScripts) {
     // The runner reads its own entry; the config lends it durations and paths.
-    out.runner = Runner::Command;
+    out.runner = runner;
     runners::EntryReaderServices services;
     services.duration = [](const JsonField& f, milliseconds minimum) -> Result<milliseconds> {
       milliseconds value{0};
@@ -166,7 +170,11 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
       return value;
     };
     services.resolve = [&reader](const std::string& path) { return reader.resolve(path); };
-    out.command = KW_TRY(runners::read_command_entry(entry, services));
+    if (runner == Runner::Command) {
+      out.command = KW_TRY(runners::read_command_entry(entry, services));
+    } else {
+      out.liger_scripts = KW_TRY(runners::read_liger_scripts_entry(entry, services));
+    }
     return {};
   }
   const JsonField object =
@@ -206,10 +214,18 @@ Status read_benchmarks(const Reader& reader, const JsonField& field,
   for (std::size_t i = 0; i < items.size(); ++i) {
     BenchmarkConfig benchmark;
     KW_TRY(read_benchmark(reader, items[i], benchmark));
+    // A command or liger-scripts entry is known by its name (in the schedule, the status).
+    const auto name_of = [](const BenchmarkConfig& b) -> const std::string* {
+      if (b.runner == Runner::Command) return &b.command.name;
+      if (b.runner == Runner::LigerScripts) return &b.liger_scripts.name;
+      return nullptr;
+    };
     for (std::size_t j = 0; j < out.size(); ++j) {
-      if (benchmark.runner == Runner::Command || out[j].runner == Runner::Command) {
-        if (out[j].runner == benchmark.runner && out[j].command.name == benchmark.command.name) {
-          return items[i]["name"].error(shown(benchmark.command.name) + " is already the name of " +
+      const std::string* name = name_of(benchmark);
+      const std::string* other = name_of(out[j]);
+      if (name != nullptr || other != nullptr) {
+        if (name != nullptr && other != nullptr && *name == *other) {
+          return items[i]["name"].error(shown(*name) + " is already the name of " +
                                         items[j].path());
         }
         continue;

@@ -24,6 +24,7 @@
 #include "core/json_limits.hpp"
 #include "core/url.hpp"
 #include "runners/command_config.hpp"
+#include "runners/liger_scripts_config.hpp"
 
 namespace kernelwatch::config {
 namespace {
@@ -612,9 +613,12 @@ json redacted_json(const Config& config) {
                      {"run_at_start", config.schedule.at_start == AtStart::Run}};
   json benchmarks = json::array();
   for (const auto& benchmark : config.benchmarks) {
-    if (benchmark.runner == Runner::Command) {
-      json entry = runners::command_entry_json(benchmark.command);
-      entry["timeout"] = format_duration(benchmark.command.timeout);
+    if (benchmark.runner == Runner::Command || benchmark.runner == Runner::LigerScripts) {
+      const bool command = benchmark.runner == Runner::Command;
+      json entry = command ? runners::command_entry_json(benchmark.command)
+                           : runners::liger_scripts_entry_json(benchmark.liger_scripts);
+      entry["timeout"] =
+          format_duration(command ? benchmark.command.timeout : benchmark.liger_scripts.timeout);
       if (benchmark.interval) entry["interval"] = format_duration(*benchmark.interval);
       benchmarks.push_back(std::move(entry));
       continue;

@@ -27,6 +27,7 @@
 #include "notifiers/destination.hpp"
 #include "runners/command.hpp"
 #include "runners/liger_bench.hpp"
+#include "runners/liger_scripts.hpp"
 
 namespace kernelwatch::config {
 
@@ -69,15 +70,17 @@ struct ScheduleConfig {
 };
 
 // Which program produces a benchmark's runs: kernelwatch's own kernels in this process (no
-// `runner` field), Liger-Kernel's and PyTorch's own benchmarks through liger_bench.py, or any
-// program whose output is in a declared format (`command`, read by runners/command_config.hpp).
-enum class Runner { Harness, LigerBench, Command };
+// `runner` field), Liger-Kernel's and PyTorch's own benchmarks through liger_bench.py, any
+// program whose output is in a declared format (`command`, read by runners/command_config.hpp),
+// or Liger-Kernel's own benchmark scripts (`liger-scripts`, runners/liger_scripts_config.hpp).
+enum class Runner { Harness, LigerBench, Command, LigerScripts };
 
 struct BenchmarkConfig {
   Runner runner = Runner::Harness;
   // How often this entry runs; nullopt: schedule.interval.
   std::optional<std::chrono::milliseconds> interval;
-  runners::CommandEntry command;  // Command only
+  runners::CommandEntry command;             // Command only
+  runners::LigerScriptsEntry liger_scripts;  // LigerScripts only
   core::Kernel kernel = core::Kernel::LayerNorm;
   core::Pass pass = core::Pass::Forward;
   std::vector<core::Provider> providers;  // Harness: default both, fused first

@@ -191,10 +191,15 @@ void add_discover(CLI::App& app, Commands& c) {
   auto* sub = app.add_subcommand(
       "discover",
       "Run a config's benchmark-program entries once, as the daemon would, store nothing, and\n"
-      "print the keys their runs fall in with the history each already has in the database");
+      "print the keys their runs fall in with the history each already has in the database\n"
+      "(--list: only list the cases, without running them, where the harness can)");
   sub->add_option("--config", c.discover.config, "JSON config file")->required();
   sub->add_option("--entry", c.discover.entry,
-                  "Only this entry (a command entry's name; liger-bench <kernel>/<pass>)");
+                  "Only this entry (a command or liger-scripts entry's name; liger-bench "
+                  "<kernel>/<pass>)");
+  sub->add_flag("--list", c.discover.list,
+                "List the cases without running them (Google Benchmark: --benchmark_list_tests; "
+                "pytest-benchmark: pytest --collect-only -q)");
   sub->add_flag("--json", c.discover_json, "Print the keys as a JSON array");
   sub->callback([&c] {
     c.discover.format = c.discover_json ? OutputFormat::Json : OutputFormat::Table;

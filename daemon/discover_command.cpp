@@ -45,6 +45,83 @@ std::map<std::string, storage::KeySummary> stored_keys(const config::Config& c, 
   return out;
 }
 
+// Runs stored for a listed case on this host, over every protocol (a listing runs nothing, so it
+// cannot know the harness version a run's protocol would name).
+std::int64_t history_of(const runners::ListedCase& c, const std::string& environment,
+                        const std::map<std::string, storage::KeySummary>& history) {
+  std::int64_t runs = 0;
+  for (const auto& [digest, k] : history) {
+    if (k.key.benchmark.label != c.benchmark || k.key.provider.label != c.provider ||
+        k.key.environment.label != environment) {
+      continue;
+    }
+    if (c.workload.empty() ? runners::pytest_id_matches(c.case_id, k.key.workload.label)
+                           : k.key.workload.label == c.workload) {
+      runs += k.run_count;
+    }
+  }
+  return runs;
+}
+
+// discover --list: each entry's cases from its harness, nothing run.
+int list_entries(const config::Config& c, const std::set<std::string>& entries,
+                 const DiscoverOptions& options, std::ostream& out, std::ostream& err) {
+  const auto history = stored_keys(c, err);
+  runners::CommandContext context;
+  context.now = now;
+  context.probe = runners::system_host_probe();
+  const std::string environment = core::environment_label(context.probe().hardware);
+  int status = 0;
+  bool unknown_workload = false;
+  json listed = json::array();
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& b : c.benchmarks) {
+    const std::string name = entry_name(b);
+    if (!entries.contains(name)) continue;
+    if (b.runner != config::Runner::Command) {
+      err << "kernelwatch discover: " << name << ": "
+          << (b.runner == config::Runner::LigerScripts ? "a liger-scripts" : "a liger-bench")
+          << " entry cannot list its cases without running them: run discover without --list "
+             "to see its keys\n";
+      status = 1;
+      continue;
+    }
+    auto cases = runners::list_command(b.command, context);
+    if (!cases) {
+      err << "kernelwatch discover: " << name << ": " << cases.error().message << '\n';
+      status = 1;
+      continue;
+    }
+    for (const auto& listed_case : *cases) {
+      const std::int64_t runs = history_of(listed_case, environment, history);
+      unknown_workload = unknown_workload || listed_case.workload.empty();
+      listed.push_back(
+          {{"entry", name},
+           {"case", listed_case.case_id},
+           {"benchmark", listed_case.benchmark},
+           {"provider", listed_case.provider},
+           {"workload", listed_case.workload.empty() ? json(nullptr) : json(listed_case.workload)},
+           {"environment", environment},
+           {"historyRuns", runs}});
+      rows.push_back({name, listed_case.case_id, listed_case.benchmark, listed_case.provider,
+                      listed_case.workload.empty() ? "?" : listed_case.workload, environment,
+                      runs == 0 ? "new" : std::to_string(runs) + " run(s)"});
+    }
+  }
+  if (options.format == OutputFormat::Json) {
+    out << listed.dump(2) << '\n';
+    return status;
+  }
+  print_table(out, {"ENTRY", "CASE", "BENCHMARK", "PROVIDER", "WORKLOAD", "ENVIRONMENT", "HISTORY"},
+              rows);
+  out << rows.size() << " case(s) listed; nothing was run\n";
+  if (unknown_workload) {
+    out << "WORKLOAD ?: pytest names a case by its parameter values; the workload label (the "
+           "parameter names and values) comes with its first run\n";
+  }
+  return status;
+}
+
 }  // namespace
 
 int run_discover(const DiscoverOptions& options, std::ostream& out, std::ostream& err) {
@@ -70,11 +147,12 @@ int run_discover(const DiscoverOptions& options, std::ostream& out, std::ostream
   }
   if (entries.empty()) {
     err << "kernelwatch discover: "
-        << (options.entry.empty() ? "the config has no command or liger-bench entry"
+        << (options.entry.empty() ? "the config has no command, liger-bench or liger-scripts entry"
                                   : "the config has no entry named \"" + options.entry + "\"")
         << '\n';
     return 1;
   }
+  if (options.list) return list_entries(*config, entries, options, out, err);
   const auto history = stored_keys(*config, err);
   const Plan plan =
       cycle_plan(*config, kernels::Backend::Cpu,

@@ -6,14 +6,16 @@
 #include "core/key.hpp"
 #include "runners/command.hpp"
 #include "runners/liger_bench.hpp"
+#include "runners/liger_scripts.hpp"
 
 namespace kernelwatch::daemon {
 
 detectors::ConfirmPolicy confirm_for(const EngineOptions& options, std::string_view source) {
   // The daemon's own runs are confirmed by the next run of their key: a rerun at once (its
-  // kernels', the liger-bench runner's, a command entry's) or its next scheduled run.
+  // kernels', the liger-bench runner's, a command or liger-scripts entry's) or its next
+  // scheduled run.
   const bool own_run = source == "kernelwatch" || source == runners::kLigerBenchSource ||
-                       source == runners::kCommandSource;
+                       source == runners::kCommandSource || source == runners::kLigerScriptsSource;
   return own_run && options.confirm_reruns > 0 ? detectors::ConfirmPolicy::Next
                                                : detectors::ConfirmPolicy::None;
 }

@@ -12,6 +12,7 @@ namespace kernelwatch::daemon {
 
 std::string entry_name(const config::BenchmarkConfig& b) {
   if (b.runner == config::Runner::Command) return b.command.name;
+  if (b.runner == config::Runner::LigerScripts) return b.liger_scripts.name;
   const std::string kernel_pass =
       std::string(core::to_string(b.kernel)) + "/" + std::string(core::to_string(b.pass));
   return b.runner == config::Runner::LigerBench
@@ -29,6 +30,8 @@ std::string runner_name(config::Runner runner) {
       return std::string(runners::kLigerBenchRunner);
     case config::Runner::Command:
       return std::string(runners::kCommandRunner);
+    case config::Runner::LigerScripts:
+      return std::string(runners::kLigerScriptsRunner);
   }
   return "?";
 }
@@ -45,12 +48,17 @@ Plan cycle_plan(const config::Config& c, kernels::Backend backend, const RunnerS
       out.push_back({entry, std::move(producer)});
     };
     switch (b.runner) {
-      case config::Runner::Command: {
+      case config::Runner::Command:
+      case config::Runner::LigerScripts: {
         runners::CommandContext context;
         context.probe = services.probe;
         context.sampler = services.sampler;
         context.cancel_fd = services.cancel_fd;
-        add(std::make_shared<runners::CommandProducer>(b.command, std::move(context)));
+        if (b.runner == config::Runner::Command) {
+          add(std::make_shared<runners::CommandProducer>(b.command, std::move(context)));
+        } else {
+          add(std::make_shared<runners::LigerScriptsProducer>(b.liger_scripts, std::move(context)));
+        }
         break;
       }
       case config::Runner::LigerBench:

@@ -23,7 +23,7 @@ namespace kernelwatch::daemon {
 // One config entry's schedule and its last execution.
 struct EntryState {
   std::string name;    // "saxpy", "layer_norm/backward", "liger-bench tvd/backward"
-  std::string runner;  // "harness", "liger-bench", "command"
+  std::string runner;  // "harness", "liger-bench", "command", "liger-scripts"
   std::chrono::milliseconds interval{0};
   core::Timestamp next{};
   core::Timestamp last_start{};  // epoch: never ran
@@ -34,8 +34,8 @@ struct EntryState {
   core::Timestamp last_error_at{};
 };
 
-// An entry's name in logs and status: a command entry's `name`, else "<kernel>/<pass>" (with
-// "liger-bench " before it for that runner).
+// An entry's name in logs and status: a command or liger-scripts entry's `name`, else
+// "<kernel>/<pass>" (with "liger-bench " before it for that runner).
 [[nodiscard]] std::string entry_name(const config::BenchmarkConfig& b);
 
 // What the cycle's runners share: the daemon's probe of the host, its GPU sampler, the pipe that

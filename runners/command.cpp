@@ -174,7 +174,137 @@ std::string execution_failure(const core::Result<ChildResult>& child, const Comm
   return {};
 }
 
+// pytest's verbosity over an argv: each -q lowers it, each -v raises it ("-qq", "--quiet").
+int pytest_verbosity(const std::vector<std::string>& argv) {
+  int verbosity = 0;
+  for (const auto& arg : argv) {
+    if (arg == "--quiet") --verbosity;
+    if (arg == "--verbose") ++verbosity;
+    if (arg.size() < 2 || arg[0] != '-' || arg[1] == '-') continue;
+    const std::string_view letters = std::string_view(arg).substr(1);
+    if (letters.find_first_not_of('q') == std::string_view::npos) {
+      verbosity -= static_cast<int>(letters.size());
+    } else if (letters.find_first_not_of('v') == std::string_view::npos) {
+      verbosity += static_cast<int>(letters.size());
+    }
+  }
+  return verbosity;
+}
+
+std::string_view trimmed(std::string_view line) {
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+  while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+  return line;
+}
+
+// The cases of a listing: Google Benchmark prints one name a line; pytest at verbosity -1 one
+// node id a line ("tests/test_x.py::test_y[4096-bf16]") and then a summary.
+std::vector<ListedCase> read_listing(const CommandEntry& entry, std::string_view text) {
+  std::vector<ListedCase> out;
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = trimmed(text.substr(start, end - start));
+    start = end + 1;
+    if (line.empty() || line.starts_with("***")) continue;
+    ListedCase c;
+    if (entry.format == OutputFormat::GbenchJson) {
+      const NativeResult r = gbench_case(std::string(line));
+      c.benchmark = detail::benchmark_label(entry, r.name);
+      c.workload = workload_label(r.params);
+    } else {
+      const std::size_t at = line.rfind("::");
+      if (at == std::string_view::npos) continue;  // the summary, a warning
+      const std::string_view name = line.substr(at + 2);
+      const std::size_t open = name.find('[');
+      c.benchmark = detail::benchmark_label(entry, std::string(name.substr(0, open)));
+      // A test without parameters is the workload "default"; with them, only a run names them.
+      c.workload = open == std::string_view::npos ? workload_label({}) : std::string();
+    }
+    c.provider = detail::provider_label(entry, "");
+    c.case_id = readable_line(
+        line.substr(line.rfind("::") == std::string_view::npos ? 0 : line.rfind("::") + 2), 200);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 }  // namespace
+
+bool can_list(OutputFormat format) noexcept {
+  return format == OutputFormat::GbenchJson || format == OutputFormat::PytestBenchmarkJson;
+}
+
+core::Result<std::vector<ListedCase>> list_command(const CommandEntry& entry,
+                                                   const CommandContext& context) {
+  if (!can_list(entry.format)) {
+    return core::fail(ErrorCode::InvalidArgument,
+                      std::string(to_string(entry.format)) +
+                          " output cannot list its cases without running them: run discover "
+                          "without --list to see its keys");
+  }
+  auto scratch = ScratchDir::create(context.scratch, entry.name);
+  if (!scratch) return tl::unexpected(scratch.error());
+  const std::string out_path = (scratch->path() / "out").string();
+  ChildRequest request;
+  for (const auto& arg : entry.command) request.argv.push_back(replace_out(arg, out_path));
+  if (entry.format == OutputFormat::GbenchJson) {
+    request.argv.emplace_back("--benchmark_list_tests=true");
+  } else {
+    request.argv.emplace_back("--collect-only");
+    // At verbosity -1 pytest prints each node id (-qq would print counts per file).
+    for (int v = pytest_verbosity(request.argv); v != -1; v += v > -1 ? -1 : 1) {
+      request.argv.emplace_back(v > -1 ? "-q" : "-v");
+    }
+  }
+  request.timeout = entry.timeout;
+  request.kill_grace = entry.kill_grace;
+  request.environment_base = EnvironmentBase::Minimal;
+  request.environment = entry.env;
+  request.working_directory = entry.working_directory;
+  request.cancel_fd = context.cancel_fd;
+  request.stdout_keep_bytes = entry.max_output_bytes;
+  const auto child = run_child(request, {});
+  if (const std::string failure = execution_failure(child, entry); !failure.empty()) {
+    return core::fail(ErrorCode::Unavailable, "listing its cases: " + failure);
+  }
+  std::vector<ListedCase> cases = read_listing(entry, child->stdout_text);
+  if (cases.empty()) {
+    return core::fail(ErrorCode::Unavailable, "listing its cases: the program listed none (" +
+                                                  readable_line(trimmed(child->stdout_text), 200) +
+                                                  ")");
+  }
+  return cases;
+}
+
+bool pytest_id_matches(std::string_view id, std::string_view workload) {
+  const auto split = [](std::string_view text, char separator) {
+    std::vector<std::string> parts;
+    for (std::size_t start = 0; start <= text.size();) {
+      std::size_t end = text.find(separator, start);
+      if (end == std::string_view::npos) end = text.size();
+      parts.emplace_back(text.substr(start, end - start));
+      start = end + 1;
+    }
+    return parts;
+  };
+  const std::size_t open = id.find('[');
+  if (open != std::string_view::npos) id = id.substr(open + 1, id.rfind(']') - open - 1);
+  std::vector<std::string> values;
+  for (const auto& part : split(id, '-')) {
+    // The workload label's form of a value (runners/formats.cpp: lowercase, [a-z0-9.]).
+    values.push_back(workload_label({{"x", part}}).substr(2));
+  }
+  std::vector<std::string> stored;
+  for (const auto& pair : split(workload, '-')) {
+    const std::size_t underscore = pair.find('_');
+    if (underscore == std::string::npos) return false;
+    stored.push_back(pair.substr(underscore + 1));
+  }
+  std::sort(values.begin(), values.end());
+  std::sort(stored.begin(), stored.end());
+  return values == stored;
+}
 
 bool changes_timing(std::string_view variable) {
   if (std::find(kTimingVariables.begin(), kTimingVariables.end(), variable) !=
@@ -413,9 +543,8 @@ CommandOutcome run_command(const CommandEntry& entry, const CommandContext& cont
   }
   for (const auto& record : printed) {
     std::string reason;
-    const RunVerdict verdict = core::is_failure(record.run.status)
-                                   ? RunVerdict::Failed
-                                   : verdict_of(true, reason);
+    const RunVerdict verdict =
+        core::is_failure(record.run.status) ? RunVerdict::Failed : verdict_of(true, reason);
     KnownKey key;
     auto run = detail::printed_run(facts, record, verdict, reason, key);
     if (!run) {

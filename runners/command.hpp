@@ -103,6 +103,31 @@ struct CommandOutcome {
 [[nodiscard]] CommandOutcome run_command(const CommandEntry& entry, const CommandContext& context,
                                          const std::vector<KnownKey>& known);
 
+// A case a program names without running it.
+struct ListedCase {
+  std::string benchmark;  // "<entry>/<native name>", as a run's key says it
+  std::string provider;
+  // The workload label a run's key would have; "" when only a run says it (pytest's collection
+  // names a case by its parameter id, "[4096-bf16]", not by its parameter names).
+  std::string workload;
+  std::string case_id;  // as the harness lists it: "BM_Saxpy/16384", "test_saxpy[4096-bf16]"
+};
+
+// Whether the entry's format can list its cases without running them, and how: Google
+// Benchmark's --benchmark_list_tests=true, pytest's --collect-only -q (pytest-benchmark).
+[[nodiscard]] bool can_list(OutputFormat format) noexcept;
+
+// Runs the entry's argv with the harness's listing flag added (the entry's environment, working
+// directory and timeout) and reads the cases it names; nothing is measured. Unavailable for a
+// format that cannot list (the message says the entry must run); a program that cannot start,
+// exits non-zero or lists nothing is an error with the reason.
+[[nodiscard]] core::Result<std::vector<ListedCase>> list_command(const CommandEntry& entry,
+                                                                 const CommandContext& context);
+
+// Whether a pytest parameter id ("4096-bf16") names the workload label of a run ("dtype_bf16-
+// n_4096"): the same values, in any order.
+[[nodiscard]] bool pytest_id_matches(std::string_view id, std::string_view workload);
+
 // Why samples taken while the program ran make its runs inconclusive ("" when they do not):
 // another compute process on the GPU, or an SM clock under 75% of its maximum while the GPU was
 // busy (a sample whose clock event reasons say the GPU is idle is not a measurement of the run).

@@ -16,7 +16,9 @@ constexpr std::string_view kFields[] = {
     "runner",   "name", "command",           "format", "output", "provider", "timeout",
     "interval", "env",  "working_directory", "confirm"};
 
-bool name_ok(std::string_view name) {
+}  // namespace
+
+bool entry_name_ok(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
   const auto lower_or_digit = [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
@@ -26,12 +28,14 @@ bool name_ok(std::string_view name) {
                      [&](char c) { return lower_or_digit(c) || c == '.' || c == '_' || c == '-'; });
 }
 
-bool variable_ok(std::string_view name) {
+bool variable_name_ok(std::string_view name) {
   if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
   });
 }
+
+namespace {
 
 std::string shown_text(std::string_view text) {
   return "\"" + readable_line(text, 64) + "\"";
@@ -56,7 +60,7 @@ core::Result<CommandEntry> read_command_entry(const JsonField& object,
   if (!object["name"].present())
     return object.error("name is missing (it prefixes the benchmarks)");
   entry.name = KW_TRY(object["name"].string());
-  if (!name_ok(entry.name)) {
+  if (!entry_name_ok(entry.name)) {
     return object["name"].error(shown_text(entry.name) +
                                 " is not 1 to 64 of a-z, 0-9, '.', '_', '-' starting with a "
                                 "letter or digit");
@@ -97,7 +101,7 @@ core::Result<CommandEntry> read_command_entry(const JsonField& object,
     }
   }
   entry.provider = KW_TRY(object["provider"].string_or(""));
-  if (object["provider"].present() && !name_ok(entry.provider)) {
+  if (object["provider"].present() && !entry_name_ok(entry.provider)) {
     return object["provider"].error(shown_text(entry.provider) +
                                     " is not 1 to 64 of a-z, 0-9, '.', '_', '-'");
   }
@@ -107,7 +111,7 @@ core::Result<CommandEntry> read_command_entry(const JsonField& object,
   if (object["env"].present()) {
     const JsonField env = KW_TRY(object["env"].object());
     for (const std::string& name : env.keys()) {
-      if (!variable_ok(name)) {
+      if (!variable_name_ok(name)) {
         return env[name].error("is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)");
       }
       entry.env.emplace_back(name, KW_TRY(env[name].string()));

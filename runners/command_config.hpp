@@ -25,6 +25,12 @@ struct EntryReaderServices {
   std::function<std::filesystem::path(const std::string&)> resolve;
 };
 
+// 1 to 64 of a-z, 0-9, '.', '_', '-' starting with a letter or digit (an entry's name, a
+// provider).
+[[nodiscard]] bool entry_name_ok(std::string_view name);
+// [A-Za-z_][A-Za-z0-9_]*
+[[nodiscard]] bool variable_name_ok(std::string_view name);
+
 // Every field but `interval` (the schedule's, read by the config loader for every entry).
 // Errors name the field ("benchmarks[2].output: ...").
 [[nodiscard]] core::Result<CommandEntry> read_command_entry(const core::JsonField& object,

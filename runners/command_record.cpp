@@ -205,6 +205,16 @@ core::Result<kernels::BenchOutcome> assemble(const ExecutionFacts& facts, const 
 
 }  // namespace
 
+std::string benchmark_label(const CommandEntry& entry, const std::string& native) {
+  return entry.name + "/" + native_part(native);
+}
+
+std::string provider_label(const CommandEntry& entry, const std::string& native) {
+  return provider_part(!entry.provider.empty() ? entry.provider
+                       : !native.empty()       ? native
+                                               : entry.name);
+}
+
 json command_protocol(const ExecutionFacts& facts, const NativeResult& result) {
   return protocol_document(facts, result.primary, result.settings, facts.statistics_note);
 }
@@ -218,10 +228,8 @@ core::Result<kernels::BenchOutcome> result_run(const ExecutionFacts& facts,
                                                const std::string& reason, KnownKey& key) {
   const CommandEntry& entry = *facts.entry;
   KeyParts parts;
-  parts.benchmark = entry.name + "/" + native_part(result.name);
-  parts.provider = provider_part(!entry.provider.empty()    ? entry.provider
-                                 : !result.provider.empty() ? result.provider
-                                                            : entry.name);
+  parts.benchmark = benchmark_label(entry, result.name);
+  parts.provider = provider_label(entry, result.provider);
   parts.workload = result.workload.empty() ? workload_label(result.params) : result.workload;
   json protocol = command_protocol(facts, result);
   json timing = {{"primaryStatistic", result.primary},

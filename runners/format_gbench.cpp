@@ -122,6 +122,13 @@ void split_name(const std::string& run_name, NativeResult& r) {
 
 }  // namespace
 
+NativeResult gbench_case(const std::string& run_name) {
+  NativeResult r;
+  split_name(run_name, r);
+  std::sort(r.params.begin(), r.params.end());
+  return r;
+}
+
 core::Result<ParsedOutput> parse_gbench_json(std::string_view text) {
   auto parsed = core::parse_json_text(text);
   if (!parsed) {
@@ -209,9 +216,7 @@ core::Result<ParsedOutput> parse_gbench_json(std::string_view text) {
       ++out.skipped;
       continue;
     }
-    NativeResult r;
-    split_name(run_name, r);
-    std::sort(r.params.begin(), r.params.end());
+    NativeResult r = gbench_case(run_name);
     if (g.error) {
       r.outcome = NativeResult::Outcome::Failed;
       r.failure = "the benchmark reported an error: " + readable_line(*g.error, 300);

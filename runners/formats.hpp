@@ -82,6 +82,10 @@ struct ParsedOutput {
 [[nodiscard]] core::Result<ParsedOutput> parse_liger_csv_output(std::string_view text);
 [[nodiscard]] core::Result<ParsedOutput> parse_output(OutputFormat format, std::string_view text);
 
+// A Google Benchmark name ("BM_Gemm/512/threads:2/real_time") as its JSON's run_name is read: the
+// native name, the parameters sorted, the run settings. For --benchmark_list_tests' lines.
+[[nodiscard]] NativeResult gbench_case(const std::string& run_name);
+
 // kernelindex records, one per line: lines prefixed kKernelindexLinePrefix when any line is,
 // else every line that starts with '{'; other lines are the program's log and are skipped.
 // ParseError names the line ("line 3: run.spec.status: missing").

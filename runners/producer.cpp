@@ -49,4 +49,22 @@ void CommandProducer::learn_from(const RunProducer& earlier) {
   }
 }
 
+core::Result<Produced> LigerScriptsProducer::run(const std::function<core::Timestamp()>& now) {
+  CommandContext context = context_;
+  context.now = now;
+  LigerScriptsOutcome outcome = run_liger_scripts(entry_, context, known_);
+  Produced out;
+  out.runs = std::move(outcome.runs);
+  out.error = std::move(outcome.error);
+  out.cancelled = outcome.cancelled;
+  return out;
+}
+
+void LigerScriptsProducer::learn_from(const RunProducer& earlier) {
+  if (const auto* same = dynamic_cast<const LigerScriptsProducer*>(&earlier);
+      same != nullptr && same->entry_.name == entry_.name && known_.empty()) {
+    known_ = same->known_;
+  }
+}
+
 }  // namespace kernelwatch::runners

@@ -16,6 +16,7 @@
 #include "kernels/harness/bench.hpp"
 #include "runners/command.hpp"
 #include "runners/liger_bench.hpp"
+#include "runners/liger_scripts.hpp"
 
 namespace kernelwatch::runners {
 
@@ -86,6 +87,23 @@ class CommandProducer final : public RunProducer {
   CommandEntry entry_;
   CommandContext context_;
   std::vector<KnownKey> known_;
+};
+
+// A liger-scripts entry: every row its scripts write in one execution. Remembers the keys of each
+// script's last rows, so a failed script is recorded in each of them.
+class LigerScriptsProducer final : public RunProducer {
+ public:
+  LigerScriptsProducer(LigerScriptsEntry entry, CommandContext context)
+      : entry_(std::move(entry)), context_(std::move(context)) {}
+  [[nodiscard]] std::string name() const override { return entry_.name; }
+  [[nodiscard]] core::Result<Produced> run(const std::function<core::Timestamp()>& now) override;
+  [[nodiscard]] ConfirmMode confirm() const override { return entry_.confirm; }
+  void learn_from(const RunProducer& earlier) override;
+
+ private:
+  LigerScriptsEntry entry_;
+  CommandContext context_;
+  LigerScriptKeys known_;
 };
 
 }  // namespace kernelwatch::runners

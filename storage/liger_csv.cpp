@@ -295,11 +295,6 @@ json liger_environment(const core::Hardware& hardware, const std::string& label)
                            (hardware.form_factor.empty() ? "" : " " + hardware.form_factor))}}}};
 }
 
-// Converts one speed row; returns the reason when the row is not valid.
-core::Result<core::Record> speed_row_to_record(const RowReader& row) {
-  return liger_speed_record(KW_TRY(parse_speed_row(row)));
-}
-
 }  // namespace
 
 std::string liger_implementation_digest(std::string_view provider, std::string_view version) {
@@ -392,9 +387,12 @@ core::Result<LigerHeader> read_liger_header(const CsvRow& header) {
   return out;
 }
 
-SourceItem liger_row_item(const LigerHeader& header, const CsvRow& row,
-                          std::string_view file_name) {
-  SourceItem item;
+namespace {
+
+// What one data row is: checked for UTF-8 and its column count, then a memory row, an unknown
+// metric or a speed row parsed.
+LigerRowItem classify_row(const LigerHeader& header, const CsvRow& row) {
+  LigerRowItem item;
   item.line = row.line;
   // Text that is not UTF-8 cannot enter a JSON record: the row is invalid, the import goes on.
   if (const auto bad_field =
@@ -428,7 +426,39 @@ SourceItem liger_row_item(const LigerHeader& header, const CsvRow& row,
     item.reason = "metric_name \"" + metric + "\" is not speed or memory";
     return item;
   }
-  auto record = speed_row_to_record(reader);
+  auto speed = parse_speed_row(reader);
+  if (!speed) {
+    item.kind = ItemKind::Invalid;
+    item.reason = speed.error().message;
+    return item;
+  }
+  item.row = std::move(*speed);
+  return item;
+}
+
+// The header and the data rows of a whole file.
+core::Result<std::pair<LigerHeader, std::vector<CsvRow>>> header_and_rows(std::string_view text) {
+  // A UTF-8 byte-order mark (Excel writes one) is not part of the first column's name.
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  std::vector<CsvRow> rows = KW_TRY(parse_csv(text));
+  if (rows.empty())
+    return core::fail(ErrorCode::ParseError, "1: empty file, expected a header row");
+  LigerHeader header = KW_TRY(read_liger_header(rows.front()));
+  rows.erase(rows.begin());
+  return std::pair{std::move(header), std::move(rows)};
+}
+
+}  // namespace
+
+SourceItem liger_row_item(const LigerHeader& header, const CsvRow& row,
+                          std::string_view file_name) {
+  LigerRowItem classified = classify_row(header, row);
+  SourceItem item;
+  item.line = classified.line;
+  item.kind = classified.kind;
+  item.reason = std::move(classified.reason);
+  if (item.kind != ItemKind::Run) return item;
+  auto record = liger_speed_record(classified.row);
   if (!record) {
     item.kind = ItemKind::Invalid;
     item.reason = record.error().message;
@@ -444,19 +474,20 @@ SourceItem liger_row_item(const LigerHeader& header, const CsvRow& row,
   return item;
 }
 
+core::Result<std::vector<LigerRowItem>> read_liger_rows(std::string_view text) {
+  const auto [header, rows] = KW_TRY(header_and_rows(text));
+  std::vector<LigerRowItem> items;
+  items.reserve(rows.size());
+  for (const auto& row : rows) items.push_back(classify_row(header, row));
+  return items;
+}
+
 core::Result<std::vector<SourceItem>> read_liger_csv(std::string_view text,
                                                      std::string_view file_name) {
-  // A UTF-8 byte-order mark (Excel writes one) is not part of the first column's name.
-  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  const std::vector<CsvRow> rows = KW_TRY(parse_csv(text));
-  if (rows.empty())
-    return core::fail(ErrorCode::ParseError, "1: empty file, expected a header row");
-  const LigerHeader header = KW_TRY(read_liger_header(rows.front()));
+  const auto [header, rows] = KW_TRY(header_and_rows(text));
   std::vector<SourceItem> items;
-  items.reserve(rows.size() - 1);
-  for (std::size_t r = 1; r < rows.size(); ++r) {
-    items.push_back(liger_row_item(header, rows[r], file_name));
-  }
+  items.reserve(rows.size());
+  for (const auto& row : rows) items.push_back(liger_row_item(header, row, file_name));
   return items;
 }
 

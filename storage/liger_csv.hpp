@@ -56,6 +56,17 @@ struct LigerSpeedRow {
 [[nodiscard]] std::string liger_implementation_digest(std::string_view provider,
                                                       std::string_view version);
 
+// One data row of a Liger CSV as what it says: a speed row (kind Run, `row` set), a memory row
+// (Skipped) or an invalid row, with the reason. The liger-scripts runner reads the rows a script
+// wrote this way, so each lands in the key the importer gives the same row.
+struct LigerRowItem {
+  std::size_t line = 0;
+  ItemKind kind = ItemKind::Run;
+  std::string reason;  // Skipped and Invalid
+  LigerSpeedRow row;   // Run
+};
+[[nodiscard]] core::Result<std::vector<LigerRowItem>> read_liger_rows(std::string_view text);
+
 // file_name goes into each run's raw source. A missing required column fails the whole file.
 [[nodiscard]] core::Result<std::vector<SourceItem>> read_liger_csv(std::string_view text,
                                                                    std::string_view file_name);

@@ -27,6 +27,11 @@ struct ExecutionFacts {
   std::vector<kernels::GpuSample> samples;
 };
 
+// The key labels of a result: benchmark "<entry>/<native name>" ('/' made '.'), provider from the
+// entry, else the output's own, else the entry's name.
+[[nodiscard]] std::string benchmark_label(const CommandEntry& entry, const std::string& native);
+[[nodiscard]] std::string provider_label(const CommandEntry& entry, const std::string& native);
+
 // The protocol of a result: a new key whenever the format, the harness's version, the argv
 // template, the primary statistic or a native run setting changes.
 [[nodiscard]] nlohmann::json command_protocol(const ExecutionFacts& facts,

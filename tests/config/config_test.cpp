@@ -625,7 +625,7 @@ TEST(ParseConfig, LigerBenchEntryErrorsNameThePath) {
   EXPECT_EQ(error_of(R"({"benchmarks": [{"runner": "nvbench", "kernel": "tvd", "pass": "forward",
                         "workloads": ["tokens1024-vocab4096-fp32"]}]})"),
             "kernelwatch.json: benchmarks[0].runner: \"nvbench\" is not a known runner (known: "
-            "liger-bench, command; leave it out for kernelwatch's own kernels)");
+            "liger-bench, liger-scripts, command; leave it out for kernelwatch's own kernels)");
   EXPECT_EQ(error_of(head + R"("providers": ["torch"]}]})"),
             "kernelwatch.json: benchmarks[0]: python is missing (the interpreter of a venv with "
             "torch, triton and liger-kernel, like \"/opt/venv/bin/python3\")");

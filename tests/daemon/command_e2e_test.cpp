@@ -364,5 +364,81 @@ TEST(CommandE2E, DiscoverRunsAnEntryOnceStoresNothingAndShowsEachKeysHistory) {
   EXPECT_EQ(keys[0]["status"], "passed");
 }
 
+// discover --list: the cases of the real Google Benchmark program (--benchmark_list_tests) and
+// of the real pytest-benchmark suite (pytest --collect-only -q), each with the history the daemon
+// stored for it, while a slowdown no run could finish within the entries' minute proves nothing
+// ran; a format whose harness cannot list says the entry must run.
+TEST(CommandE2E, DiscoverListNamesTheCasesOfGoogleBenchmarkAndPytestWithoutRunningThem) {
+  const std::filesystem::path program = KW_GBENCH_SAXPY;
+  ASSERT_FALSE(program.empty()) << "libbenchmark-dev is missing: run scripts/setup";
+  const auto suite = testing::data_dir().parent_path() / "tests/daemon/programs";
+  testing::TempDir dir;
+  const auto slowdown = dir / "slowdown";
+  testing::write_file(slowdown, "1\n");
+  testing::write_file(dir / "nvbench.json", nvbench_fixture());
+  testing::WatchingDaemon daemon(
+      dir.path(),
+      json::array({{{"runner", "command"},
+                    {"name", "saxpy"},
+                    {"command",
+                     {program.string(), "--benchmark_format=json", "--benchmark_repetitions=3",
+                      "--benchmark_min_time=0.01", "--benchmark_filter=BM_Saxpy/16384"}},
+                    {"format", "gbench-json"},
+                    {"env", {{"KW_SLOWDOWN_FILE", slowdown.string()}}},
+                    {"timeout", "1m"}},
+                   {{"runner", "command"},
+                    {"name", "pysaxpy"},
+                    {"command",
+                     {"/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                      "--benchmark-json={out}", "--benchmark-max-time=0.02",
+                      "--benchmark-min-rounds=5", (suite / "test_pytest_saxpy.py").string()}},
+                    {"format", "pytest-benchmark-json"},
+                    {"output", "{out}"},
+                    {"working_directory", dir.path().string()},
+                    {"env", {{"KW_SLOWDOWN_FILE", slowdown.string()}}},
+                    {"timeout", "1m"}},
+                   {{"runner", "command"},
+                    {"name", "nv"},
+                    {"command", {"cat", (dir / "nvbench.json").string()}},
+                    {"format", "nvbench-json"}}}));
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  ASSERT_TRUE(daemon.wait_for_cycles(1)) << daemon.log();
+  daemon.child().stop(20s);
+  testing::write_file(slowdown, "100000000\n");
+  const std::string config = (dir / "kernelwatch.json").string();
+
+  const auto gbench =
+      testing::run_kernelwatch({"discover", "--config", config, "--entry", "saxpy", "--list"});
+  EXPECT_EQ(gbench.exit_code, 0) << gbench.err;
+  std::printf("%s%s", gbench.out.c_str(), gbench.err.c_str());
+  EXPECT_NE(gbench.out.find("BM_Saxpy/16384"), std::string::npos) << gbench.out;
+  EXPECT_NE(gbench.out.find("saxpy/BM_Saxpy"), std::string::npos) << gbench.out;
+  EXPECT_NE(gbench.out.find("arg0_16384"), std::string::npos) << gbench.out;
+  EXPECT_EQ(gbench.out.find("BM_Saxpy/65536"), std::string::npos) << gbench.out;  // filtered
+  EXPECT_NE(gbench.out.find("1 run(s)"), std::string::npos) << gbench.out;
+  EXPECT_NE(gbench.out.find("1 case(s) listed; nothing was run"), std::string::npos) << gbench.out;
+
+  const auto pytest = testing::run_kernelwatch(
+      {"discover", "--config", config, "--entry", "pysaxpy", "--list", "--json"});
+  ASSERT_EQ(pytest.exit_code, 0) << pytest.err;
+  const json cases = json::parse(pytest.out);
+  ASSERT_EQ(cases.size(), 2U) << pytest.out;
+  EXPECT_EQ(cases[0]["case"], "test_saxpy[2000]");
+  EXPECT_EQ(cases[0]["benchmark"], "pysaxpy/test_saxpy");
+  EXPECT_TRUE(cases[0]["workload"].is_null());
+  EXPECT_EQ(cases[0]["historyRuns"], 1) << pytest.out;  // the stored run of n_2000
+  EXPECT_EQ(cases[1]["case"], "test_saxpy[8000]");
+  EXPECT_EQ(cases[1]["historyRuns"], 1) << pytest.out;
+
+  const auto nv =
+      testing::run_kernelwatch({"discover", "--config", config, "--entry", "nv", "--list"});
+  EXPECT_EQ(nv.exit_code, 1);
+  EXPECT_NE(nv.err.find("nv: nvbench-json output cannot list its cases without running them: "
+                        "run discover without --list to see its keys"),
+            std::string::npos)
+      << nv.err;
+}
+
 }  // namespace
 }  // namespace kernelwatch

@@ -377,3 +377,60 @@ TEST_F(CommandTest, KernelindexLinesAmongLogLinesKeepTheirKeyOnTheDaemonsHost) {
 
 }  // namespace
 }  // namespace kernelwatch::runners
+
+namespace kernelwatch::runners {
+namespace {
+
+// `discover --list` for pytest-benchmark: the real pytest (Debian's python3-pytest-benchmark)
+// collects the suite's cases with --collect-only; a slowdown a run would need hours for proves
+// nothing runs. (Google Benchmark's listing: CommandE2E, with the program the daemon tests build.)
+TEST(CommandList, PytestCollectsItsCasesWithoutRunningThem) {
+  testing::TempDir dir;
+  testing::write_file(dir / "slowdown", "100000000\n");
+  CommandEntry e;
+  e.name = "py";
+  e.format = OutputFormat::PytestBenchmarkJson;
+  e.output = "{out}";
+  e.command = {
+      "/usr/bin/python3",
+      "-m",
+      "pytest",
+      "-q",
+      "-p",
+      "no:cacheprovider",
+      "--benchmark-json={out}",
+      (testing::data_dir().parent_path() / "tests/daemon/programs/test_pytest_saxpy.py").string()};
+  e.env = {{"KW_SLOWDOWN_FILE", (dir / "slowdown").string()}};
+  e.timeout = 60s;
+  CommandContext context;
+  context.now = test_now;
+  context.probe = [] { return cpu_host(); };
+  context.scratch = dir.path();
+  const auto cases = list_command(e, context);
+  ASSERT_TRUE(cases) << cases.error().message;
+  ASSERT_EQ(cases->size(), 2U);
+  EXPECT_EQ((*cases)[0].case_id, "test_saxpy[2000]");
+  EXPECT_EQ((*cases)[0].benchmark, "py/test_saxpy");
+  EXPECT_EQ((*cases)[0].provider, "py");
+  EXPECT_EQ((*cases)[0].workload, "");  // its parameter names come with a run
+  EXPECT_EQ((*cases)[1].case_id, "test_saxpy[8000]");
+  // Formats whose harness has no listing say the entry must run.
+  e.format = OutputFormat::NvbenchJson;
+  const auto refused = list_command(e, context);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message,
+            "nvbench-json output cannot list its cases without running them: run discover "
+            "without --list to see its keys");
+}
+
+TEST(CommandList, APytestParameterIdNamesTheWorkloadOfItsRun) {
+  EXPECT_TRUE(pytest_id_matches("test_saxpy[2000]", "n_2000"));
+  EXPECT_TRUE(pytest_id_matches("test_rms_norm[4096-bf16]", "dtype_bf16-hidden_4096"));
+  EXPECT_TRUE(pytest_id_matches("test_x[Float32]", "dtype_float32"));
+  EXPECT_FALSE(pytest_id_matches("test_saxpy[2000]", "n_8000"));
+  EXPECT_FALSE(pytest_id_matches("test_rms_norm[4096-bf16]", "hidden_4096"));
+  EXPECT_FALSE(pytest_id_matches("test_saxpy[2000]", "default"));
+}
+
+}  // namespace
+}  // namespace kernelwatch::runners
