@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/catalogue.hpp"
 #include "runners/command_config.hpp"
 #include "runners/liger_scripts_config.hpp"
 
@@ -20,10 +21,6 @@ Result<Enum> read_name(const JsonField& field, const std::string& text,
   auto parsed = parse(text);
   if (!parsed) return field.error(shown(text) + " is not one of " + core::names_of(values));
   return parsed;
-}
-
-std::string_view example_workload(core::Kernel kernel) {
-  return kernel == core::Kernel::Tvd ? "tokens1024-vocab4096-fp32" : "hidden2048-rows2048-fp32";
 }
 
 // The providers to run: both of kernelwatch's when the field is absent.
@@ -45,24 +42,27 @@ Result<std::vector<core::Provider>> read_providers(const JsonField& field) {
   return providers;
 }
 
-// Workload labels, each of `kernel` and each passing `check` (a runner's own limits), if any.
+// Workload labels, each of `kernel` (its descriptor's parser) and each passing `check` (a
+// runner's own limits), if any.
 Result<std::vector<core::Workload>> read_workloads(
-    const JsonField& field, core::Kernel kernel,
+    const JsonField& field, kernels::KernelRef kernel,
     const std::function<Status(const core::Workload&)>& check = {}) {
   const auto items = KW_TRY(field.array());
   if (items.empty()) return field.error("lists no workload");
-  const std::string kernel_name(core::to_string(kernel));
+  const std::string kernel_name(kernel.name());
   std::vector<core::Workload> workloads;
   for (const JsonField& item : items) {
     const std::string label = KW_TRY(item.string("a workload label"));
     core::Workload workload = KW_TRY(item.wrap(core::Workload::from_label(label)));
-    if (!workload.kernel) {
+    if (!kernel->parse_workload(workload)) {
+      for (const kernels::KernelDescriptor* other : kernels::catalogue()) {
+        if (other->parse_workload(workload)) {
+          return item.error(shown(label) + " is a " + std::string(other->name) +
+                            " workload, not a " + kernel_name + " one");
+        }
+      }
       return item.error(shown(label) + " is not a " + kernel_name + " workload like \"" +
-                        std::string(example_workload(kernel)) + "\"");
-    }
-    if (*workload.kernel != kernel) {
-      return item.error(shown(label) + " is a " + std::string(core::to_string(*workload.kernel)) +
-                        " workload, not a " + kernel_name + " one");
+                        std::string(kernel->example_workload) + "\"");
     }
     for (const auto& earlier : workloads) {
       if (earlier.label() == workload.label()) return item.error(shown(label) + " is listed twice");
@@ -73,6 +73,17 @@ Result<std::vector<core::Workload>> read_workloads(
     workloads.push_back(std::move(workload));
   }
   return workloads;
+}
+
+// A kernel of the catalogue (kernelwatch's own), or of core's names for liger-bench.
+Result<kernels::KernelRef> read_kernel(const JsonField& field, Runner runner) {
+  const std::string text = KW_TRY(field.string());
+  if (runner == Runner::LigerBench) {
+    return kernels::KernelRef(KW_TRY(read_name(field, text, core::parse_kernel, core::kKernels)));
+  }
+  auto kernel = kernels::find_kernel(text);
+  if (!kernel) return field.error(shown(text) + " is not one of " + kernels::kernel_names());
+  return *kernel;
 }
 
 // A liger-bench entry's providers: required, each one liger-bench runs for the kernel.
@@ -184,17 +195,17 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
     if (!object[key].present()) return object.error(std::string(key) + " is missing");
   }
   out.runner = KW_TRY(read_runner(object));
-  const std::string kernel = KW_TRY(object["kernel"].string());
-  out.kernel = KW_TRY(read_name(object["kernel"], kernel, core::parse_kernel, core::kKernels));
+  out.kernel = KW_TRY(read_kernel(object["kernel"], out.runner));
   const std::string pass = KW_TRY(object["pass"].string());
   out.pass = KW_TRY(read_name(object["pass"], pass, core::parse_pass, core::kPasses));
   if (out.runner == Runner::LigerBench) {
-    out.liger_providers = KW_TRY(read_liger_providers(object, out.kernel));
+    const core::Kernel liger_kernel = KW_TRY(core::parse_kernel(out.kernel.name()));
+    out.liger_providers = KW_TRY(read_liger_providers(object, liger_kernel));
     KW_TRY(read_liger_options(reader, object, out.liger));
     // Each workload must be one liger-bench runs for every provider listed.
     const auto runs_everywhere = [&](const core::Workload& workload) -> Status {
       for (const auto provider : out.liger_providers) {
-        KW_TRY(runners::validate(runners::LigerCase{out.kernel, out.pass, provider, workload}));
+        KW_TRY(runners::validate(runners::LigerCase{liger_kernel, out.pass, provider, workload}));
       }
       return {};
     };
@@ -232,7 +243,7 @@ Status read_benchmarks(const Reader& reader, const JsonField& field,
       }
       if (out[j].runner == benchmark.runner && out[j].kernel == benchmark.kernel &&
           out[j].pass == benchmark.pass) {
-        return items[i].error(std::string(core::to_string(benchmark.kernel)) + "/" +
+        return items[i].error(std::string(benchmark.kernel.name()) + "/" +
                               std::string(core::to_string(benchmark.pass)) +
                               " is already listed in " + items[j].path());
       }

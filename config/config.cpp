@@ -634,7 +634,7 @@ json redacted_json(const Config& config) {
     }
     json workloads = json::array();
     for (const auto& workload : benchmark.workloads) workloads.push_back(workload.label());
-    json entry = {{"kernel", core::to_string(benchmark.kernel)},
+    json entry = {{"kernel", std::string(benchmark.kernel.name())},
                   {"pass", core::to_string(benchmark.pass)},
                   {"providers", providers},
                   {"workloads", workloads}};

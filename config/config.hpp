@@ -23,6 +23,7 @@
 #include "detectors/alert_state.hpp"
 #include "detectors/parameters.hpp"
 #include "kernels/harness/timing.hpp"
+#include "kernels/registry.hpp"
 #include "kernels/types.hpp"
 #include "notifiers/destination.hpp"
 #include "runners/command.hpp"
@@ -81,10 +82,12 @@ struct BenchmarkConfig {
   std::optional<std::chrono::milliseconds> interval;
   runners::CommandEntry command;             // Command only
   runners::LigerScriptsEntry liger_scripts;  // LigerScripts only
-  core::Kernel kernel = core::Kernel::LayerNorm;
+  // A kernel of kernels/catalogue.hpp (Harness); LigerBench: one of core's names (tvd,
+  // layer_norm), the kernels liger-bench runs.
+  kernels::KernelRef kernel = core::Kernel::LayerNorm;
   core::Pass pass = core::Pass::Forward;
   std::vector<core::Provider> providers;  // Harness: default both, fused first
-  std::vector<core::Workload> workloads;  // at least one, each of `kernel`
+  std::vector<core::Workload> workloads;  // at least one, each of `kernel` (its descriptor's form)
   // LigerBench only: its providers (required) and how to run it (python required; script, an
   // absolute path after loading, empty for the default; timeout default 10m).
   std::vector<runners::LigerProvider> liger_providers;

@@ -14,6 +14,7 @@
 #include "config/duration.hpp"
 #include "daemon/clock.hpp"
 #include "daemon/format.hpp"
+#include "kernels/catalogue.hpp"
 #include "kernels/harness/bench.hpp"
 #include "runners/producer.hpp"
 
@@ -133,68 +134,97 @@ core::Result<kernels::Backend> backend_of(const std::string& name) {
   return backend;
 }
 
-// The shape: the options' own, else the founding workloads on a GPU and, on a CPU, shapes that
-// finish in seconds on 2 cores.
-core::Result<kernels::CaseSpec> spec_of(const BenchOptions& options, core::Kernel kernel,
-                                        kernels::Backend backend) {
+// The shapes: --workload labels of the kernel, else its two axes from the flags named by its
+// descriptor (--rows/--hidden, --tokens/--vocab), else its bench shape on a GPU or a CPU.
+core::Result<std::vector<kernels::CaseSpec>> specs_of(const BenchOptions& options,
+                                                      kernels::KernelRef kernel,
+                                                      kernels::Backend backend) {
+  const kernels::BenchShape& shape = kernel->bench_shape;
+  const std::pair<std::string_view, std::optional<std::int64_t>> flags[] = {
+      {"rows", options.rows},
+      {"hidden", options.hidden},
+      {"tokens", options.tokens},
+      {"vocab", options.vocab}};
+  for (const auto& [flag, value] : flags) {
+    if (!value || flag == shape.rows_flag || flag == shape.cols_flag) continue;
+    std::string pair;
+    std::string owners;
+    for (const kernels::KernelDescriptor* other : kernels::catalogue()) {
+      const kernels::BenchShape& s = other->bench_shape;
+      if (flag != s.rows_flag && flag != s.cols_flag) continue;
+      pair = "--" + std::string(s.rows_flag) + " and --" + std::string(s.cols_flag);
+      owners += (owners.empty() ? "" : ", ") + std::string(other->name);
+    }
+    return core::fail(core::ErrorCode::InvalidArgument, pair + " apply to --kernel " + owners +
+                                                            ", not " + std::string(kernel.name()));
+  }
+  std::vector<kernels::CaseSpec> specs;
+  if (!options.workloads.empty()) {
+    if (options.rows || options.hidden || options.tokens || options.vocab) {
+      return core::fail(core::ErrorCode::InvalidArgument,
+                        "--workload gives the whole shape: leave out --" +
+                            std::string(shape.rows_flag) + " and --" +
+                            std::string(shape.cols_flag));
+    }
+    for (const auto& label : options.workloads) {
+      const core::Workload workload = KW_TRY(core::Workload::from_label(label));
+      specs.push_back(KW_TRY(kernels::CaseSpec::from_workload(kernel, workload)));
+    }
+    return specs;
+  }
+  const auto value = [&](std::string_view flag) -> std::optional<std::int64_t> {
+    for (const auto& [name, given] : flags) {
+      if (name == flag) return given;
+    }
+    return std::nullopt;
+  };
+  const bool gpu = backend == kernels::Backend::Cuda;
   kernels::CaseSpec spec;
   spec.dtype = KW_TRY(core::parse_dtype(options.dtype));
-  const bool layer_norm = kernel == core::Kernel::LayerNorm;
-  if (layer_norm && (options.tokens || options.vocab)) {
-    return core::fail(core::ErrorCode::InvalidArgument,
-                      "--tokens and --vocab apply to --kernel tvd");
-  }
-  if (!layer_norm && (options.rows || options.hidden)) {
-    return core::fail(core::ErrorCode::InvalidArgument,
-                      "--rows and --hidden apply to --kernel layer_norm");
-  }
-  const bool gpu = backend == kernels::Backend::Cuda;
-  if (layer_norm) {
-    spec.rows = options.rows.value_or(gpu ? 4096 : 2048);
-    spec.cols = options.hidden.value_or(gpu ? 16384 : 2048);
-  } else {
-    spec.rows = options.tokens.value_or(gpu ? 16384 : 1024);
-    spec.cols = options.vocab.value_or(gpu ? 65536 : 4096);
-  }
-  return spec;
+  spec.rows = value(shape.rows_flag).value_or(gpu ? shape.gpu_rows : shape.cpu_rows);
+  spec.cols = value(shape.cols_flag).value_or(gpu ? shape.gpu_cols : shape.cpu_cols);
+  specs.push_back(spec);
+  return specs;
 }
 
-// One request per provider, from the command line's options.
+// One request per provider and shape, from the command line's options.
 core::Result<std::vector<kernels::BenchRequest>> plan(const BenchOptions& options) {
-  const core::Kernel kernel = KW_TRY(core::parse_kernel(options.kernel));
+  const kernels::KernelRef kernel = KW_TRY(kernels::find_kernel(options.kernel));
   const core::Pass pass = KW_TRY(core::parse_pass(options.pass));
   const auto providers = KW_TRY(providers_of(options.provider));
   const kernels::Backend backend = KW_TRY(backend_of(options.backend));
-  const kernels::CaseSpec spec = KW_TRY(spec_of(options, kernel, backend));
+  const auto specs = KW_TRY(specs_of(options, kernel, backend));
   if (options.warmup_ms < 0 || options.rep_ms <= 0) {
     return core::fail(core::ErrorCode::InvalidArgument,
                       "--warmup-ms must be >= 0 and --rep-ms > 0");
   }
   std::vector<kernels::BenchRequest> requests;
   for (const auto provider : providers) {
-    kernels::BenchRequest request;
-    request.id = {kernel, pass, provider, backend};
-    request.spec = spec;
-    request.policy.warmup = std::chrono::milliseconds(options.warmup_ms);
-    request.policy.repetitions = std::chrono::milliseconds(options.rep_ms);
-    request.seed = options.seed;
-    requests.push_back(std::move(request));
+    for (const auto& spec : specs) {
+      kernels::BenchRequest request;
+      request.id = {kernel, pass, provider, backend};
+      request.spec = spec;
+      request.policy.warmup = std::chrono::milliseconds(options.warmup_ms);
+      request.policy.repetitions = std::chrono::milliseconds(options.rep_ms);
+      request.seed = options.seed;
+      requests.push_back(std::move(request));
+    }
   }
   return requests;
 }
 
+// Each request through the daemon's own source of harness runs (runners::HarnessProducer).
 core::Result<std::vector<kernels::BenchOutcome>> run_all(
     const std::vector<kernels::BenchRequest>& requests, std::ostream& err) {
   Progress progress(err, requests.size());
-  kernels::BenchContext context;
-  context.now = wall_now;
-  context.on_phase = [&progress](std::string_view phase) { progress.phase(phase); };
   std::vector<kernels::BenchOutcome> outcomes;
   for (const auto& request : requests) {
+    runners::HarnessProducer producer(request);
+    producer.on_phase([&progress](std::string_view phase) { progress.phase(phase); });
     progress.begin(request.id.name());
-    auto outcome = kernels::run_benchmark(request, context);
+    auto produced = producer.run(wall_now);
     progress.end();
-    outcomes.push_back(KW_TRY(std::move(outcome)));
+    for (auto& outcome : KW_TRY(std::move(produced)).runs) outcomes.push_back(std::move(outcome));
   }
   return outcomes;
 }
@@ -226,8 +256,11 @@ core::Result<LigerPlan> plan_liger(const BenchOptions& options) {
   }
   std::vector<std::string> labels = options.workloads;
   if (labels.empty()) {
-    labels = {kernel == core::Kernel::Tvd ? "tokens16384-vocab65536-fp32"
-                                          : "hidden16384-rows4096-fp32"};
+    // The founding workload: the kernel's own bench shape on a GPU.
+    kernels::CaseSpec founding;
+    founding.rows = kernels::KernelRef(kernel)->bench_shape.gpu_rows;
+    founding.cols = kernels::KernelRef(kernel)->bench_shape.gpu_cols;
+    labels = {kernels::workload_of(kernel, founding).label()};
   }
   LigerPlan plan;
   for (const auto provider : providers) {

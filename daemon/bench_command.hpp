@@ -29,7 +29,8 @@ struct BenchOptions {
   std::filesystem::path db;  // empty: do not store
   // --runner liger-bench: Liger's and PyTorch's own benchmarks through liger_bench.py instead of
   // the harness (provider liger/torch/huggingface or all; --workload labels, default the
-  // founding workload; --backend, --rows.. --seed do not apply).
+  // founding workload; --backend, --rows.. --seed do not apply). Without --runner, --workload
+  // labels of the kernel replace the shape flags (--rows, --hidden, --tokens, --vocab).
   std::string runner;                  // "": the in-process harness
   std::string python = "python3";      // the interpreter of a venv with torch, triton, liger-kernel
   std::filesystem::path script;        // empty: the installed or source tree's liger_bench.py

@@ -13,6 +13,7 @@
 #include "daemon/discover_command.hpp"
 #include "daemon/status_command.hpp"
 #include "daemon/store_commands.hpp"
+#include "kernels/catalogue.hpp"
 
 #ifndef KERNELWATCH_VERSION
 #define KERNELWATCH_VERSION "0.0.0-dev"
@@ -121,7 +122,10 @@ void add_bench(CLI::App& app, Commands& c) {
       "repetitions with a cache flush before each) and print median, p20, p80 and GB/s;\n"
       "with --runner liger-bench, Liger's and PyTorch's own benchmarks in the keys of their\n"
       "imported history");
-  sub->add_option("--kernel", c.bench.kernel, "tvd or layer_norm")->required();
+  sub->add_option("--kernel", c.bench.kernel,
+                  "A kernel of kernelwatch's catalogue: " + kernels::kernel_names() +
+                      "\n(with --runner: tvd or layer_norm)")
+      ->required();
   sub->add_option("--pass", c.bench.pass, "forward, backward or full")->required();
   sub->add_option("--provider", c.bench.provider,
                   "kernelwatch-fused, kernelwatch-reference or all\n(with --runner: liger, torch, "
@@ -151,8 +155,9 @@ void add_bench(CLI::App& app, Commands& c) {
   sub->add_option("--script", c.bench.script,
                   "With --runner: liger_bench.py (default: the installed or source tree's copy)");
   sub->add_option("--workload", c.bench.workloads,
-                  "With --runner, repeatable: a workload label like tokens16384-vocab65536-fp32\n"
-                  "or hidden16384-rows4096-fp32 (default: the founding workload)");
+                  "Repeatable: a workload label of the kernel like tokens16384-vocab65536-fp32\n"
+                  "or hidden16384-rows4096-fp32, instead of the shape flags (with --runner,\n"
+                  "default: the founding workload)");
   sub->add_option("--timeout", c.bench.timeout, "With --runner: kill the runner after this long")
       ->capture_default_str();
   sub->add_flag("--json", c.bench_json,

@@ -14,7 +14,7 @@ std::string entry_name(const config::BenchmarkConfig& b) {
   if (b.runner == config::Runner::Command) return b.command.name;
   if (b.runner == config::Runner::LigerScripts) return b.liger_scripts.name;
   const std::string kernel_pass =
-      std::string(core::to_string(b.kernel)) + "/" + std::string(core::to_string(b.pass));
+      std::string(b.kernel.name()) + "/" + std::string(core::to_string(b.pass));
   return b.runner == config::Runner::LigerBench
              ? std::string(runners::kLigerBenchRunner) + " " + kernel_pass
              : kernel_pass;
@@ -61,21 +61,24 @@ Plan cycle_plan(const config::Config& c, kernels::Backend backend, const RunnerS
         }
         break;
       }
-      case config::Runner::LigerBench:
+      case config::Runner::LigerBench: {
+        // The loader took the kernel from core's names.
+        const core::Kernel kernel = core::parse_kernel(b.kernel.name()).value();
         for (const auto provider : b.liger_providers) {
           for (const auto& workload : b.workloads) {
             runners::LigerBenchOptions options = b.liger;
             options.sampler = services.sampler;
             options.cancel_fd = services.cancel_fd;
             add(std::make_shared<runners::LigerBenchProducer>(
-                std::move(options), runners::LigerCase{b.kernel, b.pass, provider, workload}));
+                std::move(options), runners::LigerCase{kernel, b.pass, provider, workload}));
           }
         }
         break;
+      }
       case config::Runner::Harness:
         for (const auto provider : b.providers) {
           for (const auto& workload : b.workloads) {
-            auto spec = kernels::CaseSpec::from_workload(workload);
+            auto spec = kernels::CaseSpec::from_workload(b.kernel, workload);
             if (!spec) continue;  // validated by the config loader
             kernels::BenchRequest r;
             r.id = {b.kernel, b.pass, provider, backend};

@@ -1,4 +1,5 @@
-// The CPU backend's Case: 64-byte aligned host tensors and the CPU entry points.
+// The CPU backend's Case: 64-byte aligned host tensors and the kernel's CPU entry points.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -33,14 +34,7 @@ class CpuCase final : public PlannedCase {
     for (const auto& tensor : plan()) {
       buffers_.emplace(tensor.name, KW_TRY(allocate(tensor.bytes(), "tensor " + tensor.name)));
     }
-    std::size_t workspace = 0;
-    const auto& s = spec();
-    if (id().kernel == Kernel::LayerNorm) {
-      workspace = layer_norm_backward_cpu_workspace_bytes(id().provider, s.rows, s.cols);
-    } else {
-      workspace = std::max(tvd_forward_cpu_workspace_bytes(id().provider, s.rows, s.cols, s.dtype),
-                           tvd_backward_cpu_workspace_bytes(id().provider, s.rows, s.cols));
-    }
+    const std::size_t workspace = ops().workspace_bytes(id().provider, spec(), 1);
     workspace_ = KW_TRY(allocate(workspace, "the workspace"));
     workspace_bytes_ = workspace;
     return {};
@@ -68,22 +62,15 @@ class CpuCase final : public PlannedCase {
     return {};
   }
 
-  core::Status layer_norm_forward(const LayerNormForward& args) override {
-    return layer_norm_forward_cpu(id().provider, args);
-  }
-  core::Status layer_norm_backward(const LayerNormBackward& args) override {
-    return layer_norm_backward_cpu(id().provider, args, workspace());
-  }
-  core::Status tvd_forward(const TvdForward& args) override {
-    return tvd_forward_cpu(id().provider, args, workspace());
-  }
-  core::Status tvd_backward(const TvdBackward& args) override {
-    return tvd_backward_cpu(id().provider, args, workspace());
+  const BackendOps& ops() const override { return id().kernel->cpu; }
+  PassArgs backend_args() const override {
+    PassArgs args;
+    args.workspace = workspace_.get();
+    args.workspace_bytes = workspace_bytes_;
+    return args;
   }
 
  private:
-  std::span<std::byte> workspace() const { return {workspace_.get(), workspace_bytes_}; }
-
   std::map<std::string, HostBuffer> buffers_;
   HostBuffer workspace_;
   std::size_t workspace_bytes_ = 0;

@@ -1,5 +1,5 @@
-// The CUDA backend's Case: device tensors, one non-blocking stream, the CUDA entry points, and
-// the "is there a GPU" probe.
+// The CUDA backend's Case: device tensors, one non-blocking stream, the kernel's CUDA entry
+// points, and the "is there a GPU" probe.
 #include <map>
 #include <memory>
 #include <string>
@@ -60,14 +60,7 @@ class CudaCase final : public PlannedCase {
     for (const auto& tensor : plan()) {
       buffers_.emplace(tensor.name, KW_TRY(allocate(tensor.bytes(), "tensor " + tensor.name)));
     }
-    const auto& s = spec();
-    std::size_t bytes = 0;
-    if (id().kernel == Kernel::LayerNorm) {
-      bytes = layer_norm_backward_cuda_workspace_bytes(id().provider, s.rows, s.cols, sm_count_);
-    } else {
-      bytes = std::max(tvd_forward_cuda_workspace_bytes(id().provider, s.rows, s.cols, s.dtype),
-                       tvd_backward_cuda_workspace_bytes(id().provider, s.rows, s.cols));
-    }
+    const std::size_t bytes = ops().workspace_bytes(id().provider, spec(), sm_count_);
     auto buffer = KW_TRY(allocate(bytes, "the workspace"));
     workspace_ = DeviceWorkspace{buffer.get(), bytes};
     workspace_buffer_ = std::move(buffer);
@@ -103,17 +96,15 @@ class CudaCase final : public PlannedCase {
     return {};
   }
 
-  core::Status layer_norm_forward(const LayerNormForward& args) override {
-    return layer_norm_forward_cuda(id().provider, args, stream_);
-  }
-  core::Status layer_norm_backward(const LayerNormBackward& args) override {
-    return layer_norm_backward_cuda(id().provider, args, workspace_, sm_count_, stream_);
-  }
-  core::Status tvd_forward(const TvdForward& args) override {
-    return tvd_forward_cuda(id().provider, args, workspace_, stream_);
-  }
-  core::Status tvd_backward(const TvdBackward& args) override {
-    return tvd_backward_cuda(id().provider, args, workspace_, stream_);
+  // create_cuda_case() checked that the kernel has them.
+  const BackendOps& ops() const override { return *id().kernel->cuda; }
+  PassArgs backend_args() const override {
+    PassArgs args;
+    args.workspace = workspace_.data;
+    args.workspace_bytes = workspace_.bytes;
+    args.stream = stream_;
+    args.sm_count = sm_count_;
+    return args;
   }
 
  private:
@@ -139,6 +130,11 @@ class CudaCase final : public PlannedCase {
 }  // namespace
 
 core::Result<std::unique_ptr<Case>> create_cuda_case(const CaseId& id, const CaseSpec& spec) {
+  if (id.kernel->cuda == nullptr) {
+    return core::fail(
+        core::ErrorCode::Unavailable,
+        id.name() + ": " + std::string(id.kernel->name) + " has no CUDA implementation");
+  }
   auto instance = std::make_unique<CudaCase>(id, spec);
   KW_TRY(instance->allocate_all());
   return std::unique_ptr<Case>(std::move(instance));

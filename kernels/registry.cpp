@@ -1,11 +1,10 @@
-// The case catalogue: names, validation, bandwidth floors, and the per-backend factories.
+// The cases of the catalogue: names, workloads, bandwidth floors, and the per-backend factories.
 #include "kernels/registry.hpp"
 
 #include <cstring>
 
+#include "kernels/catalogue.hpp"
 #include "kernels/detail/backends.hpp"
-#include "kernels/layer_norm.hpp"
-#include "kernels/tvd.hpp"
 
 namespace kernelwatch::kernels {
 
@@ -22,11 +21,12 @@ std::string CaseId::name() const {
 
 std::vector<CaseId> all_cases() {
   std::vector<CaseId> cases;
-  for (Kernel kernel : core::kKernels) {
-    for (Pass pass : core::kPasses) {
+  for (const KernelDescriptor* kernel : catalogue()) {
+    for (Pass pass : kernel->passes) {
       for (Provider provider : core::kProviders) {
         for (Backend backend : {Backend::Cpu, Backend::Cuda}) {
-          cases.push_back(CaseId{kernel, pass, provider, backend});
+          if (backend == Backend::Cuda && !kernel->has_cuda) continue;
+          cases.push_back(CaseId{KernelRef(*kernel), pass, provider, backend});
         }
       }
     }
@@ -58,66 +58,40 @@ core::Result<CaseId> parse_case_id(std::string_view name) {
                           "\"tvd/forward/kernelwatch-fused/cpu\"");
   }
   const auto context = "case \"" + std::string(name) + "\"";
-  return CaseId{KW_TRY_WITH(core::parse_kernel(parts[0]), context),
+  return CaseId{KW_TRY_WITH(find_kernel(parts[0]), context),
                 KW_TRY_WITH(core::parse_pass(parts[1]), context),
                 KW_TRY_WITH(core::parse_provider(parts[2]), context),
                 KW_TRY_WITH(parse_backend(parts[3]), context)};
 }
 
-core::Result<CaseSpec> CaseSpec::from_workload(const core::Workload& workload) {
-  CaseSpec spec;
-  spec.dtype = workload.dtype;
-  if (workload.kernel) {
-    switch (*workload.kernel) {
-      case Kernel::LayerNorm:
-        spec.rows = workload.rows;
-        spec.cols = workload.hidden;
-        spec.eps = workload.eps;
-        return spec;
-      case Kernel::Tvd:
-        spec.rows = workload.tokens;
-        spec.cols = workload.vocab;
-        return spec;
-    }
-  }
-  return core::fail(ErrorCode::InvalidArgument, "workload \"" + workload.opaque_label +
-                                                    "\" is not a kernelwatch kernel's workload");
+core::Result<CaseSpec> CaseSpec::from_workload(KernelRef kernel, const core::Workload& workload) {
+  return kernel->parse_workload(workload);
 }
 
-core::Status validate(Kernel kernel, const CaseSpec& spec) {
-  if (kernel == Kernel::LayerNorm) {
-    return validate_layer_norm_shape(spec.rows, spec.cols, spec.dtype, spec.eps);
+core::Result<CaseSpec> CaseSpec::from_workload(const core::Workload& workload) {
+  for (const KernelDescriptor* kernel : catalogue()) {
+    if (auto spec = kernel->parse_workload(workload)) return spec;
   }
-  return validate_tvd_shape(spec.rows, spec.cols, spec.dtype);
+  return core::fail(ErrorCode::InvalidArgument,
+                    "workload \"" + workload.label() + "\" is not a kernelwatch kernel's workload");
+}
+
+core::Workload workload_of(KernelRef kernel, const CaseSpec& spec) {
+  return kernel->workload(spec);
+}
+
+core::Status validate(KernelRef kernel, const CaseSpec& spec) {
+  return kernel->validate(spec);
 }
 
 std::int64_t bytes_moved(const CaseId& id, const CaseSpec& spec) {
-  const std::int64_t s = spec.dtype == DType::Bf16 ? 2 : 4;
-  const std::int64_t m = spec.rows;
-  const std::int64_t n = spec.cols;
-  std::int64_t forward = 0;
-  std::int64_t backward = 0;
-  if (id.kernel == Kernel::LayerNorm) {
-    // read x, weight, bias; write y, mean, rstd
-    forward = s * (2 * m * n + 2 * n) + 8 * m;
-    // read dy, x, weight, mean, rstd; write dx, dweight, dbias
-    backward = s * (3 * m * n + 3 * n) + 8 * m;
-  } else {
-    const bool none = spec.reduction == Reduction::None;
-    const std::int64_t labels = spec.ignored == IgnoredRows::None ? 0 : 8 * m;
-    const std::int64_t fp32_loss = none ? 4 * m * n : 4;
-    // read p, q, labels; write grad and loss
-    forward = s * 3 * m * n + labels + fp32_loss;
-    // read grad, grad_output; write dp
-    backward = s * 2 * m * n + fp32_loss;
-  }
   switch (id.pass) {
     case Pass::Forward:
-      return forward;
+      return id.kernel->forward_bytes(spec);
     case Pass::Backward:
-      return backward;
+      return id.kernel->backward_bytes(spec);
     case Pass::Full:
-      return forward + backward;
+      return id.kernel->forward_bytes(spec) + id.kernel->backward_bytes(spec);
   }
   return 0;
 }
@@ -170,6 +144,11 @@ core::Status backend_available(Backend backend) {
 core::Result<std::unique_ptr<Case>> create_case(const CaseId& id, const CaseSpec& spec) {
   KW_TRY_WITH(validate(id.kernel, spec), id.name());
   if (id.backend == Backend::Cpu) return detail::create_cpu_case(id, spec);
+  if (!id.kernel->has_cuda) {
+    return core::fail(ErrorCode::Unavailable,
+                      id.name() + ": " + std::string(id.kernel->name) +
+                          " has no CUDA implementation (its cpu cases run anywhere)");
+  }
   KW_TRY_WITH(detail::cuda_available(), id.name());
   return detail::create_cuda_case(id, spec);
 }

@@ -15,8 +15,28 @@
 
 namespace kernelwatch::kernels {
 
+struct KernelDescriptor;  // kernels/catalogue.hpp
+
+// One kernel of the catalogue. Converts from the core names of the founding kernels
+// (Kernel::Tvd, Kernel::LayerNorm), which are looked up by name like any other.
+class KernelRef {
+ public:
+  KernelRef(Kernel kernel);  // NOLINT(google-explicit-constructor): the founding kernels
+  explicit KernelRef(const KernelDescriptor& descriptor) : descriptor_(&descriptor) {}
+
+  [[nodiscard]] const KernelDescriptor& operator*() const { return *descriptor_; }
+  [[nodiscard]] const KernelDescriptor* operator->() const { return descriptor_; }
+  [[nodiscard]] std::string_view name() const;
+  friend bool operator==(KernelRef a, KernelRef b) { return a.descriptor_ == b.descriptor_; }
+
+ private:
+  const KernelDescriptor* descriptor_;
+};
+
+[[nodiscard]] std::string_view to_string(KernelRef kernel);  // its name
+
 struct CaseId {
-  Kernel kernel = Kernel::LayerNorm;
+  KernelRef kernel = Kernel::LayerNorm;
   Pass pass = Pass::Forward;
   Provider provider = Provider::Fused;
   Backend backend = Backend::Cpu;
@@ -28,7 +48,8 @@ struct CaseId {
   friend bool operator==(const CaseId&, const CaseId&) = default;
 };
 
-// Every case, both backends, in a fixed order (kernel, pass, provider, backend).
+// Every case, in a fixed order (kernel in catalogue order, pass, provider, backend); the CUDA
+// cases of the kernels that have a CUDA implementation.
 [[nodiscard]] std::vector<CaseId> all_cases();
 [[nodiscard]] std::vector<CaseId> cases_for(Backend backend);
 // Parses CaseId::name()'s form.
@@ -40,20 +61,27 @@ enum class IgnoredRows { None, Some, All };
 
 // The shape and options of one case instance.
 struct CaseSpec {
-  std::int64_t rows = 0;  // LayerNorm rows, TVD tokens
-  std::int64_t cols = 0;  // LayerNorm hidden, TVD vocab
+  std::int64_t rows = 0;  // LayerNorm and RMSNorm rows, TVD tokens
+  std::int64_t cols = 0;  // LayerNorm and RMSNorm hidden, TVD vocab
   DType dtype = DType::Fp32;
-  double eps = kDefaultLayerNormEps;           // LayerNorm
+  double eps = kDefaultLayerNormEps;           // LayerNorm, RMSNorm
   Reduction reduction = Reduction::BatchMean;  // TVD
   IgnoredRows ignored = IgnoredRows::None;     // TVD
   std::int64_t ignore_index = kDefaultIgnoreIndex;
 
-  // From a canonical workload (core/key.hpp); TVD options stay at their defaults.
+  // From a canonical workload (core/key.hpp) of `kernel` (its descriptor's parser); TVD options
+  // stay at their defaults.
+  [[nodiscard]] static core::Result<CaseSpec> from_workload(KernelRef kernel,
+                                                            const core::Workload& workload);
+  // Of the first kernel of the catalogue whose workload it is.
   [[nodiscard]] static core::Result<CaseSpec> from_workload(const core::Workload& workload);
 };
 
+// The workload label form of a case of `kernel` (core/key.hpp).
+[[nodiscard]] core::Workload workload_of(KernelRef kernel, const CaseSpec& spec);
+
 // Shape, dtype and option checks for `kernel`, before anything is allocated.
-[[nodiscard]] core::Status validate(Kernel kernel, const CaseSpec& spec);
+[[nodiscard]] core::Status validate(KernelRef kernel, const CaseSpec& spec);
 
 // The least bytes the pass must move between memory and the processor: every input read once,
 // every output written once (full = forward + backward). The bandwidth floor of a run.
@@ -76,7 +104,7 @@ struct HostTensor {
 [[nodiscard]] const HostTensor* find_tensor(const std::vector<HostTensor>& tensors,
                                             std::string_view name);
 
-// One case at one shape. Tensors (CaseId/CaseSpec decide which):
+// One case at one shape. Its tensors are its kernel's plan (KernelDescriptor::plan), e.g.
 //   layer_norm inputs x, weight, bias (+ dy; + mean, rstd for the backward pass);
 //              outputs y, mean, rstd (forward), dx, dweight, dbias (backward), all six (full).
 //   tvd        inputs p, q (+ labels when ignored != None; + grad_output for backward/full;
@@ -120,7 +148,8 @@ class Case {
 };
 
 // Whether `backend` can run here: Cpu always; Cuda gives Unavailable with "not built with
-// CUDA" or "no GPU: ..." (cudaGetDeviceCount failed or found none).
+// CUDA" or "no GPU: ..." (cudaGetDeviceCount failed or found none). create_case() also says
+// Unavailable for a kernel without a CUDA implementation.
 [[nodiscard]] core::Status backend_available(Backend backend);
 
 // Validates `spec` for id.kernel first, then allocates every tensor (OutOfMemory when that

@@ -5,6 +5,7 @@ namespace kernelwatch::runners {
 core::Result<Produced> HarnessProducer::run(const std::function<core::Timestamp()>& now) {
   kernels::BenchContext context;
   context.now = now;
+  context.on_phase = on_phase_;
   Produced out;
   out.runs.push_back(KW_TRY(kernels::run_benchmark(request_, context)));
   return out;

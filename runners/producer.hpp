@@ -49,9 +49,12 @@ class HarnessProducer final : public RunProducer {
   explicit HarnessProducer(kernels::BenchRequest request) : request_(std::move(request)) {}
   [[nodiscard]] std::string name() const override { return request_.id.name(); }
   [[nodiscard]] core::Result<Produced> run(const std::function<core::Timestamp()>& now) override;
+  // Told each phase of a run as it starts (`kernelwatch bench`'s progress line).
+  void on_phase(std::function<void(std::string_view)> callback) { on_phase_ = std::move(callback); }
 
  private:
   kernels::BenchRequest request_;
+  std::function<void(std::string_view)> on_phase_;
 };
 
 // One case through liger_bench.py in a child process. Remembers the GPU its last result named,

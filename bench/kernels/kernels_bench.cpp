@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/catalogue.hpp"
 #include "kernels/cpu_threads.hpp"
 #include "kernels/registry.hpp"
 
@@ -29,6 +30,7 @@ using kernelwatch::kernels::Case;
 using kernelwatch::kernels::CaseId;
 using kernelwatch::kernels::CaseSpec;
 using kernelwatch::kernels::DType;
+using kernelwatch::kernels::KernelRef;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
@@ -122,11 +124,11 @@ std::pair<Measurement, Measurement> measure_pair(const CaseId& fused_id, const C
           summarize(reference_times, static_cast<double>(reference->bytes_moved()))};
 }
 
-std::string shape(Kernel kernel, const CaseSpec& spec) {
-  const char* rows = kernel == Kernel::LayerNorm ? "rows" : "tokens";
-  const char* cols = kernel == Kernel::LayerNorm ? "hidden" : "vocab";
-  return std::string(rows) + " " + std::to_string(spec.rows) + " x " + cols + " " +
-         std::to_string(spec.cols) + " " + std::string(kernelwatch::core::to_string(spec.dtype));
+std::string shape(KernelRef kernel, const CaseSpec& spec) {
+  const auto& axes = kernel->bench_shape;
+  return std::string(axes.rows_flag) + " " + std::to_string(spec.rows) + " x " +
+         std::string(axes.cols_flag) + " " + std::to_string(spec.cols) + " " +
+         std::string(kernelwatch::core::to_string(spec.dtype));
 }
 
 }  // namespace
@@ -173,7 +175,7 @@ int main(int argc, char** argv) {
       used_threads, copy.gbps, copy.best_gbps);
 
   struct Workload {
-    Kernel kernel;
+    KernelRef kernel;
     CaseSpec spec;
   };
   std::vector<Workload> workloads;

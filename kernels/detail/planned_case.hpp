@@ -1,7 +1,7 @@
-// Private to kernels/: the part of a Case both backends share. It decides which tensors a
-// (kernel, pass) needs, fills inputs from the seed on the host, builds the LayerNorm/TVD argument
-// structs and sequences the passes; a backend supplies memory and the four kernel entry points.
-// Plain C++ and core/ only (the CUDA backend derives from it inside a .cu file).
+// Private to kernels/: the part of a Case both backends share. Its kernel's descriptor decides
+// which tensors a (kernel, pass) needs and fills inputs from the seed on the host; this sequences
+// the passes; a backend supplies memory, a workspace and its BackendOps. Plain C++ and core/ only
+// (the CUDA backend derives from it inside a .cu file).
 #pragma once
 
 #include <cstdint>
@@ -9,34 +9,13 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "kernels/layer_norm.hpp"
+#include "kernels/catalogue.hpp"
 #include "kernels/registry.hpp"
-#include "kernels/tvd.hpp"
 
 namespace kernelwatch::kernels::detail {
 
-// Input: filled from the seed. State: the forward output a backward-only pass reads (prepare()
-// computes it). Output: what the pass writes. Scratch: written but not reported.
-enum class Role { Input, State, Output, Scratch };
-
-struct TensorPlan {
-  std::string name;
-  ElementType type = ElementType::Fp32;
-  std::int64_t rows = 0;
-  std::int64_t cols = 0;
-  Role role = Role::Input;
-
-  [[nodiscard]] std::size_t bytes() const {
-    return static_cast<std::size_t>(rows * cols) * element_size(type);
-  }
-};
-
 // The tensors of one case, in a fixed order; spec must be valid.
 [[nodiscard]] std::vector<TensorPlan> plan_tensors(const CaseId& id, const CaseSpec& spec);
-
-// Writes input `plan` (an Input-role tensor) as host bytes, a pure function of (spec, seed,
-// name, element index), filled in parallel on the CPU pool.
-void fill_input(const CaseSpec& spec, const TensorPlan& plan, std::uint64_t seed, void* host);
 
 class PlannedCase : public Case {
  public:
@@ -58,14 +37,15 @@ class PlannedCase : public Case {
   [[nodiscard]] virtual core::Status download(const TensorPlan& plan, void* host) = 0;
   [[nodiscard]] virtual core::Status fill_bytes(const TensorPlan& plan, unsigned char value) = 0;
 
-  [[nodiscard]] virtual core::Status layer_norm_forward(const LayerNormForward& args) = 0;
-  [[nodiscard]] virtual core::Status layer_norm_backward(const LayerNormBackward& args) = 0;
-  [[nodiscard]] virtual core::Status tvd_forward(const TvdForward& args) = 0;
-  [[nodiscard]] virtual core::Status tvd_backward(const TvdBackward& args) = 0;
+  // The backend's entry points of this case's kernel, and the arguments of a pass with the
+  // backend's workspace, stream and SM count filled in (provider, spec and tensors are added).
+  [[nodiscard]] virtual const BackendOps& ops() const = 0;
+  [[nodiscard]] virtual PassArgs backend_args() const = 0;
 
-  [[nodiscard]] TensorRef ref(const std::string& name) const;
+  [[nodiscard]] TensorRef ref(std::string_view name) const;
 
  private:
+  [[nodiscard]] PassArgs pass_args() const;
   [[nodiscard]] core::Status run_forward();
   [[nodiscard]] core::Status run_backward();
   [[nodiscard]] core::Result<std::vector<HostTensor>> copy_out(bool outputs);

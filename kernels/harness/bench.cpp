@@ -53,9 +53,10 @@ core::Status check_memory(const BenchRequest& request, RunContext& run, BenchOut
   }
   if (free_bytes != 0 && needed > free_bytes) {
     return core::fail(core::ErrorCode::OutOfMemory,
-                      id.name() + " " + workload_of(id, request.spec).label() + " needs at least " +
-                          std::to_string(needed) + " bytes (" + gib(needed) + ") but " +
-                          std::to_string(free_bytes) + " bytes (" + gib(free_bytes) + ") are free");
+                      id.name() + " " + workload_of(id.kernel, request.spec).label() +
+                          " needs at least " + std::to_string(needed) + " bytes (" + gib(needed) +
+                          ") but " + std::to_string(free_bytes) + " bytes (" + gib(free_bytes) +
+                          ") are free");
   }
   return {};
 }
@@ -106,7 +107,7 @@ core::Result<BenchOutcome> run_benchmark(const BenchRequest& request, const Benc
   run.id = id;
   run.spec = request.spec;
   run.policy = request.policy;
-  run.build = current_build();
+  run.build = current_build(id.kernel);
   run.cpu = probe_cpu();
   // Part of the protocol (and so of the key) for every run of the case, failed ones included.
   run.flush_bytes = flush_bytes_for(id.backend, request.policy);

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "kernels/harness/oracle.hpp"
+#include "kernels/catalogue.hpp"
 
 namespace kernelwatch::kernels {
 
@@ -28,62 +28,15 @@ double relative_error(const HostTensor& got, const std::vector<double>& want, do
   return denominator > 0.0 ? max_error / denominator : max_error;
 }
 
-namespace {
-
-std::vector<double> input(const std::vector<HostTensor>& inputs, const std::string& name) {
-  const HostTensor* tensor = find_tensor(inputs, name);
-  return tensor == nullptr ? std::vector<double>{} : tensor->values();
-}
-
-}  // namespace
-
 std::map<std::string, std::vector<double>> expected_outputs(const CaseId& id, const CaseSpec& spec,
                                                             const std::vector<HostTensor>& inputs) {
-  std::map<std::string, std::vector<double>> expected;
-  if (id.kernel == Kernel::LayerNorm) {
-    const auto x = input(inputs, "x");
-    const auto w = input(inputs, "weight");
-    if (id.pass != Pass::Backward) {
-      auto forward =
-          oracle::layer_norm_forward(x, w, input(inputs, "bias"), spec.rows, spec.cols, spec.eps);
-      expected["y"] = std::move(forward.y);
-      expected["mean"] = std::move(forward.mean);
-      expected["rstd"] = std::move(forward.rstd);
-    }
-    if (id.pass != Pass::Forward) {
-      auto backward =
-          oracle::layer_norm_backward(x, w, input(inputs, "dy"), spec.rows, spec.cols, spec.eps);
-      expected["dx"] = std::move(backward.dx);
-      expected["dweight"] = std::move(backward.dweight);
-      expected["dbias"] = std::move(backward.dbias);
-    }
-    return expected;
-  }
-  std::vector<std::int64_t> labels;
-  for (double label : input(inputs, "labels")) labels.push_back(static_cast<std::int64_t>(label));
-  auto forward = oracle::tvd_forward(input(inputs, "p"), input(inputs, "q"), labels, spec.rows,
-                                     spec.cols, spec.reduction, spec.ignore_index);
-  if (id.pass != Pass::Forward) {
-    expected["dp"] = oracle::tvd_backward(forward.grad, input(inputs, "grad_output"));
-  }
-  if (id.pass != Pass::Backward) {
-    expected["loss"] = std::move(forward.loss);
-    expected["grad"] = std::move(forward.grad);
-  }
-  return expected;
+  return id.kernel->oracle.expected(id.pass, spec, inputs);
 }
 
 std::map<std::string, double> error_scales(const CaseId& id, const CaseSpec& spec,
                                            const std::vector<HostTensor>& inputs) {
-  std::map<std::string, double> scales;
-  if (id.kernel != Kernel::LayerNorm || id.pass == Pass::Forward) return scales;
-  const auto backward =
-      oracle::layer_norm_backward(input(inputs, "x"), input(inputs, "weight"), input(inputs, "dy"),
-                                  spec.rows, spec.cols, spec.eps);
-  double largest = 0.0;
-  for (double term : backward.dx_terms) largest = std::max(largest, term);
-  scales["dx"] = largest;
-  return scales;
+  const auto scales = id.kernel->oracle.error_scales;
+  return scales == nullptr ? std::map<std::string, double>{} : scales(id.pass, spec, inputs);
 }
 
 double error_scale(const std::map<std::string, double>& scales, const std::string& name) {

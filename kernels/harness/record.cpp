@@ -6,6 +6,7 @@
 #include "core/kernelindex_schema.hpp"
 #include "core/kernelwatch_protocol.hpp"
 #include "core/key.hpp"
+#include "kernels/catalogue.hpp"
 
 namespace kernelwatch::kernels {
 namespace {
@@ -18,10 +19,6 @@ std::string timer_name(Backend backend) {
 
 std::string harness_name(Backend backend) {
   return backend == Backend::Cuda ? "kernelwatch-cuda-events" : "kernelwatch-cpu-steady-clock";
-}
-
-std::string kernel_title(Kernel kernel) {
-  return kernel == Kernel::LayerNorm ? "LayerNorm" : "Total variation distance loss";
 }
 
 core::OwnProtocolSettings protocol_settings(const RunContext& c) {
@@ -91,18 +88,12 @@ json latency(const char* statistic, std::chrono::nanoseconds value) {
 
 }  // namespace
 
-core::Workload workload_of(const CaseId& id, const CaseSpec& spec) {
-  if (id.kernel == Kernel::LayerNorm)
-    return core::Workload::layer_norm(spec.rows, spec.cols, spec.dtype, spec.eps);
-  return core::Workload::tvd(spec.rows, spec.cols, spec.dtype);
-}
-
 double achieved_gbps(std::int64_t bytes, double ns) {
   return ns > 0 ? static_cast<double>(bytes) / ns : 0.0;  // bytes per ns == GB/s
 }
 
 core::Record make_record(const RunContext& c) {
-  const core::Workload workload = workload_of(c.id, c.spec);
+  const core::Workload workload = workload_of(c.id.kernel, c.spec);
   const core::Hardware hw = hardware_of(c);
   const std::string environment = core::environment_label(hw);
   const std::string benchmark = c.id.benchmark();
@@ -173,7 +164,7 @@ core::Record make_record(const RunContext& c) {
       {"name", core::document_name("kernelwatch-" + kernel_slug + "-" +
                                    std::string(to_string(c.id.pass)) + "-" + provider + "-" +
                                    environment + "-" + workload.label() + "-" + stamp)},
-      {"title", kernel_title(c.id.kernel) + " \u00b7 " + provider + " \u00b7 " +
+      {"title", std::string(c.id.kernel->title) + " \u00b7 " + provider + " \u00b7 " +
                     std::string(to_string(c.id.pass))},
       {"labels", std::move(labels)}};
   if (!c.reason.empty()) metadata["description"] = c.reason;

@@ -34,11 +34,12 @@ struct GpuInfo {
 struct BuildInfo {
   std::string version;        // "0.1.0"
   std::string git_commit;     // "" outside a git checkout
-  std::string source_digest;  // sha256 over kernels/ sources
+  std::string source_digest;  // sha256 over the kernel's own and the shared kernel sources
 };
 
-// The build this binary was made from (generated header, see cmake/build_info.cmake).
-[[nodiscard]] BuildInfo current_build();
+// The build this binary was made from, with `kernel`'s source digest (generated header, see
+// cmake/build_info.cmake and docs/KERNELS.md).
+[[nodiscard]] BuildInfo current_build(KernelRef kernel);
 
 struct RunContext {
   CaseId id;
@@ -55,10 +56,6 @@ struct RunContext {
   GpuSample after;
   BuildInfo build;
 };
-
-// The canonical workload of a case (TVD reduction and labels are not part of the label: the
-// benchmark runs the defaults, batchmean without labels).
-[[nodiscard]] core::Workload workload_of(const CaseId& id, const CaseSpec& spec);
 
 // Achieved bandwidth in GB/s (1e9 bytes per second) of moving `bytes` in `ns`.
 [[nodiscard]] double achieved_gbps(std::int64_t bytes, double ns);

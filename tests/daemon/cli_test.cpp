@@ -324,6 +324,42 @@ TEST(CliBenchTest, CpuRecordsImportBackAndRoundTrip) {
   }
 }
 
+// --workload gives the shape as a label of the kernel's own form, for any kernel of the catalogue
+// (RMSNorm's is the one Liger's importer gives Liger's rms_norm history).
+TEST(CliBenchTest, WorkloadLabelsGiveTheShapeOfAnyKernelOfTheCatalogue) {
+  auto bench = run_kernelwatch({"bench", "--kernel", "rms_norm", "--pass", "backward", "--provider",
+                                "kernelwatch-fused", "--backend", "cpu", "--workload",
+                                "h512-bf16-eps1e-06-m64", "--workload", "h256-fp32-eps1e-05-m8",
+                                "--warmup-ms", "2", "--rep-ms", "5", "--json"});
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  const json records = json::parse(bench.out);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0]["run"]["metadata"]["labels"]["workload"], "h512-bf16-eps1e-06-m64");
+  EXPECT_EQ(records[1]["run"]["metadata"]["labels"]["workload"], "h256-fp32-eps1e-05-m8");
+  for (const auto& r : records) {
+    EXPECT_EQ(r["run"]["spec"]["status"], "passed");
+    EXPECT_EQ(r["run"]["spec"]["sourceNative"]["benchmark"], "rms_norm/backward");
+  }
+  auto tvd = run_kernelwatch({"bench", "--kernel", "tvd", "--pass", "forward", "--backend", "cpu",
+                              "--provider", "kernelwatch-fused", "--workload",
+                              "tokens16-vocab300-bf16", "--rep-ms", "5"});
+  ASSERT_EQ(tvd.exit_code, 0) << tvd.err;
+  EXPECT_NE(tvd.out.find("tokens16-vocab300-bf16"), std::string::npos) << tvd.out;
+  for (const auto& [args, message] :
+       {std::pair{
+            std::vector<std::string>{"--kernel", "rms_norm", "--workload", "hidden512-rows64-fp32"},
+            std::string("is not an rms_norm workload")},
+        std::pair{std::vector<std::string>{"--kernel", "layer_norm", "--workload",
+                                           "hidden512-rows64-fp32", "--rows", "4"},
+                  std::string("--workload gives the whole shape")}}) {
+    std::vector<std::string> all = {"bench", "--pass", "forward", "--backend", "cpu"};
+    all.insert(all.end(), args.begin(), args.end());
+    auto result = run_kernelwatch(all);
+    EXPECT_EQ(result.exit_code, 1) << message;
+    EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
+  }
+}
+
 TEST(CliBenchTest, BadRequestsExitOneWithAClearMessage) {
   struct Case {
     std::vector<std::string> args;
@@ -335,6 +371,8 @@ TEST(CliBenchTest, BadRequestsExitOneWithAClearMessage) {
       {{"--kernel", "tvd", "--pass", "forward", "--provider", "cudnn"}, "cudnn"},
       {{"--kernel", "tvd", "--pass", "forward", "--rows", "4"},
        "--rows and --hidden apply to --kernel layer_norm"},
+      {{"--kernel", "layer_norm", "--pass", "forward", "--vocab", "4"},
+       "--tokens and --vocab apply to --kernel tvd, not layer_norm"},
       {{"--kernel", "tvd", "--pass", "forward", "--backend", "cpu", "--tokens", "1000000",
         "--vocab", "1000000"},
        "needs at least"},

@@ -92,7 +92,8 @@ TEST(Bench, CpuRunBecomesAPassedRecordWithItsKey) {
   EXPECT_EQ(record.run.source_native.external_id, "layer_norm/backward/kernelwatch-fused/" +
                                                       key->environment.label +
                                                       "/hidden256-rows16-fp32/2030-01-02-12-00-00");
-  EXPECT_EQ(record.run.metadata.labels.at("kernelwatch_version"), current_build().version);
+  EXPECT_EQ(record.run.metadata.labels.at("kernelwatch_version"),
+            current_build(Kernel::Tvd).version);
   EXPECT_FALSE(record.run.implementation_digest.empty());
   // What it emits is what core parses back.
   auto again = core::parse_record(core::to_json(record));

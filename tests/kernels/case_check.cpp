@@ -5,6 +5,8 @@
 #include <limits>
 #include <sstream>
 
+#include "kernels/catalogue.hpp"
+
 namespace kernelwatch::kernels::testing {
 
 namespace {
@@ -77,41 +79,8 @@ std::string describe(const CaseId& id, const CaseSpec& spec) {
   return ::testing::AssertionSuccess();
 }
 
-std::vector<CaseSpec> sweep(Kernel kernel, DType dtype) {
-  std::vector<CaseSpec> specs;
-  if (kernel == Kernel::LayerNorm) {
-    const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},     {1, 1000}, {3, 4097},
-                                                            {17, 1000}, {130, 64}, {64, 256},
-                                                            {2, 65536}, {5, 8192}, {4, 3}};
-    for (const auto& [rows, cols] : shapes) {
-      CaseSpec spec;
-      spec.rows = rows;
-      spec.cols = cols;
-      spec.dtype = dtype;
-      specs.push_back(spec);
-    }
-    CaseSpec eps = specs[3];
-    eps.eps = 1e-2;  // a non-default eps changes rstd visibly
-    specs.push_back(eps);
-    return specs;
-  }
-  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},     {5, 3},     {7, 1},
-                                                          {4, 50257}, {33, 1000}, {1, 4097}};
-  for (const auto& [rows, cols] : shapes) {
-    for (Reduction reduction :
-         {Reduction::BatchMean, Reduction::Sum, Reduction::Mean, Reduction::None}) {
-      for (IgnoredRows ignored : {IgnoredRows::None, IgnoredRows::Some, IgnoredRows::All}) {
-        CaseSpec spec;
-        spec.rows = rows;
-        spec.cols = cols;
-        spec.dtype = dtype;
-        spec.reduction = reduction;
-        spec.ignored = ignored;
-        specs.push_back(spec);
-      }
-    }
-  }
-  return specs;
+std::vector<CaseSpec> sweep(KernelRef kernel, DType dtype) {
+  return kernel->oracle.sweep(dtype);
 }
 
 std::string test_name(const CaseId& id) {

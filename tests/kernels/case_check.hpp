@@ -34,8 +34,8 @@ using kernels::tolerance;
 [[nodiscard]] ::testing::AssertionResult matches_oracle(const CaseId& id, const CaseSpec& spec,
                                                         std::uint64_t seed);
 
-// The shapes and options the provider tests sweep, per kernel.
-[[nodiscard]] std::vector<CaseSpec> sweep(Kernel kernel, DType dtype);
+// The shapes and options the provider tests sweep: the kernel's own (its oracle's sweep).
+[[nodiscard]] std::vector<CaseSpec> sweep(KernelRef kernel, DType dtype);
 
 // "tvd/forward/kernelwatch-fused/cpu" -> "tvd_forward_kernelwatch_fused_cpu" (a test name).
 [[nodiscard]] std::string test_name(const CaseId& id);

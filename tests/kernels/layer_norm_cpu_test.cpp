@@ -1,4 +1,4 @@
-#include "kernels/layer_norm.hpp"
+#include "kernels/layer_norm/layer_norm.hpp"
 
 #include <cmath>
 #include <vector>

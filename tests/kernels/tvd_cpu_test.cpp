@@ -1,4 +1,4 @@
-#include "kernels/tvd.hpp"
+#include "kernels/tvd/tvd.hpp"
 
 #include <cmath>
 #include <vector>

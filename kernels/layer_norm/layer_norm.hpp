@@ -8,6 +8,7 @@
 #include <span>
 
 #include "core/error.hpp"
+#include "kernels/catalogue.hpp"
 #include "kernels/types.hpp"
 
 namespace kernelwatch::kernels {
@@ -52,5 +53,19 @@ struct LayerNormBackward {
 [[nodiscard]] core::Status layer_norm_forward_cpu(Provider provider, const LayerNormForward& args);
 [[nodiscard]] core::Status layer_norm_backward_cpu(Provider provider, const LayerNormBackward& args,
                                                    std::span<std::byte> workspace);
+
+// LayerNorm's entry in the catalogue (layer_norm_kernel.cpp).
+[[nodiscard]] const KernelDescriptor& layer_norm_descriptor();
+
+namespace detail {
+
+// The arguments of a pass from the case's tensors (layer_norm_kernel.cpp), for
+// the CPU and the CUDA entry points alike.
+[[nodiscard]] LayerNormForward layer_norm_forward_args(const PassArgs& args);
+[[nodiscard]] LayerNormBackward layer_norm_backward_args(const PassArgs& args);
+// The CUDA entry points (layer_norm.cu), built only with CUDA.
+[[nodiscard]] const BackendOps& layer_norm_cuda_ops();
+
+}  // namespace detail
 
 }  // namespace kernelwatch::kernels

@@ -5,7 +5,7 @@
 #include "kernels/detail/cpu_math.hpp"
 #include "kernels/detail/cpu_parallel.hpp"
 #include "kernels/detail/validate.hpp"
-#include "kernels/tvd.hpp"
+#include "kernels/tvd/tvd.hpp"
 
 namespace kernelwatch::kernels {
 

@@ -7,6 +7,7 @@
 #include "kernels/detail/cuda_check.hpp"
 #include "kernels/detail/cuda_common.cuh"
 #include "kernels/detail/cuda_kernels.hpp"
+#include "kernels/layer_norm/layer_norm.hpp"
 
 namespace kernelwatch::kernels::detail {
 namespace cuda {
@@ -438,6 +439,8 @@ core::Status backward(Provider provider, const LayerNormBackward& a, DeviceWorks
 }  // namespace
 }  // namespace cuda
 
+namespace {
+
 std::size_t layer_norm_backward_cuda_workspace_bytes(Provider provider, std::int64_t rows,
                                                      std::int64_t hidden, int sm_count) {
   if (provider == Provider::Reference) return 0;
@@ -458,6 +461,23 @@ core::Status layer_norm_backward_cuda(Provider provider, const LayerNormBackward
     return cuda::backward<float>(provider, args, workspace, sm_count, stream);
   }
   return cuda::backward<cuda::bf16>(provider, args, workspace, sm_count, stream);
+}
+
+}  // namespace
+
+const BackendOps& layer_norm_cuda_ops() {
+  static const BackendOps ops{
+      [](Provider provider, const CaseSpec& s, int sm_count) {
+        return layer_norm_backward_cuda_workspace_bytes(provider, s.rows, s.cols, sm_count);
+      },
+      [](const PassArgs& a) {
+        return layer_norm_forward_cuda(a.provider, layer_norm_forward_args(a), stream_of(a));
+      },
+      [](const PassArgs& a) {
+        return layer_norm_backward_cuda(a.provider, layer_norm_backward_args(a), workspace_of(a),
+                                        a.sm_count, stream_of(a));
+      }};
+  return ops;
 }
 
 }  // namespace kernelwatch::kernels::detail

@@ -5,7 +5,7 @@
 #include "kernels/detail/cpu_math.hpp"
 #include "kernels/detail/cpu_parallel.hpp"
 #include "kernels/detail/validate.hpp"
-#include "kernels/layer_norm.hpp"
+#include "kernels/layer_norm/layer_norm.hpp"
 
 namespace kernelwatch::kernels {
 

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "core/error.hpp"
+#include "kernels/catalogue.hpp"
 #include "kernels/types.hpp"
 
 namespace kernelwatch::kernels {
@@ -52,5 +53,19 @@ struct TvdBackward {
                                            std::span<std::byte> workspace);
 [[nodiscard]] core::Status tvd_backward_cpu(Provider provider, const TvdBackward& args,
                                             std::span<std::byte> workspace);
+
+// TVD's entry in the catalogue (tvd_kernel.cpp).
+[[nodiscard]] const KernelDescriptor& tvd_descriptor();
+
+namespace detail {
+
+// The arguments of a pass from the case's tensors (tvd_kernel.cpp), for
+// the CPU and the CUDA entry points alike.
+[[nodiscard]] TvdForward tvd_forward_args(const PassArgs& args);
+[[nodiscard]] TvdBackward tvd_backward_args(const PassArgs& args);
+// The CUDA entry points (tvd.cu), built only with CUDA.
+[[nodiscard]] const BackendOps& tvd_cuda_ops();
+
+}  // namespace detail
 
 }  // namespace kernelwatch::kernels

@@ -6,6 +6,7 @@
 #include "kernels/detail/cuda_check.hpp"
 #include "kernels/detail/cuda_common.cuh"
 #include "kernels/detail/cuda_kernels.hpp"
+#include "kernels/tvd/tvd.hpp"
 
 namespace kernelwatch::kernels::detail {
 namespace cuda {
@@ -310,6 +311,8 @@ core::Status backward(Provider provider, const TvdBackward& a, DeviceWorkspace w
 }  // namespace
 }  // namespace cuda
 
+namespace {
+
 std::size_t tvd_forward_cuda_workspace_bytes(Provider provider, std::int64_t tokens,
                                              std::int64_t vocab, DType dtype) {
   return cuda::forward_layout(provider, tokens, vocab, dtype == DType::Bf16 ? 2 : 4).total;
@@ -335,6 +338,23 @@ core::Status tvd_backward_cuda(Provider provider, const TvdBackward& args,
     return cuda::backward<float>(provider, args, workspace, stream);
   }
   return cuda::backward<cuda::bf16>(provider, args, workspace, stream);
+}
+
+}  // namespace
+
+const BackendOps& tvd_cuda_ops() {
+  static const BackendOps ops{
+      [](Provider provider, const CaseSpec& s, int) {
+        return std::max(tvd_forward_cuda_workspace_bytes(provider, s.rows, s.cols, s.dtype),
+                        tvd_backward_cuda_workspace_bytes(provider, s.rows, s.cols));
+      },
+      [](const PassArgs& a) {
+        return tvd_forward_cuda(a.provider, tvd_forward_args(a), workspace_of(a), stream_of(a));
+      },
+      [](const PassArgs& a) {
+        return tvd_backward_cuda(a.provider, tvd_backward_args(a), workspace_of(a), stream_of(a));
+      }};
+  return ops;
 }
 
 }  // namespace kernelwatch::kernels::detail
