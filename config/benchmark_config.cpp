@@ -1,6 +1,7 @@
 // The `benchmarks` and `bench` sections: what the daemon runs, and the timing of its own kernels.
 #include "config/detail/benchmark_config.hpp"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -156,6 +157,12 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
     KW_TRY(read_duration(entry["interval"], std::chrono::seconds(1), interval));
     out.interval = interval;
   }
+  if (entry["gpus"].present() && !entry["runner"].present()) {
+    return entry["gpus"].error(
+        "applies to a benchmark with a \"runner\" (command, liger-bench); kernelwatch's own "
+        "kernels run on the daemon's CUDA device (set CUDA_VISIBLE_DEVICES for the daemon)");
+  }
+  out.gpus = KW_TRY(runners::read_gpu_selection(entry["gpus"]));
   if (entry["runner"].present() && KW_TRY(read_runner(entry)) == Runner::Command) {
     // The runner reads its own entry; the config lends it durations and paths.
     out.runner = Runner::Command;
@@ -167,11 +174,19 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
     };
     services.resolve = [&reader](const std::string& path) { return reader.resolve(path); };
     out.command = KW_TRY(runners::read_command_entry(entry, services));
+    const bool pinned =
+        std::any_of(out.command.env.begin(), out.command.env.end(),
+                    [](const auto& v) { return v.first == "CUDA_VISIBLE_DEVICES"; });
+    if (pinned && out.gpus.given) {
+      return entry["gpus"].error(
+          "and env.CUDA_VISIBLE_DEVICES both choose GPUs: keep one (gpus runs one process per "
+          "GPU, each with its own CUDA_VISIBLE_DEVICES)");
+    }
     return {};
   }
   const JsonField object =
       KW_TRY(object_of(field, {"runner", "kernel", "pass", "providers", "workloads", "python",
-                               "script", "timeout", "interval"}));
+                               "script", "timeout", "interval", "gpus"}));
   for (const std::string_view key : {"kernel", "pass", "workloads"}) {
     if (!object[key].present()) return object.error(std::string(key) + " is missing");
   }

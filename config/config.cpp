@@ -616,6 +616,7 @@ json redacted_json(const Config& config) {
       json entry = runners::command_entry_json(benchmark.command);
       entry["timeout"] = format_duration(benchmark.command.timeout);
       if (benchmark.interval) entry["interval"] = format_duration(*benchmark.interval);
+      entry["gpus"] = runners::gpu_selection_json(benchmark.gpus);
       benchmarks.push_back(std::move(entry));
       continue;
     }
@@ -640,6 +641,7 @@ json redacted_json(const Config& config) {
       entry["python"] = benchmark.liger.python.string();
       entry["script"] = benchmark.liger.script.string();
       entry["timeout"] = format_duration(benchmark.liger.timeout);
+      entry["gpus"] = runners::gpu_selection_json(benchmark.gpus);
     }
     benchmarks.push_back(std::move(entry));
   }

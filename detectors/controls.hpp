@@ -27,6 +27,7 @@
 #include "detectors/key_detector.hpp"
 #include "detectors/observation.hpp"
 #include "detectors/parameters.hpp"
+#include "detectors/siblings.hpp"
 
 namespace kernelwatch::detectors {
 
@@ -63,6 +64,14 @@ class Controls {
       std::span<const HeldStep> steps,
       const std::function<std::size_t(const std::string&)>& members_before) const;
   [[nodiscard]] bool is_reference(const std::string& provider) const;
+  // Each environment's newest cycle with runs that name their host or GPU (siblings.hpp).
+  struct PlacedCycle {
+    std::string environment;
+    core::Timestamp start{};
+    core::Timestamp newest{};
+    std::span<const PlacedRun> runs;
+  };
+  [[nodiscard]] std::vector<PlacedCycle> placed_cycles() const;
   [[nodiscard]] const ControlParameters& parameters() const { return parameters_; }
 
  private:
@@ -77,6 +86,7 @@ class Controls {
     core::Timestamp start{};
     core::Timestamp newest{};
     std::map<std::string, Row> rows;  // by key identity
+    std::vector<PlacedRun> placed;    // the runs that say where they ran, in order
   };
   using Subject = std::tuple<std::string, std::string, std::string>;  // benchmark, workload, env
 

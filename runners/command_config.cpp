@@ -13,8 +13,8 @@ using core::JsonField;
 using nlohmann::json;
 
 constexpr std::string_view kFields[] = {
-    "runner",   "name", "command",           "format", "output", "provider", "timeout",
-    "interval", "env",  "working_directory", "confirm"};
+    "runner",   "name", "command",           "format",  "output", "provider", "timeout",
+    "interval", "env",  "working_directory", "confirm", "gpus"};
 
 bool name_ok(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
