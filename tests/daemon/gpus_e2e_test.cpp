@@ -64,14 +64,14 @@ class FakeGpuHost {
 
   static json entries(const std::filesystem::path& devices, const std::filesystem::path& speeds,
                       json extra) {
-    json out = json::array({{{"runner", "command"},
-                             {"name", "fakegpu"},
-                             {"command", {"/usr/bin/python3", program().string()}},
-                             {"format", "gbench-json"},
-                             {"env",
-                              {{"KERNELWATCH_FAKE_GPUS", devices.string()},
-                               {"KW_GPU_SPEEDS", speeds.string()}}},
-                             {"timeout", "2m"}}});
+    json out = json::array(
+        {{{"runner", "command"},
+          {"name", "fakegpu"},
+          {"command", {"/usr/bin/python3", program().string()}},
+          {"format", "gbench-json"},
+          {"env",
+           {{"KERNELWATCH_FAKE_GPUS", devices.string()}, {"KW_GPU_SPEEDS", speeds.string()}}},
+          {"timeout", "2m"}}});
     for (auto& entry : extra) out.push_back(std::move(entry));
     return out;
   }
