@@ -1,6 +1,7 @@
 // The `benchmarks` and `bench` sections: what the daemon runs, and the timing of its own kernels.
 #include "config/detail/benchmark_config.hpp"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -171,6 +172,15 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
     out.interval = interval;
   }
   const Runner runner = entry["runner"].present() ? KW_TRY(read_runner(entry)) : Runner::Harness;
+  if (entry["gpus"].present() && runner != Runner::Command && runner != Runner::LigerBench) {
+    return entry["gpus"].error(
+        runner == Runner::Harness
+            ? "applies to a benchmark with a \"runner\" (command, liger-bench); kernelwatch's own "
+              "kernels run on the daemon's CUDA device (set CUDA_VISIBLE_DEVICES for the daemon)"
+            : "applies to command and liger-bench entries; a liger-scripts entry runs where its "
+              "scripts' own device choice puts it (set CUDA_VISIBLE_DEVICES in its env)");
+  }
+  out.gpus = KW_TRY(runners::read_gpu_selection(entry["gpus"]));
   if (runner == Runner::Command || runner == Runner::LigerScripts) {
     // The runner reads its own entry; the config lends it durations and paths.
     out.runner = runner;
@@ -183,6 +193,14 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
     services.resolve = [&reader](const std::string& path) { return reader.resolve(path); };
     if (runner == Runner::Command) {
       out.command = KW_TRY(runners::read_command_entry(entry, services));
+      const bool pinned =
+          std::any_of(out.command.env.begin(), out.command.env.end(),
+                      [](const auto& v) { return v.first == "CUDA_VISIBLE_DEVICES"; });
+      if (pinned && out.gpus.given) {
+        return entry["gpus"].error(
+            "and env.CUDA_VISIBLE_DEVICES both choose GPUs: keep one (gpus runs one process per "
+            "GPU, each with its own CUDA_VISIBLE_DEVICES)");
+      }
     } else {
       out.liger_scripts = KW_TRY(runners::read_liger_scripts_entry(entry, services));
     }
@@ -190,7 +208,7 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
   }
   const JsonField object =
       KW_TRY(object_of(field, {"runner", "kernel", "pass", "providers", "workloads", "python",
-                               "script", "timeout", "interval"}));
+                               "script", "timeout", "interval", "gpus"}));
   for (const std::string_view key : {"kernel", "pass", "workloads"}) {
     if (!object[key].present()) return object.error(std::string(key) + " is missing");
   }

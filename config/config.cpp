@@ -620,6 +620,7 @@ json redacted_json(const Config& config) {
       entry["timeout"] =
           format_duration(command ? benchmark.command.timeout : benchmark.liger_scripts.timeout);
       if (benchmark.interval) entry["interval"] = format_duration(*benchmark.interval);
+      entry["gpus"] = runners::gpu_selection_json(benchmark.gpus);
       benchmarks.push_back(std::move(entry));
       continue;
     }
@@ -644,6 +645,7 @@ json redacted_json(const Config& config) {
       entry["python"] = benchmark.liger.python.string();
       entry["script"] = benchmark.liger.script.string();
       entry["timeout"] = format_duration(benchmark.liger.timeout);
+      entry["gpus"] = runners::gpu_selection_json(benchmark.gpus);
     }
     benchmarks.push_back(std::move(entry));
   }

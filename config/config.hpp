@@ -27,6 +27,7 @@
 #include "kernels/types.hpp"
 #include "notifiers/destination.hpp"
 #include "runners/command.hpp"
+#include "runners/gpus.hpp"
 #include "runners/liger_bench.hpp"
 #include "runners/liger_scripts.hpp"
 
@@ -92,6 +93,9 @@ struct BenchmarkConfig {
   // absolute path after loading, empty for the default; timeout default 10m).
   std::vector<runners::LigerProvider> liger_providers;
   runners::LigerBenchOptions liger;
+  // Command and LigerBench: the GPUs it runs on, one process per GPU at once (`gpus`, default
+  // every GPU of the host). kernelwatch's own kernels run on the daemon's CUDA device.
+  runners::GpuSelection gpus;
 };
 
 // The `detector` section: the detectors' own parameters and the daemon's alert knobs. A new

@@ -101,8 +101,8 @@ std::string_view to_string(KeyState state) noexcept {
 
 // Every parser of these names is core::parse_name (core/names.hpp) over all the values.
 Result<AlertKind> parse_alert_kind(std::string_view text) {
-  static constexpr AlertKind kValues[] = {AlertKind::Step, AlertKind::Drift,
-                                          AlertKind::Environment, AlertKind::Failed};
+  static constexpr AlertKind kValues[] = {AlertKind::Step, AlertKind::Drift, AlertKind::Environment,
+                                          AlertKind::Failed};
   return parse_name("alert kind", text, kValues);
 }
 Result<Direction> parse_direction(std::string_view text) {
@@ -142,6 +142,15 @@ std::string describe(const std::vector<AttributionChange>& changes) {
 }
 
 namespace {
+json placement_json(const Placement& p) {
+  json out = json::object();
+  if (!p.host.empty()) out["host"] = p.host;
+  if (!p.gpu.empty()) out["gpu"] = p.gpu;
+  if (!p.gpu_uuid.empty()) out["uuid"] = p.gpu_uuid;
+  if (!p.pci_bus_id.empty()) out["pciBusId"] = p.pci_bus_id;
+  return out;
+}
+
 json members_json(const std::vector<Alert>& members) {
   json out = json::array();
   for (const auto& member : members) out.push_back(to_json(member));
@@ -154,7 +163,7 @@ json to_json(const Alert& alert) {
   for (const auto& change : alert.attribution) {
     attribution.push_back({{"field", change.field}, {"from", change.from}, {"to", change.to}});
   }
-  return json{
+  json out{
       {"id", alert.id},
       {"benchmark", alert.key.benchmark},
       {"provider", alert.key.provider},
@@ -182,6 +191,8 @@ json to_json(const Alert& alert) {
       {"incident", alert.incident.empty() ? json(nullptr) : json(alert.incident)},
       {"members", members_json(alert.members)},
   };
+  if (!alert.placement.empty()) out["placement"] = placement_json(alert.placement);
+  return out;
 }
 
 Result<Alert> alert_from_json(const json& doc) {
@@ -224,6 +235,13 @@ Result<Alert> alert_from_json(const JsonField& field) {
     for (const JsonField& member : KW_TRY(members.array())) {
       a.members.push_back(KW_TRY(alert_from_json(member)));
     }
+  }
+  if (const JsonField placement = doc["placement"]; placement.present()) {
+    KW_TRY(placement.object());
+    a.placement.host = KW_TRY(placement["host"].string_or(""));
+    a.placement.gpu = KW_TRY(placement["gpu"].string_or(""));
+    a.placement.gpu_uuid = KW_TRY(placement["uuid"].string_or(""));
+    a.placement.pci_bus_id = KW_TRY(placement["pciBusId"].string_or(""));
   }
   return a;
 }

@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
+#include "core/placement.hpp"
 #include "core/time.hpp"
 
 namespace kernelwatch::core {
@@ -49,10 +50,9 @@ enum class KeyState {
   InBand,
   InsufficientData
 };
-inline constexpr KeyState kKeyStates[] = {KeyState::Firing,       KeyState::Failing,
-                                          KeyState::Incident,     KeyState::Breached,
-                                          KeyState::Acknowledged, KeyState::Inconclusive,
-                                          KeyState::InBand,       KeyState::InsufficientData};
+inline constexpr KeyState kKeyStates[] = {
+    KeyState::Firing,       KeyState::Failing,      KeyState::Incident, KeyState::Breached,
+    KeyState::Acknowledged, KeyState::Inconclusive, KeyState::InBand,   KeyState::InsufficientData};
 // Whether an operator must look at a key in this state (every state before in_band).
 [[nodiscard]] constexpr bool is_problem(KeyState state) noexcept {
   return state < KeyState::InBand;
@@ -62,7 +62,7 @@ inline constexpr KeyState kKeyStates[] = {KeyState::Firing,       KeyState::Fail
 [[nodiscard]] std::string_view to_string(Direction direction) noexcept;  // "regression", ...
 [[nodiscard]] std::string_view to_string(AlertState state) noexcept;     // "firing", ...
 [[nodiscard]] std::string_view to_string(Notice notice) noexcept;        // "firing", "resolved"
-[[nodiscard]] std::string_view to_string(KeyState state) noexcept;  // "firing", "in_band", ...
+[[nodiscard]] std::string_view to_string(KeyState state) noexcept;       // "firing", "in_band", ...
 
 // The inverses; ParseError naming the text and the values allowed.
 [[nodiscard]] Result<AlertKind> parse_alert_kind(std::string_view text);
@@ -141,11 +141,16 @@ struct Alert {
   // kernelwatch 0.2) with the reason the controls gave; empty for every other alert. An
   // incident's key names only its environment.
   std::vector<Alert> members;
+  // An alert about a GPU or a host out of line with its siblings (kind Environment, no
+  // members): which one. Empty for every other alert.
+  Placement placement;
 };
 
 // An incident: an alert with member keys (kind Environment). A member: a key's step that is part
 // of an incident (its `incident` names it; it has no members of its own).
-[[nodiscard]] inline bool is_incident(const Alert& alert) { return !alert.members.empty(); }
+[[nodiscard]] inline bool is_incident(const Alert& alert) {
+  return !alert.members.empty();
+}
 [[nodiscard]] inline bool is_incident_member(const Alert& alert) {
   return !alert.incident.empty() && alert.members.empty();
 }

@@ -286,7 +286,8 @@ HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
   for (std::size_t i = 0; i < records.size(); ++i) {
     const core::Record& record = records[i];
     const Processed* processed = &(*batch_processed)[i];
-    c.cycle->count_run(record.run.status, record.run.median.value_or(std::chrono::nanoseconds{0}));
+    c.cycle->count_run(record.run.status, record.run.median.value_or(std::chrono::nanoseconds{0}),
+                       core::placement_of(record.run.metadata));
     (processed->duplicate ? duplicates : stored) += 1;
     results.push_back({{"externalId", record.run.source_native.external_id},
                        {"duplicate", processed->duplicate},
@@ -432,6 +433,15 @@ std::optional<Published::StorageProblem> Published::storage_problem() const {
 void Published::invalidate() {
   metrics.invalidate();
   status.invalidate();
+}
+
+void CycleState::count_run(core::RunStatus status, std::chrono::nanoseconds median,
+                           const core::Placement& placement) {
+  count_run(status, median);
+  if (placement.unit().empty()) return;
+  PlacedRuns& gpu = gpus[placement.host + "/" + placement.unit()];
+  gpu.placement = placement;
+  ++gpu.by_status[std::string(core::to_string(core::outcome_of(status)))];
 }
 
 void CycleState::count_run(core::RunStatus status, std::chrono::nanoseconds median) {

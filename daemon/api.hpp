@@ -47,7 +47,16 @@ struct CycleState {
   double run_seconds_sum = 0;                           // medians of passed runs
   std::uint64_t run_seconds_count = 0;
 
+  // Runs by the GPU (or host) they ran on, since start: /metrics' per-GPU series.
+  struct PlacedRuns {
+    core::Placement placement;
+    std::map<std::string, std::uint64_t> by_status;
+  };
+  std::map<std::string, PlacedRuns> gpus;  // by host and GPU
+
   void count_run(core::RunStatus status, std::chrono::nanoseconds median);
+  void count_run(core::RunStatus status, std::chrono::nanoseconds median,
+                 const core::Placement& placement);
 };
 
 // The serialized per-key part of /api/v1/status, rebuilt only when the engine changed.

@@ -125,7 +125,7 @@ class Daemon {
   void bench_loop();
   bool take_cycle(Plan& plan, int& confirm_reruns);
   void run_case(const PlannedSource& source, bool first, int confirm_reruns);
-  bool judge(const std::string& name, const kernels::BenchOutcome& outcome);
+  bool judge(const std::string& name, const kernels::BenchOutcome& outcome, std::string& key);
   void end_cycle(double seconds);
   void reload();
   void shutdown();
@@ -209,6 +209,9 @@ class Daemon {
   EntrySchedule schedule_;  // io thread
   runners::GpuSampler sampler_ = runners::nvml_sampler();
   runners::HostProbe host_probe_ = runners::system_host_probe();
+  std::string inventory_problem_;  // a fake GPU list that could not be read
+  runners::GpuInventory inventory_ = runners::system_gpu_inventory(&inventory_problem_);
+  runners::DeviceSamplers device_samplers_ = runners::nvml_device_samplers();
   // Written once at stop: a benchmark program running then is killed at once, with everything
   // it started, instead of holding the stop until the grace period ends.
   StopPipe stop_pipe_;
@@ -274,6 +277,7 @@ DashboardPages Daemon::dashboard_pages() {
 
 core::Status Daemon::start() {
   for (const auto& w : config_.warnings) log_.warning(w);
+  if (const auto fake = runners::fake_gpus_notice(); !fake.empty()) log_.warning(fake);
   log_.info("config " + config_.source + ": " + config::redacted_json(config_).dump());
   engine_.set_change_listener(
       [this](std::optional<std::int64_t> key_id) { key_pages_.changed(key_id); });
@@ -438,7 +442,13 @@ void Daemon::start_cycle(std::string reason, bool all) {
   const auto due = schedule_.take_due(wall_now(), all, jitter);
   cycle_.entries = schedule_.entries();
   if (due.empty()) return;
-  auto plan = cycle_plan(config_, backend_, {sampler_, host_probe_, stop_pipe_.read_end()}, due);
+  auto plan =
+      cycle_plan(config_, backend_,
+                 {sampler_, host_probe_, stop_pipe_.read_end(), inventory_, device_samplers_}, due);
+  if (!inventory_problem_.empty()) {
+    log_.error(std::string(runners::kFakeGpusVariable) + ": " + inventory_problem_);
+    inventory_problem_.clear();
+  }
   carry_over(plan, learned_);
   published_.invalidate();
   tally_ = CycleTally{reason, cycle_.count + 1, 0, 0, 0, {}};
@@ -507,9 +517,14 @@ void Daemon::run_case(const PlannedSource& source, bool first, int confirm_rerun
         return;
       }
       if (!produced->error.empty()) log_.warning(name + ": " + produced->error);
-      bool breached = false;
-      for (const auto& outcome : produced->runs) breached = judge(name, outcome) || breached;
-      rerun.set_value(breached);
+      // Rerun while a key's newest run awaits confirmation: runs of one key on several GPUs
+      // come in observed_at order, and a sibling's run already settled an earlier breach.
+      std::map<std::string, bool> awaits;
+      for (const auto& outcome : produced->runs) {
+        std::string key;
+        awaits[key] = judge(name, outcome, key);  // C++17: judged before awaits[key] is made
+      }
+      rerun.set_value(std::ranges::any_of(awaits, [](const auto& a) { return a.second; }));
     });
     if (!answer.get()) return;
     if (producer.confirm() == runners::ConfirmMode::Next) {
@@ -521,8 +536,10 @@ void Daemon::run_case(const PlannedSource& source, bool first, int confirm_rerun
 }
 
 // io thread: stores and judges one run; true when it breached and awaits a rerun.
-bool Daemon::judge(const std::string& name, const kernels::BenchOutcome& outcome) {
+bool Daemon::judge(const std::string& name, const kernels::BenchOutcome& outcome,
+                   std::string& key) {
   auto processed = engine_.process(outcome.record, wall_now());
+  if (processed) key = processed->key_digest;
   published_.invalidate();
   if (!processed) {
     log_.error(name + ": storing the run failed: " + processed.error().message);
@@ -543,7 +560,8 @@ bool Daemon::judge(const std::string& name, const kernels::BenchOutcome& outcome
   ++tally_.runs;
   ++tally_.verdicts[std::string(detectors::to_string(processed->verdict.kind))];
   tally_.resolved += processed->resolved.size();
-  cycle_.count_run(outcome.record.run.status, outcome.summary ? outcome.summary->median : 0ns);
+  cycle_.count_run(outcome.record.run.status, outcome.summary ? outcome.summary->median : 0ns,
+                   core::placement_of(outcome.record.run.metadata));
   if (!processed->fired.empty() || !processed->resolved.empty()) {
     log_.info(processed->key_display + ": " + std::to_string(processed->fired.size()) +
               " failed-run alert(s) fired, " + std::to_string(processed->resolved.size()) +

@@ -167,6 +167,44 @@ core::Result<std::string> render_metrics(const ApiContext& c) {
     keys.sample({{"state", std::string(kKeyStates[i])}}, static_cast<double>(by_state[i]));
   }
 
+  // Per GPU, under dcgm-exporter's label names (Hostname, gpu, UUID, pci_bus_id), so that
+  // Prometheus joins them with DCGM's series of the same GPU.
+  const auto gpu_labels = [](const core::Placement& p) {
+    MetricLabels labels;
+    for (const auto& [name, value] : {std::pair{"Hostname", p.host},
+                                      {"gpu", p.gpu},
+                                      {"UUID", p.gpu_uuid},
+                                      {"pci_bus_id", p.pci_bus_id}}) {
+      if (!value.empty()) labels.emplace_back(name, value);
+    }
+    return labels;
+  };
+  auto& gpu_runs = text.family("kernelwatch_gpu_runs_total", MetricType::Counter,
+                               "Runs stored since start by the GPU they ran on and outcome");
+  for (const auto& [id, gpu] : c.cycle->gpus) {
+    for (const auto& [status, count] : gpu.by_status) {
+      auto labels = gpu_labels(gpu.placement);
+      labels.emplace_back("status", status);
+      gpu_runs.sample(labels, static_cast<double>(count));
+    }
+  }
+  auto& out_of_line =
+      text.family("kernelwatch_gpu_out_of_line", MetricType::Gauge,
+                  "1 while an alert says this GPU is out of line with its siblings (firing or "
+                  "acknowledged); its relative change in kernelwatch_gpu_out_of_line_change");
+  auto& out_change = text.family("kernelwatch_gpu_out_of_line_change", MetricType::Gauge,
+                                 "How far the GPU is from its siblings (0.12 = 12% slower)");
+  for (const auto state : {core::AlertState::Firing, core::AlertState::Acknowledged}) {
+    auto rows = storage::AlertStore(*c.store).list(state, 0);
+    if (!rows) continue;
+    for (const auto& row : *rows) {
+      const auto& p = row.alert.placement;
+      if (p.unit().empty()) continue;
+      out_of_line.sample(gpu_labels(p), 1.0);
+      out_change.sample(gpu_labels(p), row.alert.relative_change);
+    }
+  }
+
   auto& alerts = text.family("kernelwatch_alerts", MetricType::Gauge, "Stored alerts by state");
   for (const auto state : {core::AlertState::Firing, core::AlertState::Acknowledged,
                            core::AlertState::Resolved, core::AlertState::Rebaselined}) {

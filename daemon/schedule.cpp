@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "core/names.hpp"
@@ -41,24 +42,62 @@ std::string runner_name(config::Runner runner) {
 Plan cycle_plan(const config::Config& c, kernels::Backend backend, const RunnerServices& services,
                 const std::set<std::string>& entries) {
   Plan out;
+  std::optional<std::vector<runners::GpuDevice>> devices;  // enumerated once, when needed
+  std::optional<runners::HostIdentity> host;
   for (const auto& b : c.benchmarks) {
     const std::string entry = entry_name(b);
     if (!entries.contains(entry)) continue;
     const auto add = [&](std::shared_ptr<runners::RunProducer> producer) {
       out.push_back({entry, std::move(producer)});
     };
+    // A runner entry on the GPUs it selects: one producer per GPU, run at once; on a host
+    // without GPUs, one producer as before.
+    std::vector<runners::GpuDevice> gpus;
+    if (b.runner == config::Runner::Command || b.runner == config::Runner::LigerBench) {
+      if (!devices)
+        devices = services.inventory ? services.inventory() : std::vector<runners::GpuDevice>{};
+      if (!host) host = services.probe ? services.probe() : runners::HostIdentity{};
+      const auto& env = b.runner == config::Runner::Command ? b.command.env : b.liger.environment;
+      auto selected = runners::select_gpus(runners::selection_for(b.gpus, env), *devices);
+      if (!selected) {
+        add(std::make_shared<runners::FailingProducer>(entry, selected.error().message));
+        continue;
+      }
+      gpus = std::move(*selected);
+    }
+    const auto per_gpu = [&](const std::string& name, auto make) {
+      if (gpus.empty()) {
+        add(make(nullptr, *host));
+        return;
+      }
+      std::vector<std::shared_ptr<runners::RunProducer>> producers;
+      for (const auto& gpu : gpus) producers.push_back(make(&gpu, runners::on_device(*host, gpu)));
+      add(producers.size() == 1 ? producers.front()
+                                : std::make_shared<runners::PerGpuProducer>(name, producers));
+    };
     switch (b.runner) {
-      case config::Runner::Command:
-      case config::Runner::LigerScripts: {
+      case config::Runner::Command: {
+        per_gpu(b.command.name,
+                [&](const runners::GpuDevice* gpu,
+                    runners::HostIdentity on) -> std::shared_ptr<runners::RunProducer> {
+                  runners::CommandContext context;
+                  context.probe = gpu == nullptr ? services.probe : [on] { return on; };
+                  context.sampler = gpu != nullptr && services.device_sampler
+                                        ? services.device_sampler(*gpu)
+                                        : services.sampler;
+                  context.cancel_fd = services.cancel_fd;
+                  if (gpu != nullptr)
+                    context.device_env = {{"CUDA_VISIBLE_DEVICES", gpu->visible_id()}};
+                  return std::make_shared<runners::CommandProducer>(b.command, std::move(context));
+                });
+        break;
+      }
+      case config::Runner::LigerScripts: {  // its scripts choose their device
         runners::CommandContext context;
         context.probe = services.probe;
         context.sampler = services.sampler;
         context.cancel_fd = services.cancel_fd;
-        if (b.runner == config::Runner::Command) {
-          add(std::make_shared<runners::CommandProducer>(b.command, std::move(context)));
-        } else {
-          add(std::make_shared<runners::LigerScriptsProducer>(b.liger_scripts, std::move(context)));
-        }
+        add(std::make_shared<runners::LigerScriptsProducer>(b.liger_scripts, std::move(context)));
         break;
       }
       case config::Runner::LigerBench: {
@@ -66,11 +105,24 @@ Plan cycle_plan(const config::Config& c, kernels::Backend backend, const RunnerS
         const core::Kernel kernel = core::parse_kernel(b.kernel.name()).value();
         for (const auto provider : b.liger_providers) {
           for (const auto& workload : b.workloads) {
-            runners::LigerBenchOptions options = b.liger;
-            options.sampler = services.sampler;
-            options.cancel_fd = services.cancel_fd;
-            add(std::make_shared<runners::LigerBenchProducer>(
-                std::move(options), runners::LigerCase{kernel, b.pass, provider, workload}));
+            const runners::LigerCase liger_case{kernel, b.pass, provider, workload};
+            per_gpu(liger_case.name(),
+                    [&](const runners::GpuDevice* gpu,
+                        runners::HostIdentity on) -> std::shared_ptr<runners::RunProducer> {
+                      runners::LigerBenchOptions options = b.liger;
+                      options.sampler = gpu != nullptr && services.device_sampler
+                                            ? services.device_sampler(*gpu)
+                                            : services.sampler;
+                      options.cancel_fd = services.cancel_fd;
+                      options.placement = on.placement;
+                      // A run that fails before the runner named its GPU is on the GPU probed here.
+                      if (!on.gpu_name.empty()) options.fallback_gpu_name = on.gpu_name;
+                      if (gpu != nullptr) {
+                        options.environment.emplace_back("CUDA_VISIBLE_DEVICES", gpu->visible_id());
+                      }
+                      return std::make_shared<runners::LigerBenchProducer>(std::move(options),
+                                                                           liger_case);
+                    });
           }
         }
         break;

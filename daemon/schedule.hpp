@@ -16,6 +16,7 @@
 #include "config/config.hpp"
 #include "core/time.hpp"
 #include "kernels/types.hpp"
+#include "runners/gpus.hpp"
 #include "runners/producer.hpp"
 
 namespace kernelwatch::daemon {
@@ -40,10 +41,14 @@ struct EntryState {
 
 // What the cycle's runners share: the daemon's probe of the host, its GPU sampler, the pipe that
 // stops a program when the daemon stops.
+// The GPUs come from `inventory` at each plan: a runner entry runs on each GPU its `gpus`
+// selects (one producer per GPU, run at once), or as one process when the host has none.
 struct RunnerServices {
   runners::GpuSampler sampler;
   runners::HostProbe probe;
   int cancel_fd = -1;
+  runners::GpuInventory inventory;         // empty: no GPU enumeration (one process per entry)
+  runners::DeviceSamplers device_sampler;  // empty: no samples of a selected GPU
 };
 
 struct PlannedSource {

@@ -49,8 +49,8 @@ struct AlertPolicy {
 // resolved alert not yet announced as resolved -> Resolved; otherwise nothing. Rebaselined
 // alerts (accepted by an operator or superseded) are not announced. An incident is announced
 // once, when it fires: one notification per cause, never reminded. (Its members have no rows of
-// their own and are never asked about: the incident's notification lists them.) Replaying history cannot change any input of this, so a restart never invents
-// a notification.
+// their own and are never asked about: the incident's notification lists them.) Replaying history
+// cannot change any input of this, so a restart never invents a notification.
 [[nodiscard]] std::optional<Notice> notice_due(AlertKind kind, AlertState state,
                                                const std::optional<Notice>& last_notice,
                                                const std::optional<core::Timestamp>& last_notified,

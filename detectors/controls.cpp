@@ -23,7 +23,7 @@ void Controls::record(const KeyLabels& key, const Observation& run, const Verdic
   if (!run.judgeable()) return;
   auto& cycles = cycles_[key.environment];
   if (cycles.empty() || run.observed_at - cycles.back().newest > parameters_.cycle_gap) {
-    cycles.push_back(Cycle{run.observed_at, run.observed_at, {}});
+    cycles.push_back(Cycle{run.observed_at, run.observed_at, {}, {}});
     while (cycles.size() > std::max<std::size_t>(parameters_.kept_cycles, 1)) cycles.pop_front();
   }
   Cycle& cycle = cycles.back();
@@ -45,7 +45,22 @@ void Controls::record(const KeyLabels& key, const Observation& run, const Verdic
       row.moved = Direction::Improvement;
     }
   }
+  if (!run.placement.empty() && run.median.count() > 0) {
+    cycle.placed.push_back(PlacedRun{identity, run.placement,
+                                     static_cast<double>(run.median.count()), row.moved,
+                                     run.observed_at});
+  }
   cycle.rows[identity] = std::move(row);
+}
+
+std::vector<Controls::PlacedCycle> Controls::placed_cycles() const {
+  std::vector<PlacedCycle> out;
+  for (const auto& [environment, cycles] : cycles_) {
+    if (cycles.empty() || cycles.back().placed.empty()) continue;
+    const Cycle& c = cycles.back();
+    out.push_back({environment, c.start, c.newest, c.placed});
+  }
+  return out;
 }
 
 const Controls::Cycle* Controls::cycle_of(const std::string& environment,
@@ -107,9 +122,8 @@ std::string Controls::paired_reason(const KeyLabels& key, const Trigger& trigger
           parameters_.host_fraction * static_cast<double>(comparable)) {
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%g", parameters_.host_duration_ratio);
-    return std::to_string(same_way) + " of " + std::to_string(comparable) +
-           " references within " + ratio + "x of its duration moved the same way in " +
-           "this cycle: a host shift";
+    return std::to_string(same_way) + " of " + std::to_string(comparable) + " references within " +
+           ratio + "x of its duration moved the same way in " + "this cycle: a host shift";
   }
   return "";
 }
@@ -133,7 +147,8 @@ std::optional<double> Controls::excess_over_reference(const KeyLabels& key, Dire
     if (!least || excess < *least) {
       least = excess;
       if (reference != nullptr) {
-        *reference = other->second.provider + " " + core::format_change(other->second.relative_change);
+        *reference =
+            other->second.provider + " " + core::format_change(other->second.relative_change);
       }
     }
   }
@@ -203,9 +218,8 @@ std::vector<StepDecision> Controls::decide(
           continue;
         }
       }
-      decision.incident = EnvironmentReason{
-          id, "one of " + std::to_string(stepped) + " keys of " + environment +
-                  " that stepped in this cycle"};
+      decision.incident = EnvironmentReason{id, "one of " + std::to_string(stepped) + " keys of " +
+                                                    environment + " that stepped in this cycle"};
     }
   }
   return decisions;

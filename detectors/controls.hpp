@@ -29,6 +29,7 @@
 #include "detectors/key_detector.hpp"
 #include "detectors/observation.hpp"
 #include "detectors/parameters.hpp"
+#include "detectors/siblings.hpp"
 
 namespace kernelwatch::detectors {
 
@@ -65,6 +66,14 @@ class Controls {
       std::span<const HeldStep> steps,
       const std::function<std::size_t(const std::string&)>& members_before) const;
   [[nodiscard]] bool is_reference(const std::string& provider) const;
+  // Each environment's newest cycle with runs that name their host or GPU (siblings.hpp).
+  struct PlacedCycle {
+    std::string environment;
+    core::Timestamp start{};
+    core::Timestamp newest{};
+    std::span<const PlacedRun> runs;
+  };
+  [[nodiscard]] std::vector<PlacedCycle> placed_cycles() const;
   [[nodiscard]] const ControlParameters& parameters() const { return parameters_; }
 
  private:
@@ -79,6 +88,7 @@ class Controls {
     core::Timestamp start{};
     core::Timestamp newest{};
     std::unordered_map<std::string, Row> rows;  // by key identity (read by lookups and counts)
+    std::vector<PlacedRun> placed;              // the runs that say where they ran, in order
   };
   using Subject = std::tuple<std::string, std::string, std::string>;  // benchmark, workload, env
 

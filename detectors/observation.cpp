@@ -57,6 +57,7 @@ Observation observation_from_record(const core::Record& record,
   observation.implementation_digest = record.run.implementation_digest;
   observation.software = software_fields(record.environment.software);
   observation.status_reason = record.run.status_reason;
+  observation.placement = core::placement_of(record.run.metadata);
   return observation;
 }
 

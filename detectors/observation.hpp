@@ -12,6 +12,7 @@
 
 #include "core/alert.hpp"
 #include "core/key.hpp"
+#include "core/placement.hpp"
 #include "core/record.hpp"
 #include "core/time.hpp"
 
@@ -30,6 +31,7 @@ struct Observation {
   // of the key, compared only to attribute a step.
   std::map<std::string, std::string> software;
   std::string status_reason;  // why a failed or inconclusive run was not timed ("" when none)
+  core::Placement placement;  // the host and GPU it ran on (run labels; empty when unknown)
 
   [[nodiscard]] std::chrono::nanoseconds p20_or_median() const { return p20.value_or(median); }
   [[nodiscard]] std::chrono::nanoseconds p80_or_median() const { return p80.value_or(median); }

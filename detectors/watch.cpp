@@ -45,7 +45,8 @@ std::vector<SharedChange> shared_changes(const std::vector<Alert>& members) {
   // Per field, how many members show it changed and its most common change.
   std::map<std::string, std::map<std::pair<std::string, std::string>, std::size_t>> by_field;
   for (const auto& member : members) {
-    for (const auto& change : member.attribution) ++by_field[change.field][{change.from, change.to}];
+    for (const auto& change : member.attribution)
+      ++by_field[change.field][{change.from, change.to}];
   }
   std::vector<SharedChange> out;
   for (const auto& [field, changes] : by_field) {
@@ -67,10 +68,12 @@ std::vector<SharedChange> shared_changes(const std::vector<Alert>& members) {
     return c.change.field == "implementation.version";
   });
   if (version) {
-    std::erase_if(out, [](const SharedChange& c) { return c.change.field == "implementation.digest"; });
+    std::erase_if(out,
+                  [](const SharedChange& c) { return c.change.field == "implementation.digest"; });
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const SharedChange& a, const SharedChange& b) { return a.members > b.members; });
+  std::stable_sort(out.begin(), out.end(), [](const SharedChange& a, const SharedChange& b) {
+    return a.members > b.members;
+  });
   return out;
 }
 
@@ -93,8 +96,9 @@ std::string describe_incident(const Alert& incident, const Controls& controls) {
                      "); benchmarks: " + some_names(benchmarks, 4) +
                      "; providers: " + some_names(providers, 4) + ". ";
   if (references == 0) {
-    text += "Only subjects stepped, no reference of theirs did: a change they share (their "
-            "implementation, or a dependency such as Triton), not the host.";
+    text +=
+        "Only subjects stepped, no reference of theirs did: a change they share (their "
+        "implementation, or a dependency such as Triton), not the host.";
   } else if (references == members.size()) {
     text += "Only references stepped: the host, a dependency or the benchmark changed.";
   } else {
@@ -125,7 +129,8 @@ MonitorStep Watch::observe(const KeyLabels& key, const Observation& run, Confirm
   std::vector<AlertEvent> closed;
   const bool holds = std::any_of(held_.begin(), held_.end(),
                                  [&](const Held& h) { return h.key_identity == identity; });
-  if (holds) closed = close_cycle();
+  // Only the held steps: the siblings are judged when the whole cycle is in (close_cycle()).
+  if (holds) closed = close_steps();
 
   KeyState& state = keys_[identity];
   if (!state.monitor) {
@@ -211,7 +216,62 @@ void Watch::follow_members(std::vector<AlertEvent>& events) {
   }
 }
 
+std::vector<AlertEvent> Watch::judge_units() {
+  std::vector<AlertEvent> events;
+  for (const auto& cycle : controls_.placed_cycles()) {
+    const core::AlertRun at{"cycle@" + core::format_timestamp(cycle.start), cycle.newest, {}};
+    // Open alerts of this environment whose unit is back in line.
+    for (auto it = unit_alerts_.begin(); it != unit_alerts_.end();) {
+      Alert& alert = it->second;
+      // Only the runs since it fired (one controls cycle may span several daemon cycles).
+      std::vector<PlacedRun> since;
+      if (alert.key.environment == cycle.environment) {
+        for (const auto& run : cycle.runs) {
+          if (run.at > alert.fired.observed_at) since.push_back(run);
+        }
+      }
+      if (since.empty() || !back_in_line(since, alert.onset.external_id, parameters_.controls)) {
+        ++it;
+        continue;
+      }
+      const AlertState from = alert.state;
+      alert.state = AlertState::Resolved;
+      alert.closed_by = at;
+      events.push_back(AlertEvent{alert, from, cycle.newest, "siblings", false});
+      it = unit_alerts_.erase(it);
+    }
+    for (const auto& out : out_of_line(cycle.runs, parameters_.controls)) {
+      const std::string slot = cycle.environment + " " + out.unit_id();
+      if (unit_alerts_.contains(slot)) continue;  // still out of line: already said
+      Alert alert;
+      alert.id =
+          cycle.environment + "@" + out.unit_id() + "@" + core::format_timestamp(cycle.newest);
+      alert.kind = AlertKind::Environment;
+      alert.key.environment = cycle.environment;
+      alert.direction = out.direction;
+      alert.state = AlertState::Firing;
+      alert.onset = core::AlertRun{out.unit_id(), cycle.start, {}};
+      alert.fired = core::AlertRun{out.unit_id(), cycle.newest, {}};
+      alert.relative_change = out.relative_change;
+      alert.placement = out.placement;
+      alert.explanation =
+          out.describe() + " in the cycle of " + core::format_timestamp(cycle.start) + ": " +
+          (out.host_level ? "the host" : "the GPU") +
+          ", not the code (its siblings ran the same benchmarks in band); no key alert is raised";
+      events.push_back(AlertEvent{alert, AlertState::Firing, cycle.newest, "siblings", true});
+      unit_alerts_.emplace(slot, std::move(alert));
+    }
+  }
+  return events;
+}
+
 std::vector<AlertEvent> Watch::close_cycle() {
+  std::vector<AlertEvent> events = judge_units();
+  append(events, close_steps());
+  return events;
+}
+
+std::vector<AlertEvent> Watch::close_steps() {
   std::vector<AlertEvent> events;
   if (held_.empty()) return events;
   std::vector<Held> held = std::move(held_);
@@ -219,7 +279,8 @@ std::vector<AlertEvent> Watch::close_cycle() {
 
   std::vector<HeldStep> steps;
   steps.reserve(held.size());
-  for (const auto& h : held) steps.push_back({&keys_.at(h.key_identity).monitor->key(), &h.trigger});
+  for (const auto& h : held)
+    steps.push_back({&keys_.at(h.key_identity).monitor->key(), &h.trigger});
   const auto decisions = controls_.decide(steps, [&](const std::string& id) -> std::size_t {
     const Alert* known = find_incident(id);
     return known == nullptr ? 0 : known->members.size();
@@ -241,7 +302,8 @@ std::vector<AlertEvent> Watch::close_cycle() {
     append(events, std::move(fired));
   }
   follow_members(events);  // members of older incidents superseded by these steps
-  for (auto& [id, members] : joined) events.push_back(join_incident(id, std::move(members), "controls"));
+  for (auto& [id, members] : joined)
+    events.push_back(join_incident(id, std::move(members), "controls"));
   return events;
 }
 

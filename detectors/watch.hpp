@@ -47,6 +47,9 @@ class Watch {
   // decide every held step against the verdicts of its onset's cycle; incident members fire on
   // their keys as members and their incident fires once (an incident that gains members later
   // comes back with all of them, not fired again); the rest fire as the keys' own alerts.
+  // It also judges each GPU (and host) against its siblings in its environment's newest cycle
+  // (detectors/siblings.hpp): one alert fires for a GPU out of line, and resolves when a later
+  // cycle shows it back in line.
   [[nodiscard]] std::vector<AlertEvent> close_cycle();
   [[nodiscard]] bool holds_triggers() const { return !held_.empty(); }
 
@@ -86,6 +89,11 @@ class Watch {
   // Members' state changes in `events` (resolved, acknowledged, superseded) move their incident:
   // its updated record is appended after them.
   void follow_members(std::vector<AlertEvent>& events);
+  // The siblings rule over each environment's newest cycle: alerts fired and resolved.
+  [[nodiscard]] std::vector<AlertEvent> judge_units();
+  // The held steps decided by the controls (close_cycle() without the siblings rule: a key's
+  // next run closes its held step while the cycle's other runs are still to come).
+  [[nodiscard]] std::vector<AlertEvent> close_steps();
   [[nodiscard]] Alert* find_incident(std::string_view id);
 
   DetectorParameters parameters_;
@@ -95,6 +103,8 @@ class Watch {
   // Recent incidents by id, oldest first: open ones are kept until they close, closed ones a
   // few cycles' worth, so a member confirmed late joins the incident of its onset.
   std::deque<Alert> incidents_;
+  // Open alerts about a GPU or host out of line, by "<environment> <unit id>".
+  std::map<std::string, Alert> unit_alerts_;
 };
 
 // The incident's lifecycle state from its members': firing while one fires, acknowledged while

@@ -317,7 +317,10 @@ json alertmanager_payload(const Notification& n, const FormatOptions& options,
   for (const auto& item : n.alerts) {
     const core::Alert& a = item.alert;
     std::string alertname = "KernelwatchRegression";
-    if (a.kind == AlertKind::Environment) {
+    const bool unit = !a.placement.empty();  // a GPU or a host out of line with its siblings
+    if (unit) {
+      alertname = a.placement.unit().empty() ? "KernelwatchHostOutlier" : "KernelwatchGpuOutlier";
+    } else if (a.kind == AlertKind::Environment) {
       alertname = "KernelwatchEnvironmentShift";
     } else if (a.kind == AlertKind::Failed) {
       alertname = "KernelwatchFailedRun";
@@ -334,9 +337,18 @@ json alertmanager_payload(const Notification& n, const FormatOptions& options,
       if (!value.empty()) labels[name] = value;
     }
     if (!n.host.empty()) labels["instance"] = n.host;
+    // The GPU's identity under dcgm-exporter's label names, so that Alertmanager inhibit rules
+    // and Prometheus joins match DCGM's series of the same GPU (docs/FLEET.md).
+    for (const auto& [name, value] : {std::pair{"Hostname", unit ? a.placement.host : n.host},
+                                      {"gpu", a.placement.gpu},
+                                      {"UUID", a.placement.gpu_uuid},
+                                      {"pci_bus_id", a.placement.pci_bus_id}}) {
+      if (!value.empty()) labels[name] = value;
+    }
     json annotations = {
-        {"summary", headline(item) + ": " + a.key.benchmark + " " + a.key.provider + " " +
-                        format_change(a.relative_change)},
+        {"summary", unit ? a.explanation
+                         : headline(item) + ": " + a.key.benchmark + " " + a.key.provider + " " +
+                               format_change(a.relative_change)},
         {"description", "median " + core::format_latency(item.run().median) + " (" +
                             format_change(a.relative_change) + "), band " + band_text(a) +
                             " from " + std::to_string(a.baseline_runs) + " runs"},

@@ -12,6 +12,7 @@
 #include "core/digest.hpp"
 #include "runners/child_process.hpp"
 #include "runners/detail/command_record.hpp"
+#include "runners/gpus.hpp"
 
 namespace kernelwatch::runners {
 namespace {
@@ -340,11 +341,18 @@ HostProbe system_host_probe() {
         }
         host.memory_bytes = gpu->memory_bytes;
         host.driver = nvml->driver_version();
+        host.placement.host = host_name();
+        host.placement.gpu = "0";
+        if (const auto all = nvml->devices(); !all.empty() && all.front().index == 0) {
+          host.placement.gpu_uuid = all.front().uuid;
+          host.placement.pci_bus_id = all.front().pci_bus_id;
+        }
         return host;
       }
     }
     host.hardware = kernels::cpu_hardware(*cpu);
     host.memory_bytes = cpu->memory_bytes;
+    host.placement.host = host_name();
     return host;
   };
 }
@@ -388,11 +396,11 @@ std::string inconclusive_during(const std::vector<kernels::GpuSample>& samples) 
   return {};
 }
 
-CommandOutcome run_command(const CommandEntry& entry, const CommandContext& context,
-                           const std::vector<KnownKey>& known) {
-  KW_ASSERT(!entry.command.empty() && context.probe && context.now, "a command and its context");
+namespace {
+
+CommandOutcome execute(const CommandEntry& entry, const CommandContext& context,
+                       const std::vector<KnownKey>& known, const HostIdentity& host) {
   CommandOutcome out;
-  const HostIdentity host = context.probe();
   detail::ExecutionFacts facts;
   facts.entry = &entry;
   facts.host = &host;
@@ -423,6 +431,10 @@ CommandOutcome run_command(const CommandEntry& entry, const CommandContext& cont
     request.kill_grace = entry.kill_grace;
     request.environment_base = EnvironmentBase::Minimal;
     request.environment = entry.env;
+    for (const auto& variable : context.device_env) {
+      std::erase_if(request.environment, [&](const auto& v) { return v.first == variable.first; });
+      request.environment.push_back(variable);
+    }
     request.working_directory = entry.working_directory;
     request.cancel_fd = context.cancel_fd;
     request.stdout_keep_bytes = to_file ? 0 : entry.max_output_bytes;
@@ -554,6 +566,18 @@ CommandOutcome run_command(const CommandEntry& entry, const CommandContext& cont
     out.runs.push_back(std::move(*run));
     out.keys.push_back(std::move(key));
   }
+  return out;
+}
+
+}  // namespace
+
+CommandOutcome run_command(const CommandEntry& entry, const CommandContext& context,
+                           const std::vector<KnownKey>& known) {
+  KW_ASSERT(!entry.command.empty() && context.probe && context.now, "a command and its context");
+  const HostIdentity host = context.probe();
+  CommandOutcome out = execute(entry, context, known, host);
+  // Every run, failed ones included, is on the host and GPU the daemon probed for it.
+  for (auto& run : out.runs) core::set_placement(run.record.run.metadata, host.placement);
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/placement.hpp"
 #include "core/record.hpp"
 #include "core/time.hpp"
 #include "kernels/harness/bench.hpp"
@@ -66,11 +67,13 @@ struct CommandEntry {
 struct HostIdentity {
   core::Hardware hardware;
   std::uint64_t memory_bytes = 0;
-  std::string driver;    // "" without a GPU
-  std::string gpu_name;  // as NVML names it; "" without a GPU
+  std::string driver;         // "" without a GPU
+  std::string gpu_name;       // as NVML names it; "" without a GPU
+  core::Placement placement;  // this host, and the GPU probed (labels of every run)
 };
 using HostProbe = std::function<HostIdentity()>;
-// NVML's device 0 when NVML finds one, else the CPU this process runs on.
+// NVML's device 0 when NVML finds one, else the CPU this process runs on (runners/gpus.hpp's
+// on_device() gives another GPU's).
 [[nodiscard]] HostProbe system_host_probe();
 
 // A key an entry produced, remembered so that a later failed execution is recorded in it.
@@ -88,6 +91,9 @@ struct CommandContext {
   std::chrono::milliseconds sample_every{std::chrono::seconds(1)};
   int cancel_fd = -1;             // readable: the daemon stops
   std::filesystem::path scratch;  // where {out} paths are made; "": $TMPDIR or /tmp
+  // Set for the program on top of the entry's env and never recorded as a setting of the run:
+  // CUDA_VISIBLE_DEVICES of the GPU it runs on (the run's labels say which GPU).
+  std::vector<std::pair<std::string, std::string>> device_env;
 };
 
 // What one execution of an entry produced.

@@ -13,8 +13,8 @@ using core::JsonField;
 using nlohmann::json;
 
 constexpr std::string_view kFields[] = {
-    "runner",   "name", "command",           "format", "output", "provider", "timeout",
-    "interval", "env",  "working_directory", "confirm"};
+    "runner",   "name", "command",           "format",  "output", "provider", "timeout",
+    "interval", "env",  "working_directory", "confirm", "gpus"};
 
 }  // namespace
 

@@ -19,6 +19,7 @@
 #include "core/error.hpp"
 #include "core/key.hpp"
 #include "core/names.hpp"
+#include "core/placement.hpp"
 #include "kernels/harness/bench.hpp"
 #include "kernels/harness/environment.hpp"
 
@@ -73,8 +74,9 @@ struct LigerBenchOptions {
   std::vector<std::pair<std::string, std::string>> environment;  // e.g. PYTHONPATH
   // The GPU a failed run is recorded on when the runner never said (it could not start).
   std::string fallback_gpu_name = "unknown";
-  GpuSampler sampler;  // empty: no environment probe (every run stays passed/failed)
-  int cancel_fd = -1;  // readable: the daemon stops; the runner is killed at once
+  GpuSampler sampler;         // empty: no environment probe (every run stays passed/failed)
+  int cancel_fd = -1;         // readable: the daemon stops; the runner is killed at once
+  core::Placement placement;  // the host and GPU it runs on: labels of every run
 };
 
 // Where liger_bench.py is: <binary dir>/../share/kernelwatch/runners/liger/liger_bench.py when

@@ -1,5 +1,7 @@
 #include "runners/producer.hpp"
 
+#include "runners/gpus.hpp"
+
 namespace kernelwatch::runners {
 
 core::Result<Produced> HarnessProducer::run(const std::function<core::Timestamp()>& now) {
@@ -8,6 +10,9 @@ core::Result<Produced> HarnessProducer::run(const std::function<core::Timestamp(
   context.on_phase = on_phase_;
   Produced out;
   out.runs.push_back(KW_TRY(kernels::run_benchmark(request_, context)));
+  // The harness labels the GPU it ran on (gpu_index, gpu_uuid); the host is the daemon's.
+  auto& labels = out.runs.front().record.run.metadata.labels;
+  labels.emplace(std::string(core::kHostLabel), host_name());
   return out;
 }
 
@@ -22,6 +27,7 @@ core::Result<Produced> LigerBenchProducer::run(const std::function<core::Timesta
   }
   Produced out;
   out.runs.push_back(std::move(outcomes.front()));
+  core::set_placement(out.runs.front().record.run.metadata, options_.placement);
   return out;
 }
 

@@ -43,6 +43,18 @@ struct NvmlMemory {  // nvmlMemory_t
   unsigned long long used;
 };
 using NvmlGetMemory = int (*)(NvmlDevice, NvmlMemory*);
+using NvmlGetCount = int (*)(unsigned*);
+using NvmlGetUuid = int (*)(NvmlDevice, char*, unsigned);
+struct NvmlPciInfo {  // nvmlPciInfo_t (v3)
+  char bus_id_legacy[16];
+  unsigned domain;
+  unsigned bus;
+  unsigned device;
+  unsigned pci_device_id;
+  unsigned pci_subsystem_id;
+  char bus_id[32];
+};
+using NvmlGetPciInfo = int (*)(NvmlDevice, NvmlPciInfo*);
 
 constexpr int kNvmlSuccess = 0;
 constexpr int kNvmlInsufficientSize = 7;
@@ -161,6 +173,35 @@ std::optional<NvmlIdentity> Nvml::identity(unsigned index) const {
   if (auto get = symbol<NvmlGetMemory>(library_, "nvmlDeviceGetMemoryInfo")) {
     NvmlMemory memory{};
     if (get(device, &memory) == kNvmlSuccess) out.memory_bytes = memory.total;
+  }
+  return out;
+}
+
+std::vector<NvmlDeviceInfo> Nvml::devices() const {
+  std::vector<NvmlDeviceInfo> out;
+  if (!available()) return out;
+  auto count = symbol<NvmlGetCount>(library_, "nvmlDeviceGetCount_v2");
+  auto by_index = symbol<NvmlGetHandleByIndex>(library_, "nvmlDeviceGetHandleByIndex_v2");
+  unsigned n = 0;
+  if (count == nullptr || by_index == nullptr || count(&n) != kNvmlSuccess) return out;
+  auto get_uuid = symbol<NvmlGetUuid>(library_, "nvmlDeviceGetUUID");
+  auto get_pci = symbol<NvmlGetPciInfo>(library_, "nvmlDeviceGetPciInfo_v3");
+  for (unsigned index = 0; index < n; ++index) {
+    auto named = identity(index);
+    NvmlDevice device = nullptr;
+    if (!named || by_index(index, &device) != kNvmlSuccess) continue;
+    NvmlDeviceInfo info;
+    info.index = index;
+    info.identity = std::move(*named);
+    char uuid[96] = {};
+    if (get_uuid != nullptr && get_uuid(device, uuid, sizeof uuid) == kNvmlSuccess)
+      info.uuid = uuid;
+    NvmlPciInfo pci{};
+    if (get_pci != nullptr && get_pci(device, &pci) == kNvmlSuccess) {
+      pci.bus_id[sizeof pci.bus_id - 1] = '\0';
+      info.pci_bus_id = pci.bus_id;
+    }
+    out.push_back(std::move(info));
   }
   return out;
 }

@@ -52,6 +52,14 @@ struct NvmlIdentity {
   std::uint64_t memory_bytes = 0;
 };
 
+// One GPU as NVML enumerates it: its index, UUID and PCIe bus id beside its identity.
+struct NvmlDeviceInfo {
+  unsigned index = 0;
+  std::string uuid;        // "GPU-8c3a..." ("" when NVML refuses)
+  std::string pci_bus_id;  // "00000000:19:00.0"
+  NvmlIdentity identity;
+};
+
 class Nvml {
  public:
   // Loads libnvidia-ml.so.1 and initializes it; unavailable() explains why not.
@@ -65,6 +73,8 @@ class Nvml {
   [[nodiscard]] std::string driver_version() const;
   // The GPU of this index; nullopt when NVML cannot name it.
   [[nodiscard]] std::optional<NvmlIdentity> identity(unsigned index) const;
+  // Every GPU NVML sees, by index (empty without NVML).
+  [[nodiscard]] std::vector<NvmlDeviceInfo> devices() const;
   // The GPU by its UUID as CUDA reports it ("GPU-8c3a..."), else by index. Compute processes
   // in `ours` (a benchmark child this process started) count as this process, not as others.
   [[nodiscard]] GpuSample sample(const std::string& uuid, unsigned index,

@@ -239,6 +239,27 @@ TEST(AlertmanagerPayload, LabelsFromTheKeyAnnotationsFromTheVerdict) {
   EXPECT_FALSE(alertmanager_payload(n, {})[0].contains("generatorURL"));
 }
 
+// A GPU out of line with its siblings (issue #27): its own alert name and the GPU under
+// dcgm-exporter's label names, so Alertmanager and Prometheus match it with DCGM's series.
+TEST(AlertmanagerPayload, AGpuOutOfLineCarriesDcgmExportersGpuLabels) {
+  Notification n = sample_notification("am-1", 0);
+  n.alerts.push_back(sample_alert(0, Notice::Firing, AlertKind::Environment));
+  core::Alert& a = n.alerts[0].alert;
+  a.key = core::KeyLabels{"", "", "", "nvidia-h100-80gb-hbm3", "", ""};
+  a.placement = core::Placement{"h100-a", "3", "GPU-8c3a0f2e", "00000000:4B:00.0"};
+  a.explanation = "GPU 3 (UUID GPU-8c3a0f2e) of host h100-a is 12.0% slower than its 7 siblings";
+  const json labels = alertmanager_payload(n, {})[0]["labels"];
+  EXPECT_EQ(labels["alertname"], "KernelwatchGpuOutlier");
+  EXPECT_EQ(labels["Hostname"], "h100-a");
+  EXPECT_EQ(labels["gpu"], "3");
+  EXPECT_EQ(labels["UUID"], "GPU-8c3a0f2e");
+  EXPECT_EQ(labels["pci_bus_id"], "00000000:4B:00.0");
+  EXPECT_FALSE(labels.contains("benchmark"));
+  EXPECT_EQ(alertmanager_payload(n, {})[0]["annotations"]["summary"], a.explanation);
+  a.placement = core::Placement{"h100-c", "", "", ""};
+  EXPECT_EQ(alertmanager_payload(n, {})[0]["labels"]["alertname"], "KernelwatchHostOutlier");
+}
+
 // Alertmanager identifies an alert by its labels: the resolve of an alert carries exactly the
 // labels its firing carried, for every kind and direction, or it resolves nothing.
 TEST(AlertmanagerPayload, AnAlertsLabelsNeverChangeBetweenFiringAndResolve) {

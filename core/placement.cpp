@@ -1,0 +1,43 @@
+#include "core/placement.hpp"
+
+namespace kernelwatch::core {
+namespace {
+
+std::string label(const Metadata& metadata, std::string_view name) {
+  const auto it = metadata.labels.find(std::string(name));
+  return it == metadata.labels.end() ? std::string() : it->second;
+}
+
+void put(Metadata& metadata, std::string_view name, const std::string& value) {
+  if (value.empty()) {
+    metadata.labels.erase(std::string(name));
+  } else {
+    metadata.labels[std::string(name)] = value;
+  }
+}
+
+}  // namespace
+
+std::string Placement::describe() const {
+  std::string text;
+  if (!gpu.empty() || !gpu_uuid.empty()) {
+    text = "GPU " + (gpu.empty() ? std::string("?") : gpu);
+    if (!gpu_uuid.empty()) text += " (UUID " + gpu_uuid + ")";
+  }
+  if (!host.empty()) text += (text.empty() ? "host " : " of host ") + host;
+  return text;
+}
+
+Placement placement_of(const Metadata& metadata) {
+  return Placement{label(metadata, kHostLabel), label(metadata, kGpuLabel),
+                   label(metadata, kGpuUuidLabel), label(metadata, kPciBusIdLabel)};
+}
+
+void set_placement(Metadata& metadata, const Placement& placement) {
+  put(metadata, kHostLabel, placement.host);
+  put(metadata, kGpuLabel, placement.gpu);
+  put(metadata, kGpuUuidLabel, placement.gpu_uuid);
+  put(metadata, kPciBusIdLabel, placement.pci_bus_id);
+}
+
+}  // namespace kernelwatch::core

@@ -1,0 +1,38 @@
+// Where a run ran: the host and, on a GPU, which GPU of it (index, UUID, PCIe bus id). Recorded
+// as the run's metadata.labels, never part of the comparability key: identical GPUs of one host,
+// and of several hosts, share one key and one band (docs/DETECTION.md, "Siblings as controls").
+// The labels are the harness's (`gpu_index`, `gpu_uuid`) plus `host` and `pci_bus_id`;
+// /metrics and Alertmanager name them as dcgm-exporter does (`Hostname`, `gpu`, `UUID`,
+// `pci_bus_id`: daemon/prometheus.cpp). Plain C++, no I/O.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/record.hpp"
+
+namespace kernelwatch::core {
+
+inline constexpr std::string_view kHostLabel = "host";
+inline constexpr std::string_view kGpuLabel = "gpu_index";        // the NVML index, "3" (dcgm: gpu)
+inline constexpr std::string_view kGpuUuidLabel = "gpu_uuid";     // "GPU-8c3a..."
+inline constexpr std::string_view kPciBusIdLabel = "pci_bus_id";  // "00000000:19:00.0"
+
+struct Placement {
+  std::string host;  // "" when the run does not say (imported history)
+  std::string gpu;   // "" on a CPU, or when the run does not say
+  std::string gpu_uuid;
+  std::string pci_bus_id;
+
+  [[nodiscard]] bool empty() const { return host.empty() && gpu.empty() && gpu_uuid.empty(); }
+  // Which GPU of its host: the UUID when known, else the index ("" on a CPU).
+  [[nodiscard]] std::string unit() const { return gpu_uuid.empty() ? gpu : gpu_uuid; }
+  // "GPU 3 (UUID GPU-8c3a...) of host h100-a", "host h100-a", "" when nothing is known.
+  [[nodiscard]] std::string describe() const;
+};
+
+[[nodiscard]] Placement placement_of(const Metadata& metadata);
+// Sets the non-empty fields as labels (an empty one removes its label).
+void set_placement(Metadata& metadata, const Placement& placement);
+
+}  // namespace kernelwatch::core

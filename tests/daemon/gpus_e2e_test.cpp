@@ -1,0 +1,230 @@
+// Runs per GPU and siblings as controls through the real daemon (issue #27), on a machine without
+// a GPU: a FAKE 8-GPU host. KERNELWATCH_FAKE_GPUS names a device list that stands in for NVML
+// (which cannot run here), and a `command` entry runs tests/daemon/programs/fake_gpu_bench.py, a
+// stand-in for a GPU benchmark that reads CUDA_VISIBLE_DEVICES and prints fixed Google Benchmark
+// times, scaled per GPU by a file the test writes. Cycles are triggered through the API and
+// counted from the log; nothing sleeps to synchronise.
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/daemon/support/watching_daemon.hpp"
+#include "tests/support/conformance.hpp"
+#include "tests/support/loopback_http.hpp"
+#include "tests/support/neighbours.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace kernelwatch {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr int kGpus = 8;
+constexpr int kBenchmarks = 9;
+
+std::string uuid_of(int gpu) {
+  return "GPU-0000000" + std::to_string(gpu) + "-fake-4e6f-8d1a-h100sxm5x8";
+}
+
+// The fake host: eight identical H100s, as NVML would list them.
+json fake_gpus() {
+  json out = json::array();
+  for (int i = 0; i < kGpus; ++i) {
+    char bus[32];
+    std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", 0x19 + 0x10 * i);
+    out.push_back({{"index", i},
+                   {"uuid", uuid_of(i)},
+                   {"pci_bus_id", bus},
+                   {"name", "NVIDIA H100 80GB HBM3"},
+                   {"compute_major", 9},
+                   {"compute_minor", 0}});
+  }
+  return out;
+}
+
+// The daemon with one command entry on every GPU of the fake host (`gpus` left at "all").
+class FakeGpuHost {
+ public:
+  explicit FakeGpuHost(json extra = json::array())
+      : devices_(dir_ / "fake-nvml-devices.json"),
+        speeds_(dir_ / "speeds.json"),
+        daemon_(dir_.path(), entries(devices_, speeds_, std::move(extra)),
+                json{{"confirm_reruns", 1}}) {
+    testing::write_file(devices_, fake_gpus().dump(2));
+    set_speeds(json::object());
+    ::setenv("KERNELWATCH_FAKE_GPUS", devices_.c_str(), 1);
+  }
+  ~FakeGpuHost() { ::unsetenv("KERNELWATCH_FAKE_GPUS"); }
+
+  static json entries(const std::filesystem::path& devices, const std::filesystem::path& speeds,
+                      json extra) {
+    json out = json::array(
+        {{{"runner", "command"},
+          {"name", "fakegpu"},
+          {"command", {"/usr/bin/python3", program().string()}},
+          {"format", "gbench-json"},
+          {"env",
+           {{"KERNELWATCH_FAKE_GPUS", devices.string()}, {"KW_GPU_SPEEDS", speeds.string()}}},
+          {"timeout", "2m"}}});
+    for (auto& entry : extra) out.push_back(std::move(entry));
+    return out;
+  }
+  static std::filesystem::path program() {
+    return testing::data_dir().parent_path() / "tests/daemon/programs/fake_gpu_bench.py";
+  }
+  void set_speeds(const json& speeds) { testing::write_file(speeds_, speeds.dump()); }
+  testing::WatchingDaemon& daemon() { return daemon_; }
+  const testing::TempDir& dir() const { return dir_; }
+
+ private:
+  testing::TempDir dir_;
+  std::filesystem::path devices_;
+  std::filesystem::path speeds_;
+  testing::WatchingDaemon daemon_;
+};
+
+std::string label(const json& record, const std::string& name) {
+  const json& labels = record["run"]["metadata"]["labels"];
+  return labels.contains(name) ? labels[name].get<std::string>() : std::string();
+}
+
+TEST(GpusE2E, EachFakeGpuRunsItsOwnProcessAndEveryRunNamesItsHostAndGpu) {
+  FakeGpuHost host;
+  auto& daemon = host.daemon();
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  ASSERT_TRUE(daemon.wait_for_cycles(1)) << daemon.log();
+  EXPECT_NE(daemon.log().find("KERNELWATCH_FAKE_GPUS is set"), std::string::npos) << daemon.log();
+
+  const json runs = daemon.runs();
+  ASSERT_EQ(runs.size(), static_cast<std::size_t>(kGpus * kBenchmarks)) << daemon.log();
+  // Identical GPUs share their keys: 9 keys, not 72.
+  EXPECT_EQ(daemon.get("/api/v1/keys").size(), static_cast<std::size_t>(kBenchmarks));
+  std::map<std::string, int> per_gpu;
+  std::set<std::string> hosts;
+  for (const auto& run : runs) {
+    EXPECT_EQ(run["run"]["spec"]["status"], "passed") << run.dump();
+    const std::string gpu = label(run, "gpu_index");
+    ++per_gpu[gpu];
+    hosts.insert(label(run, "host"));
+    EXPECT_EQ(label(run, "gpu_uuid"), uuid_of(std::stoi(gpu))) << run.dump();
+    EXPECT_FALSE(label(run, "pci_bus_id").empty()) << run.dump();
+    EXPECT_EQ(run["environment"]["spec"]["hardware"]["product"], "NVIDIA H100") << run.dump();
+    // CUDA_VISIBLE_DEVICES is the daemon's choice of GPU, not a setting of the run.
+    EXPECT_FALSE(run["environment"].dump().find("CUDA_VISIBLE_DEVICES") != std::string::npos);
+  }
+  ASSERT_EQ(per_gpu.size(), static_cast<std::size_t>(kGpus));
+  for (const auto& [gpu, count] : per_gpu) EXPECT_EQ(count, kBenchmarks) << "GPU " << gpu;
+  ASSERT_EQ(hosts.size(), 1U);
+  EXPECT_FALSE(hosts.begin()->empty());
+
+  KW_REQUIRE_JSONSCHEMA();
+  const auto checked = testing::check_against_schemas(runs, host.dir().path());
+  EXPECT_TRUE(checked.valid) << checked.report;
+  daemon.child().stop(20s);
+}
+
+// Runs `baseline` cycles at one speed, then one cycle with `speeds`.
+void baseline_then(FakeGpuHost& host, const json& speeds) {
+  auto& daemon = host.daemon();
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  ASSERT_TRUE(daemon.wait_for_cycles(1)) << daemon.log();
+  ASSERT_TRUE(daemon.run_cycle()) << daemon.log();
+  ASSERT_TRUE(daemon.get("/api/v1/alerts").empty()) << daemon.log();
+  host.set_speeds(speeds);
+  ASSERT_TRUE(daemon.run_cycle()) << daemon.log();
+}
+
+TEST(GpusE2E, OneFakeGpuTwelvePercentSlowerIsOneGpuAlertAndNoKeyAlert) {
+  FakeGpuHost host;
+  baseline_then(host, json{{uuid_of(3), 1.12}});
+  const json alerts = host.daemon().get("/api/v1/alerts");
+  ASSERT_EQ(alerts.size(), 1U) << alerts.dump(2) << host.daemon().log();
+  const json& alert = alerts[0];
+  EXPECT_EQ(alert["kind"], "environment") << alert.dump(2);
+  EXPECT_TRUE(!alert.contains("members") || alert["members"].empty()) << alert.dump(2);
+  const std::string explanation = alert.value("explanation", "");
+  EXPECT_NE(explanation.find("GPU 3 (UUID " + uuid_of(3) + ") of host "), std::string::npos)
+      << explanation;
+  EXPECT_NE(explanation.find("is 12.0% slower than its 7 siblings on 9 of 9 benchmarks"),
+            std::string::npos)
+      << explanation;
+  std::printf("%s\n", explanation.c_str());
+
+  // /metrics names the GPU as dcgm-exporter does; promtool accepts the body.
+  const auto metrics = testing::http(host.daemon().port(), "GET", "/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  const std::string gpu3 = "gpu=\"3\",UUID=\"" + uuid_of(3) + "\"";
+  EXPECT_NE(metrics.body.find("kernelwatch_gpu_out_of_line{Hostname=\""), std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find(gpu3 + ",pci_bus_id=\"00000000:49:00.0\"} 1"), std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("kernelwatch_gpu_runs_total{Hostname="), std::string::npos);
+  if (const auto promtool = testing::find_program("promtool")) {
+    testing::write_file(host.dir() / "metrics.txt", metrics.body);
+    const auto check = testing::run_process(
+        "/bin/sh", {"-c", "exec \"$0\" check metrics < \"$1\"", promtool->string(),
+                    (host.dir() / "metrics.txt").string()});
+    EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  }
+
+  // Back in line: the one alert resolves; still no key alert.
+  host.set_speeds(json::object());
+  ASSERT_TRUE(host.daemon().run_cycle()) << host.daemon().log();
+  const json after = host.daemon().get("/api/v1/alerts");
+  ASSERT_EQ(after.size(), 1U) << after.dump(2);
+  EXPECT_EQ(after[0]["state"], "resolved") << after.dump(2);
+  host.daemon().child().stop(20s);
+}
+
+// A runner that fails before it says which device it has (liger_bench.py's interpreter exits at
+// once): each failed run is on the GPU the daemon started it on, never on GPU "unknown".
+TEST(GpusE2E, ALigerRunnerFailingBeforeItNamesItsDeviceIsRecordedOnTheGpuTheDaemonProbed) {
+  testing::TempDir scripts;
+  testing::write_file(scripts / "fails.py", "import sys\nsys.exit(3)\n");
+  FakeGpuHost host(json::array({{{"runner", "liger-bench"},
+                                 {"python", "python3"},
+                                 {"script", (scripts / "fails.py").string()},
+                                 {"kernel", "tvd"},
+                                 {"pass", "forward"},
+                                 {"providers", {"liger"}},
+                                 {"workloads", {"tokens16384-vocab65536-fp32"}},
+                                 {"timeout", "60s"}}}));
+  auto& daemon = host.daemon();
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  ASSERT_TRUE(daemon.wait_for_cycles(1)) << daemon.log();
+  std::set<std::string> gpus;
+  for (const auto& run : daemon.runs()) {
+    if (label(run, "runner") != "liger-bench") continue;
+    EXPECT_NE(run["run"]["spec"]["status"], "passed") << run.dump();
+    EXPECT_EQ(run["environment"]["spec"]["hardware"]["product"], "NVIDIA H100") << run.dump();
+    EXPECT_EQ(label(run, "gpu_uuid"), uuid_of(std::stoi(label(run, "gpu_index"))));
+    gpus.insert(label(run, "gpu_index"));
+  }
+  EXPECT_EQ(gpus.size(), static_cast<std::size_t>(kGpus)) << daemon.log();
+  daemon.child().stop(20s);
+}
+
+TEST(GpusE2E, AllEightFakeGpusTwelvePercentSlowerAreTheUsualIncident) {
+  FakeGpuHost host;
+  baseline_then(host, json{{"all", 1.12}});
+  const json alerts = host.daemon().get("/api/v1/alerts");
+  ASSERT_EQ(alerts.size(), 1U) << alerts.dump(2) << host.daemon().log();
+  EXPECT_EQ(alerts[0]["kind"], "environment") << alerts.dump(2);
+  EXPECT_EQ(alerts[0]["members"].size(), static_cast<std::size_t>(kBenchmarks));
+  for (const auto& member : alerts[0]["members"]) {
+    EXPECT_NEAR(member["relativeChange"].get<double>(), 0.12, 0.01) << member.dump();
+  }
+  host.daemon().child().stop(20s);
+}
+
+}  // namespace
+}  // namespace kernelwatch

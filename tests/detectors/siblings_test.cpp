@@ -1,0 +1,178 @@
+// Siblings as controls (issue #27), the decision alone and through the Watch, on a FAKE host of
+// eight identical GPUs (placements as the daemon labels runs; no GPU or NVML is involved).
+#include "detectors/siblings.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "detectors/watch.hpp"
+#include "detectors_test_support.hpp"
+
+namespace kernelwatch::detectors {
+namespace {
+
+using core::Direction;
+using core::Placement;
+using namespace std::chrono_literals;
+
+constexpr int kGpus = 8;
+constexpr int kKeys = 9;
+
+Placement gpu(const std::string& host, int index) {
+  return Placement{host, std::to_string(index), "GPU-" + host + "-" + std::to_string(index),
+                   "00000000:1" + std::to_string(index) + ":00.0"};
+}
+
+// One cycle of `keys` keys on the GPUs of `hosts`; factor(host, gpu) scales a GPU's medians and
+// a scaled GPU's runs moved that way.
+using Factor = std::function<double(const std::string&, int)>;
+std::vector<PlacedRun> cycle(const std::vector<std::string>& hosts, const Factor& factor,
+                             int keys = kKeys) {
+  std::vector<PlacedRun> out;
+  for (const auto& host : hosts) {
+    for (int g = 0; g < kGpus; ++g) {
+      for (int k = 0; k < keys; ++k) {
+        const double f = factor(host, g);
+        PlacedRun run{"key-" + std::to_string(k),
+                      gpu(host, g),
+                      1e6 * (k + 1) * f * (1 + 0.001 * (g % 3)),
+                      std::nullopt,
+                      {}};
+        if (f > 1.05) run.moved = Direction::Regression;
+        if (f < 0.95) run.moved = Direction::Improvement;
+        out.push_back(std::move(run));
+      }
+    }
+  }
+  return out;
+}
+
+TEST(Siblings, OneGpuTwelvePercentSlowerThanItsSevenSiblingsIsOutOfLine) {
+  const auto runs =
+      cycle({"h100-a"}, [](const std::string&, int g) { return g == 3 ? 1.12 : 1.0; });
+  const auto out = out_of_line(runs, ControlParameters{});
+  ASSERT_EQ(out.size(), 1U);
+  EXPECT_EQ(out[0].placement.gpu, "3");
+  EXPECT_FALSE(out[0].host_level);
+  EXPECT_EQ(out[0].direction, Direction::Regression);
+  EXPECT_NEAR(out[0].relative_change, 0.12, 0.003);
+  EXPECT_EQ(out[0].describe(),
+            "GPU 3 (UUID GPU-h100-a-3) of host h100-a is 11.9% slower than its 7 siblings on 9 of "
+            "9 benchmarks");
+  EXPECT_EQ(out[0].unit_id(), "gpu:h100-a/GPU-h100-a-3");
+}
+
+TEST(Siblings, AllEightGpusSlowerAreNoGpusStory) {
+  const auto runs = cycle({"h100-a"}, [](const std::string&, int) { return 1.12; });
+  EXPECT_TRUE(out_of_line(runs, ControlParameters{}).empty());
+}
+
+TEST(Siblings, AGpuOutOfLineOnAFewKeysOnlyIsNotAGpuAlert) {
+  auto runs = cycle({"h100-a"}, [](const std::string&, int) { return 1.0; });
+  for (auto& run : runs) {  // GPU 5 slower on keys 0..3 of 9: not most of its keys
+    if (run.placement.gpu == "5" && run.key < "key-4") {
+      run.median *= 1.12;
+      run.moved = Direction::Regression;
+    }
+  }
+  EXPECT_TRUE(out_of_line(runs, ControlParameters{}).empty());
+}
+
+TEST(Siblings, AGpuFasterThanItsSiblingsIsOutOfLineTheOtherWay) {
+  const auto runs =
+      cycle({"h100-a"}, [](const std::string&, int g) { return g == 0 ? 0.85 : 1.0; });
+  const auto out = out_of_line(runs, ControlParameters{});
+  ASSERT_EQ(out.size(), 1U);
+  EXPECT_EQ(out[0].direction, Direction::Improvement);
+  EXPECT_NE(out[0].describe().find("faster than its 7 siblings"), std::string::npos);
+}
+
+TEST(Siblings, OneHostOfFourOutOfLineIsAHostAlertNotEightGpuAlerts) {
+  const auto runs =
+      cycle({"h100-a", "h100-b", "h100-c", "h100-d"},
+            [](const std::string& host, int) { return host == "h100-c" ? 1.12 : 1.0; });
+  const auto out = out_of_line(runs, ControlParameters{});
+  ASSERT_EQ(out.size(), 1U);
+  EXPECT_TRUE(out[0].host_level);
+  EXPECT_EQ(out[0].describe(),
+            "host h100-c is 12.0% slower than its 3 sibling hosts on 9 of 9 benchmarks");
+}
+
+TEST(Siblings, BackInLineNeedsTheUnitComparedOnEnoughKeys) {
+  const auto in_line = cycle({"h100-a"}, [](const std::string&, int) { return 1.0; });
+  EXPECT_TRUE(back_in_line(in_line, "gpu:h100-a/GPU-h100-a-3", ControlParameters{}));
+  const auto still =
+      cycle({"h100-a"}, [](const std::string&, int g) { return g == 3 ? 1.12 : 1.0; });
+  EXPECT_FALSE(back_in_line(still, "gpu:h100-a/GPU-h100-a-3", ControlParameters{}));
+  EXPECT_FALSE(back_in_line(in_line, "gpu:h100-z/GPU-h100-z-3", ControlParameters{}));
+}
+
+// Through the Watch, as the daemon feeds it: cycle c of every key on every GPU, GPU after GPU
+// (1 ms apart, as runners/gpus.hpp observes them), closed at its end.
+struct Fed {
+  std::vector<AlertEvent> events;
+};
+
+Fed feed_cycle(Watch& watch, int c, const std::function<double(int)>& factor) {
+  Fed out;
+  const auto start = testing::week(c);
+  for (int g = 0; g < kGpus; ++g) {
+    for (int k = 0; k < kKeys; ++k) {
+      KeyLabels key{"fake/BM_K" + std::to_string(k), "fakegpu",  "arg0_1024",
+                    "nvidia-h100-80gb-hbm3",         "protocol", "digest-" + std::to_string(k)};
+      Observation run = testing::run_at(c, static_cast<std::int64_t>(1e6 * (k + 1) * factor(g)));
+      run.external_id = "c" + std::to_string(c) + "-g" + std::to_string(g);
+      run.observed_at = start + std::chrono::milliseconds(g) + std::chrono::microseconds(k);
+      run.placement = gpu("h100-a", g);
+      auto step = watch.observe(key, run, ConfirmPolicy::Next);
+      out.events.insert(out.events.end(), step.events.begin(), step.events.end());
+    }
+  }
+  auto closed = watch.close_cycle();
+  out.events.insert(out.events.end(), closed.begin(), closed.end());
+  return out;
+}
+
+std::map<std::string, int> fired_kinds(const std::vector<AlertEvent>& events) {
+  std::map<std::string, int> out;
+  for (const auto& e : events) {
+    if (!e.fired || core::is_incident_member(e.alert)) continue;
+    ++out[std::string(core::to_string(e.alert.kind)) + (e.alert.members.empty() ? "" : "+members")];
+  }
+  return out;
+}
+
+TEST(SiblingsWatch, OneSlowGpuOfEightIsOneGpuAlertAndNoKeyAlertThenResolves) {
+  Watch watch(DetectorParameters{});
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_TRUE(fired_kinds(feed_cycle(watch, c, [](int) { return 1.0; }).events).empty());
+  }
+  const auto slow = feed_cycle(watch, 3, [](int g) { return g == 3 ? 1.12 : 1.0; });
+  EXPECT_EQ(fired_kinds(slow.events), (std::map<std::string, int>{{"environment", 1}}));
+  for (const auto& e : slow.events) {
+    if (!e.fired) continue;
+    EXPECT_NE(e.alert.explanation.find("GPU 3 (UUID GPU-h100-a-3) of host h100-a is 12.0% slower "
+                                       "than its 7 siblings on 9 of 9 benchmarks"),
+              std::string::npos)
+        << e.alert.explanation;
+  }
+  // Still slow: nothing new. Back in line: the one alert resolves.
+  EXPECT_TRUE(
+      fired_kinds(feed_cycle(watch, 4, [](int g) { return g == 3 ? 1.12 : 1.0; }).events).empty());
+  const auto back = feed_cycle(watch, 5, [](int) { return 1.0; });
+  std::size_t resolved = 0;
+  for (const auto& e : back.events) resolved += e.alert.state == core::AlertState::Resolved;
+  EXPECT_EQ(resolved, 1U);
+  EXPECT_TRUE(fired_kinds(back.events).empty());
+}
+
+TEST(SiblingsWatch, AllEightGpusSlowerAreTheUsualIncidentAndNoGpuAlert) {
+  Watch watch(DetectorParameters{});
+  for (int c = 0; c < 3; ++c) (void)feed_cycle(watch, c, [](int) { return 1.0; });
+  const auto slow = feed_cycle(watch, 3, [](int) { return 1.12; });
+  EXPECT_EQ(fired_kinds(slow.events), (std::map<std::string, int>{{"environment+members", 1}}));
+}
+
+}  // namespace
+}  // namespace kernelwatch::detectors
