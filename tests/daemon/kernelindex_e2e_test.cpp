@@ -55,14 +55,15 @@ class KernelindexE2E : public ::testing::Test {
 };
 
 TEST_F(KernelindexE2E, BenchJsonOfEveryCaseIsValid) {
-  for (const std::string kernel : {"tvd", "layer_norm"}) {
+  for (const std::string kernel : {"tvd", "layer_norm", "rms_norm"}) {
     SCOPED_TRACE(kernel);
     std::vector<std::string> args = {"bench", "--kernel",  kernel, "--pass",
                                      "full",  "--backend", "cpu",  "--warmup-ms",
                                      "2",     "--rep-ms",  "5",    "--json"};
     const std::vector<std::string> shape =
-        kernel == "tvd" ? std::vector<std::string>{"--tokens", "32", "--vocab", "256"}
-                        : std::vector<std::string>{"--rows", "32", "--hidden", "256"};
+        kernel == "tvd"        ? std::vector<std::string>{"--tokens", "32", "--vocab", "256"}
+        : kernel == "rms_norm" ? std::vector<std::string>{"--workload", "h256-fp32-eps1e-06-m32"}
+                               : std::vector<std::string>{"--rows", "32", "--hidden", "256"};
     args.insert(args.end(), shape.begin(), shape.end());
     const auto r = kw(args);
     ASSERT_EQ(r.exit_code, 0) << r.err;
