@@ -8,12 +8,27 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <ctime>
+#include <string>
+
 #include "tests/support/test_support.hpp"
 
 namespace kernelwatch::runners {
 namespace {
 
 using nlohmann::json;
+
+// A day before now in a producer's own date form (strftime): the outputs the tests parse are
+// dated like a real run's, whatever day the suite runs on.
+std::string day_before_now(const char* form) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() -
+                                                             std::chrono::hours(24));
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char text[64];
+  return std::string(text, std::strftime(text, sizeof text, form, &utc));
+}
 
 std::optional<double> statistic(const NativeResult& r, const std::string& name) {
   for (const auto& s : r.statistics) {
@@ -47,7 +62,7 @@ json gbench_row(const std::string& name, const std::string& run_name, const std:
 
 json gbench_doc(json rows) {
   return json{{"context",
-               {{"date", "2026-12-01T10:00:00+00:00"},
+               {{"date", day_before_now("%Y-%m-%dT%H:%M:%S+00:00")},
                 {"host_name", "host"},
                 {"executable", "./bench"},
                 {"num_cpus", 2},
@@ -232,7 +247,7 @@ json pytest_doc(json data, double median) {
                                    {"extra_info", json::object()},
                                    {"options", {{"timer", "perf_counter"}, {"min_rounds", 5}}},
                                    {"stats", std::move(stats)}}})},
-      {"datetime", "2026-12-01T10:00:00.000000"},
+      {"datetime", day_before_now("%Y-%m-%dT%H:%M:%S.000000")},
       {"version", "3.2.2"}};
 }
 
@@ -258,15 +273,18 @@ TEST(PytestBenchmarkJson, MedianFromStatsAndP20P80FromTheRawRounds) {
 }
 
 TEST(LigerCsvOutput, RowsThroughTheImportersMapping) {
+  const std::string stamp = day_before_now("%Y-%m-%d %H:%M:%S");  // Liger's naive timestamp
   const std::string csv =
       "kernel_name,kernel_provider,metric_name,metric_unit,gpu_name,x_name,x_label,x_value,"
       "y_value_50,y_value_20,y_value_80,extra_benchmark_config_str,kernel_operation_mode,"
       "timestamp,liger_version\n"
       "rms_norm,liger,speed,ms,NVIDIA H100 80GB HBM3,H,hidden size,4096,0.05,0.049,0.052,"
-      "\"{\"\"M\"\": 2048, \"\"dtype\"\": \"\"torch.bfloat16\"\", \"\"eps\"\": 1e-06}\",forward,"
-      "2026-12-01 10:00:00,0.6.1\n"
+      "\"{\"\"M\"\": 2048, \"\"dtype\"\": \"\"torch.bfloat16\"\", \"\"eps\"\": 1e-06}\",forward," +
+      stamp +
+      ",0.6.1\n"
       "rms_norm,liger,memory,MB,NVIDIA H100 80GB HBM3,H,hidden size,4096,12,12,12,"
-      "\"{\"\"M\"\": 2048}\",full,2026-12-01 10:00:00,0.6.1\n";
+      "\"{\"\"M\"\": 2048}\",full," +
+      stamp + ",0.6.1\n";
   auto out = parse_liger_csv_output(csv);
   ASSERT_TRUE(out) << out.error().message;
   ASSERT_EQ(out->results.size(), 1U);
