@@ -12,6 +12,7 @@
 #include "core/digest.hpp"
 #include "runners/child_process.hpp"
 #include "runners/detail/command_record.hpp"
+#include "runners/detail/scratch_dir.hpp"
 #include "runners/gpus.hpp"
 
 namespace kernelwatch::runners {
@@ -50,37 +51,6 @@ std::string replace_out(std::string text, const std::string& path) {
   }
   return text;
 }
-
-// A fresh private directory for one execution's {out}; removed with everything in it.
-class ScratchDir {
- public:
-  static core::Result<ScratchDir> create(const std::filesystem::path& base,
-                                         const std::string& entry) {
-    std::filesystem::path root = base;
-    if (root.empty()) {
-      const char* tmp = std::getenv("TMPDIR");
-      root = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
-    }
-    std::string pattern = (root / ("kernelwatch-" + entry + "-XXXXXX")).string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      return core::fail(ErrorCode::IoError, "cannot create a directory for {out} in " +
-                                                root.string() + ": " + std::strerror(errno));
-    }
-    return ScratchDir(pattern);
-  }
-  ScratchDir(ScratchDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}
-  ScratchDir& operator=(ScratchDir&&) = delete;
-  ScratchDir(const ScratchDir&) = delete;
-  ~ScratchDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  explicit ScratchDir(std::filesystem::path path) : path_(std::move(path)) {}
-  std::filesystem::path path_;
-};
 
 // At most `limit` bytes of a file; the error says why it cannot be read or is too large.
 core::Result<std::string> read_output_file(const std::filesystem::path& path, std::size_t limit) {
@@ -244,7 +214,7 @@ core::Result<std::vector<ListedCase>> list_command(const CommandEntry& entry,
                           " output cannot list its cases without running them: run discover "
                           "without --list to see its keys");
   }
-  auto scratch = ScratchDir::create(context.scratch, entry.name);
+  auto scratch = detail::ScratchDir::create(context.scratch, entry.name, "a directory for {out}");
   if (!scratch) return tl::unexpected(scratch.error());
   const std::string out_path = (scratch->path() / "out").string();
   ChildRequest request;
@@ -411,10 +381,10 @@ CommandOutcome execute(const CommandEntry& entry, const CommandContext& context,
       to_file || std::any_of(entry.command.begin(), entry.command.end(), [](const auto& a) {
         return a.find(kOutPlaceholder) != std::string::npos;
       });
-  std::optional<ScratchDir> scratch;
+  std::optional<detail::ScratchDir> scratch;
   std::string failure;
   if (uses_out) {
-    auto made = ScratchDir::create(context.scratch, entry.name);
+    auto made = detail::ScratchDir::create(context.scratch, entry.name, "a directory for {out}");
     if (made) {
       scratch.emplace(std::move(*made));
     } else {

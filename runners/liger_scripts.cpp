@@ -14,6 +14,7 @@
 #include "core/key.hpp"
 #include "core/record.hpp"
 #include "runners/child_process.hpp"
+#include "runners/detail/scratch_dir.hpp"
 #include "runners/run_status.hpp"
 
 namespace kernelwatch::runners {
@@ -32,37 +33,6 @@ std::string duration_text(std::chrono::milliseconds d) {
   if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
   return std::to_string(d.count()) + "ms";
 }
-
-// A fresh private directory for one script's run; removed with everything in it (links are
-// removed, never followed).
-class Scratch {
- public:
-  static core::Result<Scratch> create(const fs::path& base, const std::string& entry) {
-    fs::path root = base;
-    if (root.empty()) {
-      const char* tmp = std::getenv("TMPDIR");
-      root = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
-    }
-    std::string pattern = (root / ("kernelwatch-" + entry + "-XXXXXX")).string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      return core::fail(ErrorCode::IoError, "cannot create a scratch directory in " +
-                                                root.string() + ": " + std::strerror(errno));
-    }
-    return Scratch(pattern);
-  }
-  Scratch(Scratch&& other) noexcept : path_(std::exchange(other.path_, {})) {}
-  Scratch& operator=(Scratch&&) = delete;
-  Scratch(const Scratch&) = delete;
-  ~Scratch() {
-    std::error_code ignored;
-    if (!path_.empty()) fs::remove_all(path_, ignored);
-  }
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  explicit Scratch(fs::path path) : path_(std::move(path)) {}
-  fs::path path_;
-};
 
 core::Result<std::string> read_file(const fs::path& path, std::size_t limit) {
   std::error_code ec;
@@ -349,7 +319,7 @@ LigerScriptsOutcome run_liger_scripts(const LigerScriptsEntry& entry, const Comm
     std::optional<core::Result<ChildResult>> child;
     WrittenRows written;
     {
-      auto scratch = Scratch::create(context.scratch, entry.name);
+      auto scratch = detail::ScratchDir::create(context.scratch, entry.name, "a scratch directory");
       if (!scratch) failure = scratch.error().message;
       std::error_code ec;
       if (failure.empty() && !fs::is_regular_file(entry.checkout / script, ec)) {
