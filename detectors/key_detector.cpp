@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "detectors/statistics.hpp"
 
 namespace kernelwatch::detectors {
 
@@ -113,6 +114,7 @@ std::optional<KeyStep> KeyDetector::confirm_pending(const Observation& run) {
     previous_segment_ = std::move(segment_);
     previous_band_ = band;
     segment_ = {pending_->run, run};
+    restart_segment_at(pending_->run.observed_at);
     pending_.reset();
     step.role = RunRole::Confirmed;
     return step;
@@ -138,14 +140,14 @@ std::optional<Trigger> KeyDetector::drift_trigger(const Observation& run) {
   trigger.onset = runs[first];
   // Against the level where the trend began: a run back there resolves the alert.
   const std::size_t start_runs = std::min(parameters_.band.min_history, drift.runs);
-  trigger.verdict = judge(runs.subspan(first, start_runs), run,
-                          parameters_.band, context());
+  trigger.verdict = judge(runs.subspan(first, start_runs), run, parameters_.band, context());
   trigger.verdict.has_band = true;
   trigger.verdict.relative_change = drift.relative_change;
   trigger.attribution = attribute(runs[first], run);
   trigger.explanation = drift.explanation + "; " + describe(trigger.attribution);
   // The drifted level is the new reference; the next change is measured from here.
   segment_ = {run};
+  restart_segment_at(run.observed_at);
   return trigger;
 }
 
@@ -161,13 +163,23 @@ KeyStep KeyDetector::observe(const Observation& run) {
   }
   judged_ = std::min(judged_ + 1, parameters_.band.trust_runs);
   last_judged_ = run;
+  if (parameters_.band.persist_runs > 0) {
+    const std::size_t keep = parameters_.band.window + parameters_.band.persist_runs;
+    if (judged_runs_.size() >= 2 * keep) {
+      judged_runs_.erase(judged_runs_.begin(),
+                         judged_runs_.begin() + static_cast<std::ptrdiff_t>(keep));
+    }
+    judged_runs_.push_back({run.observed_at, static_cast<double>(run.median.count())});
+  }
 
   // A young step whose level did not hold: its runs were an excursion of the old level.
   if (previous_segment_ && previous_band_.contains(run.median)) {
     for (const auto& r : segment()) remember_residual(r.median, previous_band_);
     segment_ = std::move(*previous_segment_);
     previous_segment_.reset();
+    segment_start_ = previous_segment_start_;
     pending_.reset();
+    restart_recent();
     step.verdict = judge_run(run);
     accept(run, step.verdict);
     step.role = RunRole::Returned;
@@ -185,8 +197,12 @@ KeyStep KeyDetector::observe(const Observation& run) {
     if (!segment_.empty()) pending_->before = segment_.back();
     if (parameters_.confirm == ConfirmPolicy::None) {
       step.trigger = step_trigger(run, step.verdict, *pending_, "");
+    } else if (!previous_segment_) {
+      remember_recent(run, step.verdict);
+      step.trigger = persistent_step(run, step.verdict);
     }
-    step.role = RunRole::Pending;
+    step.role = step.trigger && parameters_.confirm != ConfirmPolicy::None ? RunRole::Confirmed
+                                                                           : RunRole::Pending;
     return step;
   }
 
@@ -195,7 +211,15 @@ KeyStep KeyDetector::observe(const Observation& run) {
   if (previous_segment_ && segment().size() >= parameters_.band.min_history) {
     previous_segment_.reset();  // the new level is established
   }
-  if (!previous_segment_ && !pending_) step.trigger = drift_trigger(run);
+  if (!previous_segment_) {
+    remember_recent(run, step.verdict);
+    step.trigger = persistent_step(run, step.verdict);
+    if (step.trigger) {
+      step.role = RunRole::Confirmed;
+    } else if (!pending_) {
+      step.trigger = drift_trigger(run);
+    }
+  }
   return step;
 }
 
@@ -203,7 +227,153 @@ void KeyDetector::rebaseline() {
   pending_.reset();
   previous_segment_.reset();
   segment_.clear();
-  if (last_judged_) segment_.push_back(*last_judged_);
+  if (last_judged_) {
+    segment_.push_back(*last_judged_);
+    restart_segment_at(last_judged_->observed_at);
+  } else {
+    restart_recent();
+  }
+}
+
+// A level that holds for persist_runs runs is a step even where the key's own excursions (or
+// outliers accepted into its segment) let the band reach over it: the newest runs against the
+// baseline without those excursions and without its persist_trim most extreme runs that way.
+// Only runs at least half persist_min_change from the band's centre can make a level that
+// persists: any other run ends the series, and the test costs nothing on a key that stays put.
+void KeyDetector::remember_recent(const Observation& run, const Verdict& judged) {
+  const auto& p = parameters_.band;
+  if (p.persist_runs == 0) return;
+  if (!judged.has_band || std::abs(judged.relative_change) < p.persist_min_change / 2) {
+    recent_.clear();
+    return;
+  }
+  if (!recent_.empty() && recent_up_ != (judged.relative_change > 0)) recent_.clear();
+  recent_up_ = judged.relative_change > 0;
+  if (recent_.size() >= p.persist_runs) recent_.erase(recent_.begin());
+  recent_.push_back(run);
+}
+
+std::optional<Trigger> KeyDetector::persistent_step(const Observation& run, const Verdict& judged) {
+  const auto& p = parameters_.band;
+  if (p.persist_runs == 0 || recent_.size() < p.persist_runs || !judged.has_band) {
+    return std::nullopt;
+  }
+  // The band must reach persist_band_factor x persist_min_change that way at least.
+  const Direction toward = recent_up_ ? Direction::Regression : Direction::Improvement;
+  if (std::log1p(margin_to(judged.band, toward)) <
+      p.persist_band_factor * std::log1p(p.persist_min_change)) {
+    return std::nullopt;
+  }
+  // The level's accepted runs before the newest ones (the newest `window`): its extremes, but
+  // the persist_trim most extreme that way, are what the newest runs must all leave; a return
+  // into their band ends the step.
+  auto runs = segment();
+  std::size_t n = runs.size();
+  const auto is_recent = [&](const Observation& r) {
+    return std::any_of(recent_.begin(), recent_.end(),
+                       [&](const Observation& x) { return x.external_id == r.external_id; });
+  };
+  while (n > 0 && is_recent(runs[n - 1])) --n;
+  const std::size_t first = n - std::min(n, p.window);
+  if (n - first < p.min_history + p.persist_trim) return std::nullopt;
+  std::vector<double> accepted;
+  accepted.reserve(n - first);
+  for (std::size_t i = first; i < n; ++i) {
+    accepted.push_back(static_cast<double>(runs[i].median.count()));
+  }
+  std::sort(accepted.begin(), accepted.end());
+  // Every judged run of the level before the newest ones, accepted or not (the breaches it
+  // dropped are its own tail; without them its spread is underestimated): centre and spread.
+  const std::size_t older = judged_runs_.size() - recent_.size();
+  std::size_t from = older;
+  while (from > 0 && older - from < p.window &&
+         (!segment_start_ || judged_runs_[from - 1].at >= *segment_start_)) {
+    --from;
+  }
+  std::vector<double> medians;
+  medians.reserve(older - from);
+  for (std::size_t i = from; i < older; ++i) medians.push_back(judged_runs_[i].median);
+  // A spread from fewer runs is too uncertain to call three runs a level (7 runs of a 12%
+  // series can show a 4% MAD).
+  if (medians.size() < std::max(p.min_history, p.trust_runs)) return std::nullopt;
+  const double center = median(medians);
+  if (center <= 0) return std::nullopt;
+  const bool trusted = judged_ >= p.trust_runs;
+  const double floor = trusted ? p.trusted_relative_margin
+                               : std::max(p.min_relative_margin,
+                                          static_cast<double>(p.young_jitter.count()) / center);
+  const double sigma = 1.4826 * median_absolute_deviation(medians, center) / center;
+  const double spread = std::max(floor, p.spread_factor * sigma);
+  const double high = accepted[accepted.size() - 1 - p.persist_trim] + floor * center;
+  const double low = accepted[p.persist_trim] - floor * center;
+
+  std::vector<double> newest;
+  for (const auto& r : recent_) newest.push_back(static_cast<double>(r.median.count()));
+  const bool above = std::all_of(newest.begin(), newest.end(), [&](double m) { return m > high; });
+  const bool below = std::all_of(newest.begin(), newest.end(), [&](double m) { return m < low; });
+  const double level = median(newest);
+  // Their median is persist_spread standard deviations of one run (1.4826 x MAD) and
+  // persist_min_change beyond the centre.
+  const double moved = std::log(level / center);
+  const double needed =
+      std::max({std::log1p(floor), std::log1p(p.persist_min_change), p.persist_spread * sigma});
+  if (!(above && moved > needed) && !(below && -moved > needed)) return std::nullopt;
+  // Only where the key's band reaches persist_band_factor times that far: a band widened by a
+  // few excursions, not a key whose every run is that noisy (there the band decides).
+  const Direction way = above ? Direction::Regression : Direction::Improvement;
+  if (std::log1p(margin_to(judged.band, way)) < p.persist_band_factor * needed) {
+    return std::nullopt;
+  }
+
+  Verdict verdict;
+  verdict.kind = above ? VerdictKind::Regression : VerdictKind::Improvement;
+  verdict.has_band = true;
+  verdict.baseline_runs = medians.size();
+  verdict.band.center = std::chrono::nanoseconds(std::llround(center));
+  verdict.band.lower = std::chrono::nanoseconds(
+      static_cast<std::int64_t>(std::floor(std::min(low, center / (1 + spread)))));
+  verdict.band.upper = std::chrono::nanoseconds(
+      static_cast<std::int64_t>(std::ceil(std::max(high, center * (1 + spread)))));
+  verdict.relative_change = level / center - 1;
+  const std::string runs_text = std::to_string(recent_.size());
+  verdict.band_reason = "the level's accepted runs but the " + std::to_string(p.persist_trim) +
+                        " most extreme that way, range +- " + core::format_share(floor) + ", " +
+                        std::to_string(static_cast<int>(p.spread_factor)) + "x MAD";
+  verdict.explanation =
+      "the newest " + runs_text + " runs (median " +
+      core::format_latency(std::chrono::nanoseconds(std::llround(level))) + ", " +
+      core::format_change(verdict.relative_change) + " against the centre " +
+      core::format_latency(verdict.band.center) + ") all lie " + (above ? "above" : "below") +
+      " the band [" + core::format_latency(verdict.band.lower) + ", " +
+      core::format_latency(verdict.band.upper) + "] of " + std::to_string(medians.size()) +
+      " judged run(s) (" + verdict.band_reason + "): a level change that persists";
+
+  Trigger trigger;
+  trigger.kind = AlertKind::Step;
+  trigger.direction = way;
+  trigger.run = run;
+  trigger.onset = recent_.front();
+  trigger.verdict = verdict;
+  if (n > 0) trigger.attribution = attribute(runs[n - 1], trigger.onset);
+  trigger.explanation = verdict.explanation + "; " + describe(trigger.attribution);
+
+  // A new segment at the level that held, without a run of it farther from that level than the
+  // level moved (an outlier among them must not widen the new level's range); a return into the
+  // old level's band ends it. The excursions the key had learned hid this change: they are
+  // forgotten, so that they cannot hide the next one.
+  previous_segment_ =
+      std::vector<Observation>(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(n));
+  previous_band_ = verdict.band;
+  segment_.clear();
+  for (const auto& r : recent_) {
+    if (std::abs(std::log(static_cast<double>(r.median.count()) / level)) <= std::abs(moved)) {
+      segment_.push_back(r);
+    }
+  }
+  restart_segment_at(recent_.front().observed_at);
+  residuals_.clear();
+  pending_.reset();
+  return trigger;
 }
 
 }  // namespace kernelwatch::detectors

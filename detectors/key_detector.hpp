@@ -80,6 +80,18 @@ class KeyDetector {
   void drop_pending();
   [[nodiscard]] std::optional<KeyStep> confirm_pending(const Observation& run);
   [[nodiscard]] std::optional<Trigger> drift_trigger(const Observation& run);
+  // BandParameters::persist_*: the step a level that holds makes, or nullopt.
+  [[nodiscard]] std::optional<Trigger> persistent_step(const Observation& run,
+                                                       const Verdict& judged);
+  void remember_recent(const Observation& run, const Verdict& judged);
+  // The segment restarts: the runs judged since its start are forgotten.
+  void restart_recent() { recent_.clear(); }
+  // The segment restarts at `start`; the one before it is kept while the new one is young.
+  void restart_segment_at(core::Timestamp start) {
+    previous_segment_start_ = segment_start_;
+    segment_start_ = start;
+    recent_.clear();
+  }
   [[nodiscard]] Trigger step_trigger(const Observation& run, const Verdict& verdict,
                                      const Pending& onset, std::string_view how) const;
 
@@ -92,6 +104,21 @@ class KeyDetector {
   std::optional<std::vector<Observation>> previous_segment_;
   Band previous_band_;
   std::optional<Pending> pending_;
+  // The segment's newest judged runs (any role) that all moved one way (recent_up_: slower) by
+  // at least half persist_min_change from their band's centre, at most persist_runs, oldest
+  // first.
+  std::vector<Observation> recent_;
+  bool recent_up_ = false;
+  // The key's newest judged runs whatever their role (accepted, breaches dropped, excursions):
+  // what a level is compared with by the persistence test; at most window + persist_runs
+  // (dropped in batches). The segment's first run's date: runs before it are another level.
+  struct Judged {
+    core::Timestamp at;
+    double median = 0;
+  };
+  std::vector<Judged> judged_runs_;
+  std::optional<core::Timestamp> segment_start_;
+  std::optional<core::Timestamp> previous_segment_start_;
   std::vector<double> residuals_;  // at most noise_window, oldest first
   DriftMemory drift_memory_;       // the drift test's window and its Mann-Kendall count
   std::size_t judged_ = 0;         // judged runs seen (saturating at trust_runs)

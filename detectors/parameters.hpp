@@ -51,6 +51,16 @@ struct BandParameters {
   // A breach at least this far from the centre survives one run back in the band and may be
   // confirmed by the run after it (a run that re-ran an older commit must not hide a real step).
   double late_confirm_threshold = 0.05;
+  // A level that persists is a step, whatever a few excursions let the band reach: the newest
+  // persist_runs judged runs of the segment (0: off) all beyond every accepted run of the level
+  // but the persist_trim most extreme that way (plus the range margin), their median at least
+  // persist_min_change and persist_spread x 1.4826 x MAD (of all the level's judged runs) from
+  // its centre, where the band reaches persist_band_factor times that far (log scale).
+  std::size_t persist_runs = 3;
+  std::size_t persist_trim = 2;
+  double persist_spread = 3.0;
+  double persist_min_change = 0.10;
+  double persist_band_factor = 2.0;
 };
 
 struct DriftParameters {

@@ -108,7 +108,7 @@ TEST(ParseConfig, EveryDetectorSettingIsDocumentedWithItsDefault) {
   for (const auto& [name, unused] : documented) {
     EXPECT_TRUE(effective.count(name)) << "detector." << name << " is documented but not read";
   }
-  EXPECT_EQ(effective.size(), 31U);
+  EXPECT_EQ(effective.size(), 36U);
 }
 
 // A setting kernelwatch 0.1 had and no longer uses still loads, with a warning that says why.
@@ -213,6 +213,8 @@ TEST(ParseConfig, ReadsEveryField) {
                  "trust_runs": 12, "young_jitter_us": 80, "trusted_relative_margin": 0.005,
                  "noise_window": 16, "noise_min_runs": 6, "noise_quantile": 0.8,
                  "noise_factor": 1.5, "late_confirm_threshold": 0.07,
+                 "persist_runs": 4, "persist_trim": 1, "persist_spread": 2.5,
+                 "persist_min_change": 0.2, "persist_band_factor": 1.5,
                  "confirm_reruns": 2, "repeat_interval": "12h",
                  "drift": {"window": 25, "min_runs": 12, "z_threshold": 3.5,
                            "min_total_change": 0.05},
@@ -260,6 +262,11 @@ TEST(ParseConfig, ReadsEveryField) {
   EXPECT_EQ(d.band.noise_quantile, 0.8);
   EXPECT_EQ(d.band.noise_factor, 1.5);
   EXPECT_EQ(d.band.late_confirm_threshold, 0.07);
+  EXPECT_EQ(d.band.persist_runs, 4u);
+  EXPECT_EQ(d.band.persist_trim, 1u);
+  EXPECT_EQ(d.band.persist_spread, 2.5);
+  EXPECT_EQ(d.band.persist_min_change, 0.2);
+  EXPECT_EQ(d.band.persist_band_factor, 1.5);
   EXPECT_EQ(config->detector.confirm_reruns, 2);
   EXPECT_EQ(config->detector.alert_policy.repeat_interval, std::chrono::hours(12));
   EXPECT_EQ(d.drift.window, 25U);
