@@ -560,7 +560,7 @@ bool Daemon::judge(const std::string& name, const kernels::BenchOutcome& outcome
   ++tally_.runs;
   ++tally_.verdicts[std::string(detectors::to_string(processed->verdict.kind))];
   tally_.resolved += processed->resolved.size();
-  cycle_.count_run(outcome.record.run.status, outcome.summary ? outcome.summary->median : 0ns,
+  cycle_.count_run(outcome.record.run.status, outcome.record.run.median.value_or(0ns),
                    core::placement_of(outcome.record.run.metadata));
   if (!processed->fired.empty() || !processed->resolved.empty()) {
     log_.info(processed->key_display + ": " + std::to_string(processed->fired.size()) +
