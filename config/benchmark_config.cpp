@@ -9,6 +9,7 @@
 
 #include "kernels/catalogue.hpp"
 #include "runners/command_config.hpp"
+#include "runners/liger_bench_config.hpp"
 #include "runners/liger_scripts_config.hpp"
 
 namespace kernelwatch::config::detail {
@@ -87,60 +88,6 @@ Result<kernels::KernelRef> read_kernel(const JsonField& field, Runner runner) {
   return *kernel;
 }
 
-// A liger-bench entry's providers: required, each one liger-bench runs for the kernel.
-Result<std::vector<runners::LigerProvider>> read_liger_providers(const JsonField& object,
-                                                                 core::Kernel kernel) {
-  const JsonField field = object["providers"];
-  const std::string kernel_name(core::to_string(kernel));
-  if (!field.present()) {
-    return object.error("providers is missing (liger-bench runs " + runners::providers_of(kernel) +
-                        " for " + kernel_name + ")");
-  }
-  const auto items = KW_TRY(field.array());
-  if (items.empty()) return field.error("lists no provider");
-  std::vector<runners::LigerProvider> providers;
-  for (const JsonField& item : items) {
-    const std::string text = KW_TRY(item.string());
-    const auto provider = runners::parse_liger_provider(text);
-    if (!provider || !runners::supports(kernel, *provider)) {
-      return item.error(shown(text) + " is not a provider liger-bench runs for " + kernel_name +
-                        " (" + runners::providers_of(kernel) + ")");
-    }
-    if (std::find(providers.begin(), providers.end(), *provider) != providers.end()) {
-      return item.error(shown(text) + " is listed twice");
-    }
-    providers.push_back(*provider);
-  }
-  return providers;
-}
-
-// How a liger-bench entry runs: python (required), script (must exist), timeout.
-Status read_liger_options(const Reader& reader, const JsonField& object,
-                          runners::LigerBenchOptions& out) {
-  const JsonField python_field = object["python"];
-  if (!python_field.present()) {
-    return object.error(
-        "python is missing (the interpreter of a venv with torch, triton and liger-kernel, like "
-        "\"/opt/venv/bin/python3\")");
-  }
-  const std::string python = KW_TRY(python_field.string());
-  if (python.empty()) return python_field.error("is empty");
-  // A bare name is looked up in PATH when the runner starts; a path is taken relative to the
-  // config file. A missing interpreter is a failed run, not a config error (venvs come and go).
-  out.python = python.find('/') == std::string::npos ? std::filesystem::path(python)
-                                                     : reader.resolve(python);
-  const JsonField script_field = object["script"];
-  if (script_field.present()) {
-    out.script = reader.resolve(KW_TRY(script_field.string()));
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(out.script, ec)) {
-      return script_field.error("\"" + out.script.string() + "\" is not a file");
-    }
-  }
-  KW_TRY(read_duration(object["timeout"], std::chrono::seconds(1), out.timeout));
-  return {};
-}
-
 // `runner`: absent for kernelwatch's own kernels, whose entries take none of a runner's fields.
 Result<Runner> read_runner(const JsonField& object) {
   const JsonField field = object["runner"];
@@ -181,16 +128,17 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
               "scripts' own device choice puts it (set CUDA_VISIBLE_DEVICES in its env)");
   }
   out.gpus = KW_TRY(runners::read_gpu_selection(entry["gpus"]));
+  // A runner reads its own fields; the config lends it durations, paths and how it quotes values.
+  runners::EntryReaderServices services;
+  services.duration = [](const JsonField& f, milliseconds minimum) -> Result<milliseconds> {
+    milliseconds value{0};
+    KW_TRY(read_duration(f, minimum, value));
+    return value;
+  };
+  services.resolve = [&reader](const std::string& path) { return reader.resolve(path); };
+  services.shown = [](std::string_view text) { return shown(text); };
   if (runner == Runner::Command || runner == Runner::LigerScripts) {
-    // The runner reads its own entry; the config lends it durations and paths.
     out.runner = runner;
-    runners::EntryReaderServices services;
-    services.duration = [](const JsonField& f, milliseconds minimum) -> Result<milliseconds> {
-      milliseconds value{0};
-      KW_TRY(read_duration(f, minimum, value));
-      return value;
-    };
-    services.resolve = [&reader](const std::string& path) { return reader.resolve(path); };
     if (runner == Runner::Command) {
       out.command = KW_TRY(runners::read_command_entry(entry, services));
       const bool pinned =
@@ -218,14 +166,12 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
   out.pass = KW_TRY(read_name(object["pass"], pass, core::parse_pass, core::kPasses));
   if (out.runner == Runner::LigerBench) {
     const core::Kernel liger_kernel = KW_TRY(core::parse_kernel(out.kernel.name()));
-    out.liger_providers = KW_TRY(read_liger_providers(object, liger_kernel));
-    KW_TRY(read_liger_options(reader, object, out.liger));
+    auto settings = KW_TRY(runners::read_liger_bench_entry(object, liger_kernel, services));
+    out.liger_providers = std::move(settings.providers);
+    out.liger = std::move(settings.options);
     // Each workload must be one liger-bench runs for every provider listed.
     const auto runs_everywhere = [&](const core::Workload& workload) -> Status {
-      for (const auto provider : out.liger_providers) {
-        KW_TRY(runners::validate(runners::LigerCase{liger_kernel, out.pass, provider, workload}));
-      }
-      return {};
+      return runners::check_liger_workload(liger_kernel, out.pass, out.liger_providers, workload);
     };
     out.workloads = KW_TRY(read_workloads(object["workloads"], out.kernel, runs_everywhere));
   } else {

@@ -24,6 +24,7 @@
 #include "core/json_limits.hpp"
 #include "core/url.hpp"
 #include "runners/command_config.hpp"
+#include "runners/liger_bench_config.hpp"
 #include "runners/liger_scripts_config.hpp"
 
 namespace kernelwatch::config {
@@ -625,28 +626,23 @@ json redacted_json(const Config& config) {
       continue;
     }
     const bool liger = benchmark.runner == Runner::LigerBench;
-    json providers = json::array();
+    json entry = json::object();
     if (liger) {
-      for (const auto provider : benchmark.liger_providers)
-        providers.push_back(runners::to_string(provider));
+      entry = runners::liger_bench_entry_json(benchmark.liger_providers, benchmark.liger);
+      entry["timeout"] = format_duration(benchmark.liger.timeout);
+      entry["gpus"] = runners::gpu_selection_json(benchmark.gpus);
     } else {
+      json providers = json::array();
       for (const auto provider : benchmark.providers)
         providers.push_back(core::to_string(provider));
+      entry["providers"] = std::move(providers);
     }
     json workloads = json::array();
     for (const auto& workload : benchmark.workloads) workloads.push_back(workload.label());
-    json entry = {{"kernel", std::string(benchmark.kernel.name())},
-                  {"pass", core::to_string(benchmark.pass)},
-                  {"providers", providers},
-                  {"workloads", workloads}};
+    entry["kernel"] = std::string(benchmark.kernel.name());
+    entry["pass"] = core::to_string(benchmark.pass);
+    entry["workloads"] = std::move(workloads);
     if (benchmark.interval) entry["interval"] = format_duration(*benchmark.interval);
-    if (liger) {
-      entry["runner"] = runners::kLigerBenchRunner;
-      entry["python"] = benchmark.liger.python.string();
-      entry["script"] = benchmark.liger.script.string();
-      entry["timeout"] = format_duration(benchmark.liger.timeout);
-      entry["gpus"] = runners::gpu_selection_json(benchmark.gpus);
-    }
     benchmarks.push_back(std::move(entry));
   }
   out["benchmarks"] = benchmarks;

@@ -72,9 +72,10 @@ struct ScheduleConfig {
 };
 
 // Which program produces a benchmark's runs: kernelwatch's own kernels in this process (no
-// `runner` field), Liger-Kernel's and PyTorch's own benchmarks through liger_bench.py, any
-// program whose output is in a declared format (`command`, read by runners/command_config.hpp),
-// or Liger-Kernel's own benchmark scripts (`liger-scripts`, runners/liger_scripts_config.hpp).
+// `runner` field), Liger-Kernel's and PyTorch's own benchmarks through liger_bench.py (its own
+// fields read by runners/liger_bench_config.hpp), any program whose output is in a declared
+// format (`command`, runners/command_config.hpp), or Liger-Kernel's own benchmark scripts
+// (`liger-scripts`, runners/liger_scripts_config.hpp).
 enum class Runner { Harness, LigerBench, Command, LigerScripts };
 
 struct BenchmarkConfig {

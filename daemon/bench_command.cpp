@@ -187,7 +187,8 @@ core::Result<std::vector<kernels::CaseSpec>> specs_of(const BenchOptions& option
   return specs;
 }
 
-// One request per provider and shape, from the command line's options.
+// One request per provider and shape (the daemon's own expansion of an entry), from the
+// command line's options.
 core::Result<std::vector<kernels::BenchRequest>> plan(const BenchOptions& options) {
   const kernels::KernelRef kernel = KW_TRY(kernels::find_kernel(options.kernel));
   const core::Pass pass = KW_TRY(core::parse_pass(options.pass));
@@ -198,19 +199,10 @@ core::Result<std::vector<kernels::BenchRequest>> plan(const BenchOptions& option
     return core::fail(core::ErrorCode::InvalidArgument,
                       "--warmup-ms must be >= 0 and --rep-ms > 0");
   }
-  std::vector<kernels::BenchRequest> requests;
-  for (const auto provider : providers) {
-    for (const auto& spec : specs) {
-      kernels::BenchRequest request;
-      request.id = {kernel, pass, provider, backend};
-      request.spec = spec;
-      request.policy.warmup = std::chrono::milliseconds(options.warmup_ms);
-      request.policy.repetitions = std::chrono::milliseconds(options.rep_ms);
-      request.seed = options.seed;
-      requests.push_back(std::move(request));
-    }
-  }
-  return requests;
+  kernels::TimingPolicy policy;
+  policy.warmup = std::chrono::milliseconds(options.warmup_ms);
+  policy.repetitions = std::chrono::milliseconds(options.rep_ms);
+  return runners::harness_cases({kernel, pass, providers, specs, backend, policy, options.seed});
 }
 
 // Each request through the daemon's own source of harness runs (runners::HarnessProducer).
@@ -229,7 +221,8 @@ core::Result<std::vector<kernels::BenchOutcome>> run_all(
   return outcomes;
 }
 
-// --runner liger-bench: the cases of one kernel and pass, run through liger_bench.py in one child.
+// --runner liger-bench: the cases of one kernel and pass (the daemon's own expansion of a
+// liger-bench entry), run through liger_bench.py in one child.
 struct LigerPlan {
   runners::LigerBenchOptions options;
   std::vector<runners::LigerCase> cases;
@@ -243,13 +236,13 @@ core::Result<LigerPlan> plan_liger(const BenchOptions& options) {
   }
   const auto kernel = KW_TRY(core::parse_kernel(options.kernel));
   const auto pass = KW_TRY(core::parse_pass(options.pass));
-  std::vector<runners::LigerProvider> providers;
+  runners::LigerBenchEntry entry{kernel, pass, {}, {}};
   for (const auto provider : runners::kLigerProviders) {
     if (!runners::supports(kernel, provider)) continue;
     if (options.provider == "all" || options.provider == runners::to_string(provider))
-      providers.push_back(provider);
+      entry.providers.push_back(provider);
   }
-  if (providers.empty()) {
+  if (entry.providers.empty()) {
     return core::fail(core::ErrorCode::InvalidArgument,
                       "provider \"" + options.provider + "\" is not one liger-bench runs for " +
                           options.kernel + " (" + runners::providers_of(kernel) + " or all)");
@@ -262,27 +255,29 @@ core::Result<LigerPlan> plan_liger(const BenchOptions& options) {
     founding.cols = kernels::KernelRef(kernel)->bench_shape.gpu_cols;
     labels = {kernels::workload_of(kernel, founding).label()};
   }
-  LigerPlan plan;
-  for (const auto provider : providers) {
-    for (const auto& label : labels) {
-      runners::LigerCase c{kernel, pass, provider, KW_TRY(core::Workload::from_label(label))};
-      KW_TRY(runners::validate(c));
-      plan.cases.push_back(std::move(c));
-    }
+  for (const auto& label : labels) {
+    entry.workloads.push_back(KW_TRY(core::Workload::from_label(label)));
   }
+  LigerPlan plan;
+  plan.cases = runners::liger_cases(entry);
+  for (const auto& c : plan.cases) KW_TRY(runners::validate(c));
   plan.options.python = options.python;
   plan.options.script = options.script;
   plan.options.timeout = KW_TRY(config::parse_duration(options.timeout));
   plan.options.sampler = runners::nvml_sampler();
+  plan.options.placement = std::nullopt;  // the runs as the runner labels them
   return plan;
 }
 
+// Every case through the daemon's own source of liger-bench runs (runners::LigerBenchProducer),
+// in one child process.
 core::Result<std::vector<kernels::BenchOutcome>> run_liger(const LigerPlan& plan,
                                                            std::ostream& err) {
   err << "bench: running " << plan.cases.size() << " case(s) through "
       << plan.options.python.string() << " liger_bench.py\n"
       << std::flush;
-  return runners::run_liger_bench(plan.options, plan.cases, wall_now);
+  runners::LigerBenchProducer producer(plan.options, plan.cases);
+  return KW_TRY(producer.run(wall_now)).runs;
 }
 
 // The options' cases, every option checked, ready to run: the harness's, or liger-bench's.
@@ -312,15 +307,18 @@ void print_outcomes(const std::vector<kernels::BenchOutcome>& outcomes, std::ost
     const auto& run = o.record.run;
     const auto key = core::key_of(o.record);
     const std::string name = run.source_native.benchmark + " " + (key ? key->provider.label : "?");
-    if (!o.summary) {
+    // The times are the record's, whichever source ran it; the repetitions the harness's.
+    if (!run.median) {
       rows.push_back({name, key ? key->workload.label : "?",
                       std::string(core::to_string(run.status)), "-", "-", "-", "-", "-", "-"});
       continue;
     }
+    const auto quantile = [&](std::string_view statistic) {
+      return format_duration(run.latency(statistic).value_or(*run.median));
+    };
     rows.push_back({name, key ? key->workload.label : "?", std::string(core::to_string(run.status)),
-                    format_duration(o.summary->median), format_duration(o.summary->p20),
-                    format_duration(o.summary->p80),
-                    o.summary->count > 0 ? std::to_string(o.summary->count) : "-",
+                    format_duration(*run.median), quantile("p20"), quantile("p80"),
+                    o.summary && o.summary->count > 0 ? std::to_string(o.summary->count) : "-",
                     o.achieved_gbps > 0 ? gbps(o.achieved_gbps) : "-",
                     o.peak_gbps > 0 ? percent(o.achieved_gbps / o.peak_gbps) : "-"});
   }

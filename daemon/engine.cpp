@@ -4,18 +4,15 @@
 #include <utility>
 
 #include "core/key.hpp"
-#include "runners/command.hpp"
-#include "runners/liger_bench.hpp"
-#include "runners/liger_scripts.hpp"
+#include "runners/sources.hpp"
 
 namespace kernelwatch::daemon {
 
 detectors::ConfirmPolicy confirm_for(const EngineOptions& options, std::string_view source) {
-  // The daemon's own runs are confirmed by the next run of their key: a rerun at once (its
-  // kernels', the liger-bench runner's, a command or liger-scripts entry's) or its next
-  // scheduled run.
-  const bool own_run = source == "kernelwatch" || source == runners::kLigerBenchSource ||
-                       source == runners::kCommandSource || source == runners::kLigerScriptsSource;
+  // The daemon's own runs are confirmed by the next run of their key when their source says it
+  // produces that run (a rerun at once or its next scheduled run): runners/sources.hpp.
+  const runners::RunSource* origin = runners::find_run_source(source);
+  const bool own_run = origin != nullptr && origin->confirmed_by_next_run;
   return own_run && options.confirm_reruns > 0 ? detectors::ConfirmPolicy::Next
                                                : detectors::ConfirmPolicy::None;
 }

@@ -169,11 +169,12 @@ class Engine {
   ChangeListener listener_;
 };
 
-// How the daemon confirms a run it judges: its own runs (source "kernelwatch" or the
-// liger-bench runner's) by an immediate rerun (ConfirmPolicy::Next) when confirm_reruns > 0;
-// posted runs cannot be rerun and are judged alone. Recorded with the run, so every replay
-// confirms it the same way; runs it never judged (imported) are confirmed by the next stored run
-// (replay::kHistoryConfirm). (`source`: the run's sourceNative.source.)
+// How the daemon confirms a run it judges: a run of a source of the catalogue that declares its
+// key's next run (runners/sources.hpp: kernelwatch's kernels, liger-bench, command,
+// liger-scripts) by that run (ConfirmPolicy::Next) when confirm_reruns > 0; any other run
+// (posted by another tool) cannot be rerun and is judged alone. Recorded with the run, so every
+// replay confirms it the same way; runs it never judged (imported) are confirmed by the next stored
+// run (replay::kHistoryConfirm). (`source`: the run's sourceNative.source.)
 [[nodiscard]] detectors::ConfirmPolicy confirm_for(const EngineOptions& options,
                                                    std::string_view source);
 

@@ -103,43 +103,39 @@ Plan cycle_plan(const config::Config& c, kernels::Backend backend, const RunnerS
       case config::Runner::LigerBench: {
         // The loader took the kernel from core's names.
         const core::Kernel kernel = core::parse_kernel(b.kernel.name()).value();
-        for (const auto provider : b.liger_providers) {
-          for (const auto& workload : b.workloads) {
-            const runners::LigerCase liger_case{kernel, b.pass, provider, workload};
-            per_gpu(liger_case.name(),
-                    [&](const runners::GpuDevice* gpu,
-                        runners::HostIdentity on) -> std::shared_ptr<runners::RunProducer> {
-                      runners::LigerBenchOptions options = b.liger;
-                      options.sampler = gpu != nullptr && services.device_sampler
-                                            ? services.device_sampler(*gpu)
-                                            : services.sampler;
-                      options.cancel_fd = services.cancel_fd;
-                      options.placement = on.placement;
-                      // A run that fails before the runner named its GPU is on the GPU probed here.
-                      if (!on.gpu_name.empty()) options.fallback_gpu_name = on.gpu_name;
-                      if (gpu != nullptr) {
-                        options.environment.emplace_back("CUDA_VISIBLE_DEVICES", gpu->visible_id());
-                      }
-                      return std::make_shared<runners::LigerBenchProducer>(std::move(options),
-                                                                           liger_case);
-                    });
-          }
+        for (const auto& liger_case :
+             runners::liger_cases({kernel, b.pass, b.liger_providers, b.workloads})) {
+          per_gpu(liger_case.name(),
+                  [&](const runners::GpuDevice* gpu,
+                      runners::HostIdentity on) -> std::shared_ptr<runners::RunProducer> {
+                    runners::LigerBenchOptions options = b.liger;
+                    options.sampler = gpu != nullptr && services.device_sampler
+                                          ? services.device_sampler(*gpu)
+                                          : services.sampler;
+                    options.cancel_fd = services.cancel_fd;
+                    options.placement = on.placement;
+                    // A run that fails before the runner named its GPU is on the GPU probed here.
+                    if (!on.gpu_name.empty()) options.fallback_gpu_name = on.gpu_name;
+                    if (gpu != nullptr) {
+                      options.environment.emplace_back("CUDA_VISIBLE_DEVICES", gpu->visible_id());
+                    }
+                    return std::make_shared<runners::LigerBenchProducer>(std::move(options),
+                                                                         liger_case);
+                  });
         }
         break;
       }
-      case config::Runner::Harness:
-        for (const auto provider : b.providers) {
-          for (const auto& workload : b.workloads) {
-            auto spec = kernels::CaseSpec::from_workload(b.kernel, workload);
-            if (!spec) continue;  // validated by the config loader
-            kernels::BenchRequest r;
-            r.id = {b.kernel, b.pass, provider, backend};
-            r.spec = *spec;
-            r.policy = c.bench;
-            add(std::make_shared<runners::HarnessProducer>(std::move(r)));
-          }
+      case config::Runner::Harness: {
+        runners::HarnessEntry entry{b.kernel, b.pass, b.providers, {}, backend, c.bench};
+        for (const auto& workload : b.workloads) {
+          auto spec = kernels::CaseSpec::from_workload(b.kernel, workload);
+          if (spec) entry.shapes.push_back(*spec);  // validated by the config loader
+        }
+        for (auto& request : runners::harness_cases(entry)) {
+          add(std::make_shared<runners::HarnessProducer>(std::move(request)));
         }
         break;
+      }
     }
   }
   return out;

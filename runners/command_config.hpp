@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,8 @@ struct EntryReaderServices {
       duration;
   // A path relative to the config file's directory, made absolute.
   std::function<std::filesystem::path(const std::string&)> resolve;
+  // A value as the config's messages quote it (never one that may be a secret: a URL).
+  std::function<std::string(std::string_view)> shown;
 };
 
 // 1 to 64 of a-z, 0-9, '.', '_', '-' starting with a letter or digit (an entry's name, a

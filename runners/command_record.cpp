@@ -189,17 +189,7 @@ core::Result<kernels::BenchOutcome> assemble(const ExecutionFacts& facts, const 
                  {"environment", environment}};
   set_status(record, verdict, reason);
   kernels::BenchOutcome outcome;
-  outcome.record = KW_TRY(core::parse_record(record));
-  if (timed && outcome.record.run.median) {
-    kernels::Summary s;
-    s.median = *outcome.record.run.median;
-    s.p20 = outcome.record.run.latency("p20").value_or(s.median);
-    s.p80 = outcome.record.run.latency("p80").value_or(s.median);
-    s.min = outcome.record.run.latency("min").value_or(s.p20);
-    s.max = outcome.record.run.latency("max").value_or(s.p80);
-    s.mean_ns = static_cast<double>(s.median.count());
-    outcome.summary = s;
-  }
+  outcome.record = KW_TRY(core::parse_record(record));  // its times are the record's
   return outcome;
 }
 
@@ -270,17 +260,7 @@ core::Result<kernels::BenchOutcome> printed_run(const ExecutionFacts& facts,
   key = {printed_key.benchmark.label, printed_key.provider.label, printed_key.workload.label,
          document["protocol"]};
   kernels::BenchOutcome outcome;
-  outcome.record = KW_TRY(core::parse_record(document));
-  if (outcome.record.run.median) {
-    kernels::Summary s;
-    s.median = *outcome.record.run.median;
-    s.p20 = outcome.record.run.latency("p20").value_or(s.median);
-    s.p80 = outcome.record.run.latency("p80").value_or(s.median);
-    s.min = s.p20;
-    s.max = s.p80;
-    s.mean_ns = static_cast<double>(s.median.count());
-    outcome.summary = s;
-  }
+  outcome.record = KW_TRY(core::parse_record(document));  // its times are the record's
   return outcome;
 }
 

@@ -127,8 +127,9 @@ std::string version_text(const json& versions, const char* name) {
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
-// The record of one case: the Liger CSV row it would be, then kernelwatch's attribution (the
-// software environment, the probe) and, for a failed run, the reason instead of the times.
+// The record of one case, parsed once: the documents of the Liger CSV row it would be, then
+// kernelwatch's attribution (the software environment, the probe) and, for a failed run, the
+// reason instead of the times.
 core::Result<kernels::BenchOutcome> make_outcome(const LigerCase& c, const json& requested,
                                                  const CaseResult& r, core::Timestamp observed,
                                                  const std::string& fallback_gpu,
@@ -143,12 +144,11 @@ core::Result<kernels::BenchOutcome> make_outcome(const LigerCase& c, const json&
   row.workload = KW_TRY(storage::liger_workload(
       row.kernel, requested.at("x_name").get<std::string>(),
       std::to_string(requested.at("x_value").get<std::int64_t>()), requested.at("config").dump()));
+  // A failed run's times are removed below; the row's documents need some to be valid.
   row.ms = r.passed ? std::array<double, 3>{r.p20, r.p50, r.p80} : std::array<double, 3>{1, 1, 1};
   row.observed = observed;
   row.hardware = core::hardware_from_gpu_name(r.passed ? r.gpu_name : fallback_gpu);
-  core::Record record = KW_TRY(storage::liger_speed_record(row));
-
-  json doc = core::to_json(record);
+  json doc = KW_TRY(storage::liger_speed_documents(row));
   json& spec = doc["run"]["spec"];
   spec["sourceNative"]["source"] = std::string(kLigerBenchSource);
   json& labels = doc["run"]["metadata"]["labels"];
@@ -178,22 +178,12 @@ core::Result<kernels::BenchOutcome> make_outcome(const LigerCase& c, const json&
   kernels::add_sample_metrics(r.before, "before", metrics);
   kernels::add_sample_metrics(r.after, "after", metrics);
 
-  kernels::BenchOutcome outcome;
   std::string reason = r.reason;
   core::RunStatus status = core::status_for_failure_reason(reason);
   if (r.passed) {
     status = core::RunStatus::Passed;
     reason = kernels::inconclusive_reason(r.before, r.after);
     if (!reason.empty()) status = core::RunStatus::IncompleteEvidence;
-    kernels::Summary s;
-    const auto ns = [](double ms) { return std::chrono::nanoseconds(std::llround(ms * 1e6)); };
-    s.p20 = ns(r.p20);
-    s.median = ns(r.p50);
-    s.p80 = ns(r.p80);
-    s.min = s.p20;
-    s.max = s.p80;
-    s.mean_ns = static_cast<double>(s.median.count());
-    outcome.summary = s;
   } else {
     spec.erase("timing");
     spec.erase("measurements");
@@ -209,6 +199,8 @@ core::Result<kernels::BenchOutcome> make_outcome(const LigerCase& c, const json&
     doc["run"]["metadata"]["description"] = core::utf8_prefix(reason, core::kMaxStatusReasonBytes);
   }
   spec["environmentDigest"] = core::document_digest(doc["environment"]);
+  // Its times are the record's (p20, median, p80): no harness summary stands behind them.
+  kernels::BenchOutcome outcome;
   outcome.record = KW_TRY(core::parse_record(doc));
   return outcome;
 }

@@ -22,6 +22,7 @@
 #include "core/placement.hpp"
 #include "kernels/harness/bench.hpp"
 #include "kernels/harness/environment.hpp"
+#include "runners/sources.hpp"
 
 namespace kernelwatch::runners {
 
@@ -29,6 +30,8 @@ namespace kernelwatch::runners {
 inline constexpr std::string_view kLigerBenchRunner = "liger-bench";
 // sourceNative.source of its runs: the daemon's own runs (a breach is confirmed by a rerun).
 inline constexpr std::string_view kLigerBenchSource = "kernelwatch-liger-bench";
+// Its place in the catalogue of run sources (runners/sources.hpp).
+inline constexpr RunSource kLigerBenchRunSource{kLigerBenchSource, kLigerBenchRunner};
 
 // The providers liger_bench.py times: liger and torch for tvd, liger and huggingface
 // (torch.nn.LayerNorm) for layer_norm.
@@ -74,9 +77,11 @@ struct LigerBenchOptions {
   std::vector<std::pair<std::string, std::string>> environment;  // e.g. PYTHONPATH
   // The GPU a failed run is recorded on when the runner never said (it could not start).
   std::string fallback_gpu_name = "unknown";
-  GpuSampler sampler;         // empty: no environment probe (every run stays passed/failed)
-  int cancel_fd = -1;         // readable: the daemon stops; the runner is killed at once
-  core::Placement placement;  // the host and GPU it runs on: labels of every run
+  GpuSampler sampler;  // empty: no environment probe (every run stays passed/failed)
+  int cancel_fd = -1;  // readable: the daemon stops; the runner is killed at once
+  // The host and GPU it runs on, labels of every run (LigerBenchProducer; an empty label is
+  // removed); nullopt: the runs keep the labels the runner gave them (`kernelwatch bench`).
+  std::optional<core::Placement> placement = core::Placement{};
 };
 
 // Where liger_bench.py is: <binary dir>/../share/kernelwatch/runners/liger/liger_bench.py when

@@ -189,15 +189,14 @@ struct ScriptFacts {
   std::vector<kernels::GpuSample> samples;
 };
 
-// The record of one row: the importer's record of it dated now, then this runner's labels, the
-// daemon's view of the host and the verdict.
+// The record of one row, parsed once: the importer's documents of it dated now, then this
+// runner's labels, the daemon's view of the host and the verdict.
 core::Result<kernels::BenchOutcome> row_run(const ScriptFacts& facts, storage::LigerSpeedRow row,
                                             RunVerdict verdict, const std::string& reason) {
   const bool timed = verdict == RunVerdict::Passed || verdict == RunVerdict::Inconclusive;
   if (!timed) row.ms = {1, 1, 1};
   row.observed = facts.observed;
-  const core::Record imported = KW_TRY(storage::liger_speed_record(row));
-  json doc = core::to_json(imported);
+  json doc = KW_TRY(storage::liger_speed_documents(row));
   json& spec = doc["run"]["spec"];
   spec["sourceNative"]["source"] = std::string(kLigerScriptsSource);
   json& labels = doc["run"]["metadata"]["labels"];
@@ -224,19 +223,9 @@ core::Result<kernels::BenchOutcome> row_run(const ScriptFacts& facts, storage::L
     spec["sourceNative"].erase("metrics");
   }
   set_status(doc, verdict, reason);
+  // Its times are the record's (p20, median, p80): no harness summary stands behind them.
   kernels::BenchOutcome outcome;
   outcome.record = KW_TRY(core::parse_record(doc));
-  if (timed) {
-    kernels::Summary s;
-    const auto ns = [](double ms) { return std::chrono::nanoseconds(std::llround(ms * 1e6)); };
-    s.p20 = ns(row.ms[0]);
-    s.median = ns(row.ms[1]);
-    s.p80 = ns(row.ms[2]);
-    s.min = s.p20;
-    s.max = s.p80;
-    s.mean_ns = static_cast<double>(s.median.count());
-    outcome.summary = s;
-  }
   return outcome;
 }
 

@@ -16,18 +16,53 @@ core::Result<Produced> HarnessProducer::run(const std::function<core::Timestamp(
   return out;
 }
 
+std::vector<kernels::BenchRequest> harness_cases(const HarnessEntry& entry) {
+  std::vector<kernels::BenchRequest> out;
+  for (const auto provider : entry.providers) {
+    for (const auto& shape : entry.shapes) {
+      kernels::BenchRequest request;
+      request.id = {entry.kernel, entry.pass, provider, entry.backend};
+      request.spec = shape;
+      request.policy = entry.policy;
+      request.seed = entry.seed;
+      out.push_back(std::move(request));
+    }
+  }
+  return out;
+}
+
+std::vector<LigerCase> liger_cases(const LigerBenchEntry& entry) {
+  std::vector<LigerCase> out;
+  for (const auto provider : entry.providers) {
+    for (const auto& workload : entry.workloads) {
+      out.push_back({entry.kernel, entry.pass, provider, workload});
+    }
+  }
+  return out;
+}
+
+std::string LigerBenchProducer::name() const {
+  if (cases_.empty()) return std::string(kLigerBenchRunner);
+  const std::string first = cases_.front().name();
+  return cases_.size() == 1 ? first : first + " and " + std::to_string(cases_.size() - 1) + " more";
+}
+
 core::Result<Produced> LigerBenchProducer::run(const std::function<core::Timestamp()>& now) {
-  auto outcomes = run_liger_bench(options_, {case_}, now);
-  KW_ASSERT(outcomes.size() == 1, "one case in, one run out");
-  const auto& hardware = outcomes.front().record.environment.hardware;
-  if (!core::is_failure(outcomes.front().record.run.status) && !hardware.product.empty()) {
-    const std::string product = hardware.product;
-    options_.fallback_gpu_name =
-        hardware.form_factor.empty() ? product : product + " " + hardware.form_factor;
+  auto outcomes = run_liger_bench(options_, cases_, now);
+  KW_ASSERT(outcomes.size() == cases_.size(), "one run per case");
+  for (const auto& outcome : outcomes) {
+    const auto& hardware = outcome.record.environment.hardware;
+    if (!core::is_failure(outcome.record.run.status) && !hardware.product.empty()) {
+      const std::string product = hardware.product;
+      options_.fallback_gpu_name =
+          hardware.form_factor.empty() ? product : product + " " + hardware.form_factor;
+    }
   }
   Produced out;
-  out.runs.push_back(std::move(outcomes.front()));
-  core::set_placement(out.runs.front().record.run.metadata, options_.placement);
+  out.runs = std::move(outcomes);
+  if (options_.placement) {
+    for (auto& run : out.runs) core::set_placement(run.record.run.metadata, *options_.placement);
+  }
   return out;
 }
 

@@ -1,11 +1,13 @@
-// One interface for every source of runs: the in-process measurement harness (kernelwatch's own
-// kernels), the liger-bench runner (one case of Liger's and PyTorch's TVD and LayerNorm
-// benchmarks) and the command runner (any program, every result it prints). The daemon's cycle
-// runs each through it, so what happens to a run afterwards (probe verdict, storage, engine,
-// alerts, API) is the same code for all. Level 2: core/, kernels/ (the harness) and this
-// module's runners.
+// The seam every new run comes through: one interface for every source of runs (the in-process
+// measurement harness of kernelwatch's own kernels, the liger-bench runner, the command runner,
+// the liger-scripts runner) and the one expansion of an entry into its cases. The daemon's cycle,
+// its confirming reruns, `kernelwatch discover` and `kernelwatch bench` all run their sources
+// through it, so what happens to a run afterwards (probe verdict, storage, engine, alerts, API)
+// is the same code for all. What each source declares about its runs: runners/sources.hpp.
+// Level 2: core/, kernels/ (the harness) and this module's runners.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -14,11 +16,40 @@
 #include "core/error.hpp"
 #include "core/time.hpp"
 #include "kernels/harness/bench.hpp"
+#include "kernels/harness/record.hpp"
+#include "kernels/harness/timing.hpp"
+#include "kernels/registry.hpp"
 #include "runners/command.hpp"
 #include "runners/liger_bench.hpp"
 #include "runners/liger_scripts.hpp"
+#include "runners/sources.hpp"
 
 namespace kernelwatch::runners {
+
+// The one expansion of an entry of kernelwatch's own kernels into its cases: each provider on
+// each shape, providers outer, in the entry's order. The daemon's cycle (daemon/schedule.cpp) and
+// `kernelwatch bench` both take their cases from here, one HarnessProducer each.
+struct HarnessEntry {
+  kernels::KernelRef kernel = core::Kernel::LayerNorm;
+  core::Pass pass = core::Pass::Forward;
+  std::vector<core::Provider> providers;
+  std::vector<kernels::CaseSpec> shapes;
+  kernels::Backend backend = kernels::Backend::Cpu;
+  kernels::TimingPolicy policy;
+  std::uint64_t seed = 1;
+};
+[[nodiscard]] std::vector<kernels::BenchRequest> harness_cases(const HarnessEntry& entry);
+
+// The one expansion of a liger-bench entry into its cases: each provider on each workload,
+// providers outer. The daemon's cycle, `kernelwatch bench --runner liger-bench` and the config
+// loader's check of the entry take their cases from here.
+struct LigerBenchEntry {
+  core::Kernel kernel = core::Kernel::Tvd;
+  core::Pass pass = core::Pass::Forward;
+  std::vector<LigerProvider> providers;
+  std::vector<core::Workload> workloads;
+};
+[[nodiscard]] std::vector<LigerCase> liger_cases(const LigerBenchEntry& entry);
 
 // What one run of a producer gave: a run per key it covers (a harness case: one).
 struct Produced {
@@ -43,6 +74,9 @@ class RunProducer {
   virtual void learn_from(const RunProducer& earlier) { (void)earlier; }
 };
 
+// kernelwatch's own kernels in the catalogue of run sources (runners/sources.hpp).
+inline constexpr RunSource kHarnessRunSource{kernels::kHarnessSource, ""};
+
 // kernels::run_benchmark in this process.
 class HarnessProducer final : public RunProducer {
  public:
@@ -57,20 +91,24 @@ class HarnessProducer final : public RunProducer {
   std::function<void(std::string_view)> on_phase_;
 };
 
-// One case through liger_bench.py in a child process. Remembers the GPU its last result named,
-// so a later run that fails before the runner says (interpreter gone) stays in the same key.
+// Cases through liger_bench.py in one child process: the daemon's one case (its rerun reruns that
+// case alone), `kernelwatch bench`'s every case. Remembers the GPU its last result named, so a
+// later run that fails before the runner says (interpreter gone) stays in the same key.
 class LigerBenchProducer final : public RunProducer {
  public:
   LigerBenchProducer(LigerBenchOptions options, LigerCase c)
-      : options_(std::move(options)), case_(std::move(c)) {}
-  [[nodiscard]] std::string name() const override { return case_.name(); }
+      : options_(std::move(options)), cases_{std::move(c)} {}
+  LigerBenchProducer(LigerBenchOptions options, std::vector<LigerCase> cases)
+      : options_(std::move(options)), cases_(std::move(cases)) {}
+  // The case's name; of several cases, the first's and how many more.
+  [[nodiscard]] std::string name() const override;
   [[nodiscard]] core::Result<Produced> run(const std::function<core::Timestamp()>& now) override;
   // The GPU the earlier producer's last result named.
   void learn_from(const RunProducer& earlier) override;
 
  private:
   LigerBenchOptions options_;
-  LigerCase case_;
+  std::vector<LigerCase> cases_;
 };
 
 // A command entry: every result of one execution of its program. Remembers the keys of its last

@@ -303,7 +303,7 @@ std::string liger_implementation_digest(std::string_view provider, std::string_v
                               {"source", "liger-kernel-bench"}});
 }
 
-core::Result<core::Record> liger_speed_record(const LigerSpeedRow& r) {
+core::Result<json> liger_speed_documents(const LigerSpeedRow& r) {
   const std::string environment = core::environment_label(r.hardware);
   const std::string benchmark = r.kernel + "/" + r.pass;
   const std::string id_time = core::format_id_timestamp(r.observed);
@@ -352,8 +352,11 @@ core::Result<core::Record> liger_speed_record(const LigerSpeedRow& r) {
     KW_TRY_WITH(core::validate_document(*document, member),
                 "the row makes no valid kernelindex record");
   }
-  return core::parse_record(
-      json{{"run", run}, {"protocol", protocol}, {"environment", environment_doc}});
+  return json{{"run", run}, {"protocol", protocol}, {"environment", environment_doc}};
+}
+
+core::Result<core::Record> liger_speed_record(const LigerSpeedRow& r) {
+  return core::parse_record(KW_TRY(liger_speed_documents(r)));
 }
 
 core::Result<std::vector<CsvRow>> parse_csv(std::string_view text) {

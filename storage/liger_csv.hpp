@@ -50,6 +50,10 @@ struct LigerSpeedRow {
 // <kernel>/<pass>, protocol liger-bench-do-bench-<pass>, the GPU's environment, source
 // "liger-kernel-bench", label liger_version.
 [[nodiscard]] core::Result<core::Record> liger_speed_record(const LigerSpeedRow& row);
+// The same record as its documents ({run, protocol, environment}), each checked against the
+// public schemas, before parsing: the runners that rerun Liger's benchmarks add what they know
+// of the run to them and parse the record once.
+[[nodiscard]] core::Result<nlohmann::json> liger_speed_documents(const LigerSpeedRow& row);
 
 // A Liger run's implementationDigest: ours over provider, version and source (no document of
 // that kind stands behind it).

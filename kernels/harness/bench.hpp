@@ -29,7 +29,9 @@ struct BenchRequest {
 
 struct BenchOutcome {
   core::Record record;
-  std::optional<Summary> summary;  // absent when the run failed
+  // The harness's statistics of its timings; absent when the run failed, and for a run of an
+  // external runner (runners/), whose times are its record's alone.
+  std::optional<Summary> summary;
   std::int64_t bytes_moved = 0;
   double achieved_gbps = 0;
   double peak_gbps = 0;  // 0 when the device's bandwidth is unknown

@@ -139,7 +139,7 @@ core::Record make_record(const RunContext& c) {
           metrics["achieved_gbps"].get<double>() / c.gpu->peak_bandwidth_gbps;
     }
   }
-  spec["sourceNative"] = {{"source", "kernelwatch"},
+  spec["sourceNative"] = {{"source", std::string(kHarnessSource)},
                           {"benchmark", benchmark},
                           {"externalId", benchmark + "/" + provider + "/" + environment + "/" +
                                              workload.label() + "/" + stamp},

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/record.hpp"
 #include "kernels/harness/environment.hpp"
@@ -14,6 +15,9 @@
 #include "kernels/registry.hpp"
 
 namespace kernelwatch::kernels {
+
+// sourceNative.source of the harness's runs (the daemon's own kernels, `kernelwatch bench`).
+inline constexpr std::string_view kHarnessSource = "kernelwatch";
 
 // What the CUDA runtime says about the device a case ran on.
 struct GpuInfo {

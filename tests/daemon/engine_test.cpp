@@ -14,6 +14,7 @@
 
 #include "core/key.hpp"
 #include "core/time.hpp"
+#include "runners/sources.hpp"
 #include "storage/alerts.hpp"
 #include "storage/outbox.hpp"
 #include "storage/run_store.hpp"
@@ -679,6 +680,21 @@ TEST_F(EngineTest, ARestartDatesRemindersFromTheStoredNotificationNotFromTheRuns
   restart();
   EXPECT_EQ(engine_->next_reminder().value(), std::nullopt);
   EXPECT_EQ(*engine_->flush_notifications(sent + std::chrono::hours(30)), 0u);
+}
+
+// Whether a run waits for its key's next run is what its source declares in the catalogue
+// (runners/sources.hpp), not a list of names in the engine: every registered source's runs do,
+// imported and posted ones do not, and none do without confirming reruns.
+TEST(ConfirmFor, FollowsTheCatalogueOfRunSources) {
+  EngineOptions options;
+  options.confirm_reruns = 1;
+  for (const runners::RunSource& s : runners::run_sources()) {
+    EXPECT_EQ(confirm_for(options, s.source), detectors::ConfirmPolicy::Next) << s.source;
+  }
+  EXPECT_EQ(confirm_for(options, "liger-kernel-bench"), detectors::ConfirmPolicy::None);
+  EXPECT_EQ(confirm_for(options, "engine-test"), detectors::ConfirmPolicy::None);
+  options.confirm_reruns = 0;
+  EXPECT_EQ(confirm_for(options, "kernelwatch"), detectors::ConfirmPolicy::None);
 }
 
 }  // namespace

@@ -410,6 +410,47 @@ TEST_F(LigerBenchTest, TheProducerRemembersTheGpuForALaterFailedRun) {
   EXPECT_EQ(core::key_of(second->runs[0].record)->digest(), core::key_of(first_record)->digest());
 }
 
+// `kernelwatch bench --runner liger-bench`'s way through the seam: every case in one child (the
+// fake appends a line to a file each time it starts), the runs in case order, and without a
+// placement the labels the runner gave (gpu_index) kept.
+TEST_F(LigerBenchTest, AProducerOfSeveralCasesRunsThemInOneChild) {
+  const auto starts = dir_ / "starts";
+  auto o = fake("open(" + json(starts.string()).dump() +
+                ", 'a').write('start\\n')\nfor c in cases: passed(c, 0.5)\n");
+  o.placement = std::nullopt;
+  LigerBenchProducer producer(
+      o, std::vector<LigerCase>{tvd_torch_backward(), layer_norm_liger_backward()});
+  EXPECT_EQ(producer.name(),
+            "tvd/backward/torch/liger-bench tokens16384-vocab65536-fp32 and 1 more");
+  auto produced = producer.run(test_now);
+  ASSERT_TRUE(produced);
+  ASSERT_EQ(produced->runs.size(), 2U);
+  EXPECT_EQ(testing::read_file(starts), "start\n");
+  EXPECT_EQ(produced->runs[0].record.run.source_native.benchmark, "tvd/backward");
+  EXPECT_EQ(produced->runs[1].record.run.source_native.benchmark, "layer_norm/backward");
+  for (const auto& run : produced->runs) {
+    EXPECT_EQ(run.record.run.status, core::RunStatus::Passed) << reason(run);
+    EXPECT_EQ(run.record.run.metadata.labels.at("gpu_index"), "0");
+    EXPECT_FALSE(run.summary.has_value());  // its times are the record's alone
+    EXPECT_EQ(run.record.run.median, std::chrono::nanoseconds(500'000));
+  }
+}
+
+// The one expansion of a liger-bench entry: each provider on each workload, providers outer.
+TEST(LigerCases, EachProviderOnEachWorkloadProvidersOuter) {
+  const auto w1 = core::Workload::from_label("tokens16384-vocab65536-fp32").value();
+  const auto w2 = core::Workload::from_label("tokens4096-vocab32768-bf16").value();
+  const auto cases = liger_cases({core::Kernel::Tvd,
+                                  core::Pass::Full,
+                                  {LigerProvider::Liger, LigerProvider::Torch},
+                                  {w1, w2}});
+  ASSERT_EQ(cases.size(), 4U);
+  EXPECT_EQ(cases[0].name(), "tvd/full/liger/liger-bench tokens16384-vocab65536-fp32");
+  EXPECT_EQ(cases[1].name(), "tvd/full/liger/liger-bench tokens4096-vocab32768-bf16");
+  EXPECT_EQ(cases[2].name(), "tvd/full/torch/liger-bench tokens16384-vocab65536-fp32");
+  EXPECT_EQ(cases[3].name(), "tvd/full/torch/liger-bench tokens4096-vocab32768-bf16");
+}
+
 TEST(LigerBenchScript, TheShippedScriptIsFoundAndAnswersHelp) {
   auto script = default_script();
   ASSERT_TRUE(script) << script.error().message;

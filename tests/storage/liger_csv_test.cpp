@@ -190,5 +190,24 @@ TEST(LigerCsvTest, AnyKernelsSpeedRowsImportWithReadableStableWorkloads) {
             core::key_of(items->front().record)->digest());
 }
 
+// The runners add to a row's documents and parse them once (runners/liger_bench.cpp,
+// liger_scripts.cpp): the documents must be exactly what the row's record writes back, so that
+// parsing them once gives the record, digests and all, that the importer gives the same row.
+TEST(LigerCsvTest, RowDocumentsAreTheRecordsOwnJson) {
+  auto items = read_liger_rows(kHeader + kTvdRow);
+  ASSERT_TRUE(items) << items.error().message;
+  ASSERT_EQ(items->size(), 1u);
+  LigerSpeedRow row = items->front().row;
+  row.observed = core::parse_timestamp("2026-03-04T00:00:00Z").value();
+  const auto documents = liger_speed_documents(row);
+  ASSERT_TRUE(documents) << documents.error().message;
+  const auto record = liger_speed_record(row);
+  ASSERT_TRUE(record) << record.error().message;
+  EXPECT_EQ(core::to_json(*record), *documents);
+  const auto reparsed = core::parse_record(*documents);
+  ASSERT_TRUE(reparsed);
+  EXPECT_EQ(core::to_json(*reparsed), core::to_json(*record));
+}
+
 }  // namespace
 }  // namespace kernelwatch::storage
