@@ -16,6 +16,7 @@
 
 #include "core/error.hpp"
 #include "core/key.hpp"
+#include "core/placement.hpp"
 #include "core/record.hpp"
 #include "storage/connection.hpp"
 
@@ -67,6 +68,9 @@ struct RunSummary {
   nlohmann::json software = nlohmann::json::object();  // the environment's software
   std::string status_reason;
   std::string source;  // sourceNative.source ("kernelwatch" for the daemon's own runs)
+  // Where it ran (its host, gpu_index, gpu_uuid and pci_bus_id labels): read from its run
+  // template, once per template, not per run (the siblings rule of a replay needs it).
+  core::Placement placement;
   Judged judged = Judged::Never;
   std::optional<Judgement> judgement;  // nullopt: never judged by the daemon (imported)
 };
@@ -142,6 +146,14 @@ class RunStore {
   };
   [[nodiscard]] Result<std::map<std::int64_t, RecentMedians>> recent_medians(
       std::size_t newest) const;
+  // How many runs each host and GPU ran (their labels; runs that name neither are not counted),
+  // and the newest: the dashboard's hosts and GPUs. One pass over the runs, by run template.
+  struct PlacedCount {
+    core::Placement placement;
+    std::int64_t runs = 0;
+    core::Timestamp last_observed{};
+  };
+  [[nodiscard]] Result<std::vector<PlacedCount>> placed_counts() const;
   [[nodiscard]] Result<std::vector<RunSummary>> key_summaries(std::int64_t key_id,
                                                               std::size_t newest = 0) const;
   [[nodiscard]] Result<std::int64_t> run_count() const;
