@@ -1,7 +1,9 @@
 // The one replay of stored history into key states and alerts: every stored run in the order the
 // daemon judged it (imported runs in observedAt order), through a detectors::Watch with the
 // configured detector parameters, each run confirmed as the daemon confirmed it, cycles closing
-// where the daemon closed them (and at gaps longer than cycle_gap), the operator's
+// where the daemon closed them (and at gaps longer than cycle_gap; in history it never judged,
+// also where a key's run of a GPU or host comes again: GPUs and hosts are compared round by
+// round, each run with where it ran, detectors/siblings.hpp), the operator's
 // acknowledgements and rebaselines at their place in time. The daemon (its start and SIGHUP, so
 // status, the API and the dashboard), `kernelwatch backtest` and `kernelwatch report` all replay
 // through it. Storage and detectors only.
