@@ -226,6 +226,10 @@ core::Status Engine::act(std::string_view alert_id, bool rebaseline, core::Times
         KW_TRY(alerts.record_action(tx, {event.alert.id, *key_id, stored_action, now}));
       }
     }
+  } else {
+    // A GPU or host out of line (no key): the Watch keeps it open while acknowledged, or
+    // remembers a rebaselined one until the unit is back in line; a replay acts on it the same.
+    events = watch_.act_on_unit(alert_id, action, now);
   }
   // The row says open but the detectors have moved on (superseded): close it as asked.
   if (events.empty()) events.push_back(detectors::operator_close(row->alert, action, now));

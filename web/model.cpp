@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <tuple>
 
 #include "core/digest.hpp"
 
@@ -148,6 +149,48 @@ core::Result<SiteModel> site_from_replay(storage::Connection& store, const Repla
   KW_TRY(add_sparklines(storage::RunStore(store), site.rows));
   site.alerts = std::move(replayed.alerts);
   return site;
+}
+
+core::Result<std::vector<PlacedRow>> placed_rows(const storage::RunStore& runs,
+                                                 const std::vector<core::Alert>& alerts) {
+  std::vector<PlacedRow> out;
+  for (auto& count : KW_TRY(runs.placed_counts())) {
+    PlacedRow row;
+    row.placement = std::move(count.placement);
+    row.runs = count.runs;
+    row.last_run = count.last_observed;
+    out.push_back(std::move(row));
+  }
+  for (const auto& alert : alerts) {
+    const auto& p = alert.placement;
+    if (p.empty() || !core::is_open(alert.state) || core::is_incident(alert) ||
+        core::is_incident_member(alert)) {
+      continue;
+    }
+    for (auto& row : out) {
+      if (row.placement.host != p.host) continue;
+      if (p.unit().empty()) {  // the whole host
+        row.host_alert_id = alert_page_id(alert);
+        row.host_alert_state = alert.state;
+      } else if (row.placement.unit() == p.unit()) {
+        row.alert_id = alert_page_id(alert);
+        row.alert_state = alert.state;
+        row.alert_text = alert.explanation;
+      }
+    }
+  }
+  // By host, then GPU index as a number ("10" after "9"), then UUID.
+  const auto order = [](const PlacedRow& r) {
+    const auto& gpu = r.placement.gpu;
+    const bool digits =
+        !gpu.empty() && gpu.size() < 10 &&
+        std::all_of(gpu.begin(), gpu.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return std::make_tuple(r.placement.host, digits ? std::stol(gpu) : -1, gpu,
+                           r.placement.gpu_uuid);
+  };
+  std::sort(out.begin(), out.end(),
+            [&](const PlacedRow& a, const PlacedRow& b) { return order(a) < order(b); });
+  return out;
 }
 
 core::Result<std::vector<core::Alert>> stored_alerts(storage::Connection& store) {

@@ -58,8 +58,9 @@ struct ReplayedRun {
 struct KeyReplay {
   std::int64_t key_id = 0;
   core::KeyLabels key;
-  std::vector<ReplayedRun> runs;    // oldest first
-  std::vector<core::Alert> alerts;  // the key's alerts, in firing order, as their lifecycle left them
+  std::vector<ReplayedRun> runs;  // oldest first
+  std::vector<core::Alert>
+      alerts;  // the key's alerts, in firing order, as their lifecycle left them
 };
 
 // nullopt when no key has this reference (or it is not 64 hex digits). `alerts`: every alert of
@@ -94,6 +95,25 @@ struct KeyRow {
 // (the daemon builds them from its engine). One query for every key.
 [[nodiscard]] core::Status add_sparklines(const storage::RunStore& runs, std::vector<KeyRow>& rows,
                                           std::size_t points = 24);
+
+// One GPU on the overview's "Hosts and GPUs" (or a host's runs that name no GPU: gpu and UUID
+// empty): its runs, and the open alert that says it (or its host) is out of line with its
+// siblings (docs/DETECTION.md, "Siblings as controls").
+struct PlacedRow {
+  core::Placement placement;
+  std::int64_t runs = 0;
+  core::Timestamp last_run{};
+  std::string alert_id;  // the open GPU alert's page id; "" when in line
+  core::AlertState alert_state = core::AlertState::Firing;
+  std::string alert_text;     // its explanation
+  std::string host_alert_id;  // the open alert about its whole host; "" when none
+  core::AlertState host_alert_state = core::AlertState::Firing;
+};
+
+// Every host's and GPU's row, by host then GPU index: the runs' labels (RunStore::placed_counts)
+// and the open GPU and host alerts among `alerts` (the stored ones, or a whole replay's).
+[[nodiscard]] core::Result<std::vector<PlacedRow>> placed_rows(
+    const storage::RunStore& runs, const std::vector<core::Alert>& alerts);
 
 // Every key's row and every alert, from the one whole replay of the store (the static report,
 // which has no engine): what the daemon's engine would show after its start.
