@@ -80,8 +80,7 @@ core::Result<const std::vector<web::KeyRow>*> key_rows(const ApiContext& c, RowC
     rows.push_back(web::key_row(s.key_id, s.key, s.last_run, s.standing));
   }
   KW_TRY(web::add_sparklines(storage::RunStore(*c.store), rows));
-  const auto alerts = KW_TRY(web::stored_alerts(*c.store));
-  cache.placed = KW_TRY(web::placed_rows(storage::RunStore(*c.store), alerts));
+  cache.placed = web::placed_rows(c.engine->placed_counts(), KW_TRY(web::stored_alerts(*c.store)));
   cache.rows = std::move(rows);
   cache.generation = c.engine->generation();
   return &cache.rows;

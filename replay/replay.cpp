@@ -22,6 +22,7 @@ class Driver {
 
   void feed(const storage::RunSummary& run) {
     ++out_.runs;
+    if (!run.placement.empty()) out_.placed.count(run.placement, run.observed_at);
     const core::Timestamp order = run.judgement ? run.judgement->order : run.observed_at;
     // A run the daemon judged just after a newer one of its key (it came a little late) waits
     // for the stream to reach the place it was judged at.
@@ -171,6 +172,17 @@ class Driver {
 };
 
 }  // namespace
+
+void PlacedCounts::count(const core::Placement& placement, core::Timestamp observed_at) {
+  if (placement.empty()) return;
+  key_.assign(placement.host);
+  key_ += '\0';
+  key_ += placement.gpu_uuid.empty() ? placement.gpu : placement.gpu_uuid;
+  auto it = counts_.find(key_);
+  if (it == counts_.end()) it = counts_.emplace(key_, PlacedCount{placement, 0, observed_at}).first;
+  ++it->second.runs;
+  it->second.last_observed = std::max(it->second.last_observed, observed_at);
+}
 
 core::Result<std::map<std::int64_t, core::KeyLabels>> key_labels_by_id(
     const storage::RunStore& runs) {

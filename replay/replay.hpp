@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/alert.hpp"
@@ -57,12 +58,30 @@ struct TracedRun {
   bool rebaseline = false;                       // an operator rebaselined just before this run
 };
 
+// Runs per host and GPU (their labels; runs that name neither are not counted): the dashboard's
+// "Hosts and GPUs", counted as the replay reads the runs (the daemon then counts its new ones),
+// so that no page scans every run for them. Keyed "<host>\0<GPU UUID, else index>".
+struct PlacedCount {
+  core::Placement placement;
+  std::int64_t runs = 0;
+  core::Timestamp last_observed{};
+};
+class PlacedCounts {
+ public:
+  void count(const core::Placement& placement, core::Timestamp observed_at);
+  [[nodiscard]] const std::unordered_map<std::string, PlacedCount>& all() const { return counts_; }
+
+ private:
+  std::unordered_map<std::string, PlacedCount> counts_;
+  std::string key_;  // reused: no allocation per run
+};
+
 struct Replay {
   explicit Replay(const detectors::DetectorParameters& parameters) : watch(parameters) {}
 
-  detectors::Watch watch;                           // every key's state after the last run
-  std::map<std::int64_t, core::KeyLabels> labels;   // every key replayed, by its row id
-  std::map<std::string, std::int64_t> key_ids;      // key identity -> row id
+  detectors::Watch watch;                          // every key's state after the last run
+  std::map<std::int64_t, core::KeyLabels> labels;  // every key replayed, by its row id
+  std::map<std::string, std::int64_t> key_ids;     // key identity -> row id
   // Every alert raised, in firing order, as its last event left it (an incident's members are
   // inside it, not listed by themselves), and the time of that last event.
   std::vector<core::Alert> alerts;
@@ -71,8 +90,9 @@ struct Replay {
   // between the run and the close): what it must still store and notify.
   std::set<std::string> unsettled;
   std::size_t unsettled_runs = 0;  // runs the daemon judged whose cycle never closed
-  std::vector<TracedRun> trace;  // only_key's runs, oldest first (Options::trace)
-  std::size_t runs = 0;          // runs read
+  std::vector<TracedRun> trace;    // only_key's runs, oldest first (Options::trace)
+  std::size_t runs = 0;            // runs read
+  PlacedCounts placed;             // every run read, by host and GPU
 };
 
 // Every key's labels by its row id.

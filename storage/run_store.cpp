@@ -185,8 +185,9 @@ Result<std::vector<StoredRun>> RunStore::key_history(std::int64_t key_id) const 
 namespace {
 
 // Columns only (schema v5): parsing each stored record was half the replay's time. The record is
-// read only for a run without an externalId, and for the labels of a row kept whole; the labels
-// of a split row (where it ran) are its run template's, read once per template.
+// read only for a run without an externalId, and for the labels of a row kept whole (a query of
+// its own, rare); the labels of a split row (where it ran) are its run template's, read once per
+// template.
 constexpr const char* kSummaryColumns =
     "SELECT r.key_id, r.observed_at_ns, coalesce(r.run_status, r.status), r.median_ns, r.p20_ns, "
     "r.p80_ns, "
@@ -195,9 +196,7 @@ constexpr const char* kSummaryColumns =
     "CASE WHEN r.implementation_digest IS NULL THEN coalesce(i.digest, '') "
     "ELSE r.implementation_digest END, r.software, "
     "coalesce(r.status_reason, ''), r.settled, coalesce(r.source, ''), r.id, r.environment_doc, "
-    "j.confirmation, j.order_ns, j.cycle, r.run_template, "
-    "CASE WHEN r.record IS NOT NULL AND json_valid(r.record) THEN json_extract(r.record, "
-    "'$.run.metadata.labels') END "
+    "j.confirmation, j.order_ns, j.cycle, r.run_template "
     "FROM runs r LEFT JOIN implementations i ON i.id = r.implementation_id "
     "LEFT JOIN run_judgements j ON j.run_id = r.id ";
 
@@ -232,6 +231,16 @@ Result<core::Placement> template_placement(Database& db, std::int64_t id) {
       KW_TRY(db.statement("SELECT json_extract(body, '$.metadata.labels') FROM documents WHERE "
                           "id = ?1 AND json_valid(body)"));
   stmt->bind(1, id);
+  if (!KW_TRY(stmt->step()) || stmt->column_is_null(0)) return core::Placement{};
+  return placement_from_labels(json::parse(stmt->column_text(0), nullptr, false));
+}
+
+// Where a run kept whole ran: its record's labels.
+Result<core::Placement> whole_row_placement(Database& db, std::int64_t run_id) {
+  auto stmt = KW_TRY(
+      db.statement("SELECT json_extract(record, '$.run.metadata.labels') FROM runs WHERE id = ?1 "
+                   "AND record IS NOT NULL AND json_valid(record)"));
+  stmt->bind(1, run_id);
   if (!KW_TRY(stmt->step()) || stmt->column_is_null(0)) return core::Placement{};
   return placement_from_labels(json::parse(stmt->column_text(0), nullptr, false));
 }
@@ -297,17 +306,13 @@ Status visit_summaries(Database& db, Statement& stmt,
     }
     run.status_reason = s.column_text(10);
     run.source = s.column_text(12);
-    if (!s.column_is_null(19)) {  // a row kept whole
-      run.placement = placement_from_labels(json::parse(s.column_text(19), nullptr, false));
+    if (s.column_is_null(18)) {  // a row kept whole (rare): its labels from its record
+      run.placement = KW_TRY(whole_row_placement(db, s.column_int(13)));
       last_template = -1;
-    } else if (const std::int64_t id = s.column_is_null(18) ? 0 : s.column_int(18);
-               id != last_template) {
+    } else if (const std::int64_t id = s.column_int(18); id != last_template) {
       auto it = placements.find(id);
-      if (it == placements.end()) {
-        it =
-            placements.emplace(id, id == 0 ? core::Placement{} : KW_TRY(template_placement(db, id)))
-                .first;
-      }
+      if (it == placements.end())
+        it = placements.emplace(id, KW_TRY(template_placement(db, id))).first;
       run.placement = it->second;
       last_template = id;
     }
@@ -360,41 +365,6 @@ Result<std::map<std::int64_t, RunStore::RecentMedians>> RunStore::recent_medians
     }
     std::reverse(recent.medians_ns.begin(), recent.medians_ns.end());
   }
-  return out;
-}
-
-Result<std::vector<RunStore::PlacedCount>> RunStore::placed_counts() const {
-  // By host and unit (the GPU's UUID, else its index): several templates may name one GPU.
-  std::map<std::pair<std::string, std::string>, PlacedCount> by_unit;
-  const auto add = [&](const core::Placement& placement, std::int64_t runs, std::int64_t newest) {
-    if (placement.empty()) return;
-    PlacedCount& count = by_unit[{placement.host, placement.unit()}];
-    if (count.runs == 0) count.placement = placement;
-    count.runs += runs;
-    count.last_observed =
-        std::max(count.last_observed, core::Timestamp{std::chrono::nanoseconds{newest}});
-  };
-  {
-    auto stmt = KW_TRY(db_->statement(
-        "SELECT run_template, count(*), max(observed_at_ns) FROM runs WHERE record IS NULL AND "
-        "run_template IS NOT NULL GROUP BY run_template"));
-    while (KW_TRY(stmt->step())) {
-      add(KW_TRY(template_placement(*db_, stmt->column_int(0))), stmt->column_int(1),
-          stmt->column_int(2));
-    }
-  }
-  auto whole = KW_TRY(db_->statement(
-      "SELECT json_extract(record, '$.run.metadata.labels') AS labels, count(*), "
-      "max(observed_at_ns) FROM runs WHERE record IS NOT NULL AND json_valid(record) GROUP BY "
-      "labels"));
-  while (KW_TRY(whole->step())) {
-    if (whole->column_is_null(0)) continue;
-    add(placement_from_labels(json::parse(whole->column_text(0), nullptr, false)),
-        whole->column_int(1), whole->column_int(2));
-  }
-  std::vector<PlacedCount> out;
-  out.reserve(by_unit.size());
-  for (auto& [unit, count] : by_unit) out.push_back(std::move(count));
   return out;
 }
 

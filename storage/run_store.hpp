@@ -146,14 +146,6 @@ class RunStore {
   };
   [[nodiscard]] Result<std::map<std::int64_t, RecentMedians>> recent_medians(
       std::size_t newest) const;
-  // How many runs each host and GPU ran (their labels; runs that name neither are not counted),
-  // and the newest: the dashboard's hosts and GPUs. One pass over the runs, by run template.
-  struct PlacedCount {
-    core::Placement placement;
-    std::int64_t runs = 0;
-    core::Timestamp last_observed{};
-  };
-  [[nodiscard]] Result<std::vector<PlacedCount>> placed_counts() const;
   [[nodiscard]] Result<std::vector<RunSummary>> key_summaries(std::int64_t key_id,
                                                               std::size_t newest = 0) const;
   [[nodiscard]] Result<std::int64_t> run_count() const;

@@ -110,7 +110,6 @@ core::Result<ExportSummary> export_site(storage::Connection& store, const Replay
   // The one whole replay: every key's row and every alert, as the daemon would show them.
   const auto site = KW_TRY(site_from_replay(store, options));
   const auto& rows = site.rows;
-  const auto placed = KW_TRY(placed_rows(storage::RunStore(store), site.alerts));
   summary.keys = rows.size();
   const std::size_t pages =
       std::max<std::size_t>(1, (rows.size() + kOverviewPageSize - 1) / kOverviewPageSize);
@@ -118,7 +117,8 @@ core::Result<ExportSummary> export_site(storage::Connection& store, const Replay
     OverviewQuery query;
     query.page = page;
     KW_TRY(write(out / overview_file(page),
-                 render_overview(rows, query, nullptr, LinkMode::Static, placed), summary.files));
+                 render_overview(rows, query, nullptr, LinkMode::Static, site.placed),
+                 summary.files));
   }
 
   // Stored rows by key (incidents under each member's key); each key's page, then every

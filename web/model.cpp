@@ -148,15 +148,16 @@ core::Result<SiteModel> site_from_replay(storage::Connection& store, const Repla
   }
   KW_TRY(add_sparklines(storage::RunStore(store), site.rows));
   site.alerts = std::move(replayed.alerts);
+  site.placed = placed_rows(replayed.placed, site.alerts);
   return site;
 }
 
-core::Result<std::vector<PlacedRow>> placed_rows(const storage::RunStore& runs,
-                                                 const std::vector<core::Alert>& alerts) {
+std::vector<PlacedRow> placed_rows(const replay::PlacedCounts& counts,
+                                   const std::vector<core::Alert>& alerts) {
   std::vector<PlacedRow> out;
-  for (auto& count : KW_TRY(runs.placed_counts())) {
+  for (const auto& [unit, count] : counts.all()) {
     PlacedRow row;
-    row.placement = std::move(count.placement);
+    row.placement = count.placement;
     row.runs = count.runs;
     row.last_run = count.last_observed;
     out.push_back(std::move(row));

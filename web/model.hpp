@@ -110,16 +110,18 @@ struct PlacedRow {
   core::AlertState host_alert_state = core::AlertState::Firing;
 };
 
-// Every host's and GPU's row, by host then GPU index: the runs' labels (RunStore::placed_counts)
-// and the open GPU and host alerts among `alerts` (the stored ones, or a whole replay's).
-[[nodiscard]] core::Result<std::vector<PlacedRow>> placed_rows(
-    const storage::RunStore& runs, const std::vector<core::Alert>& alerts);
+// Every host's and GPU's row, by host then GPU index: the runs counted by their labels (a
+// replay's, or the daemon's engine's) and the open GPU and host alerts among `alerts` (the
+// stored ones, or a whole replay's).
+[[nodiscard]] std::vector<PlacedRow> placed_rows(const replay::PlacedCounts& counts,
+                                                 const std::vector<core::Alert>& alerts);
 
 // Every key's row and every alert, from the one whole replay of the store (the static report,
 // which has no engine): what the daemon's engine would show after its start.
 struct SiteModel {
   std::vector<KeyRow> rows;
   std::vector<core::Alert> alerts;  // top level: keys' alerts and incidents (with members)
+  std::vector<PlacedRow> placed;    // hosts and GPUs
 };
 [[nodiscard]] core::Result<SiteModel> site_from_replay(storage::Connection& store,
                                                        const ReplayOptions& options);
