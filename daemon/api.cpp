@@ -163,6 +163,28 @@ HttpResponse status(const ApiContext& c) {
                        {"lastError", e.last_error.empty() ? json(nullptr) : json(e.last_error)},
                        {"lastErrorAt", timestamp_or_null(e.last_error_at)}});
   }
+  // Open alerts about a GPU or a host out of line with its siblings (they have no key).
+  json out_of_line = json::array();
+  for (const auto state : {core::AlertState::Firing, core::AlertState::Acknowledged}) {
+    auto rows = storage::AlertStore(*c.store).list(state, 0);
+    if (!rows) continue;
+    for (const auto& row : *rows) {
+      const auto& a = row.alert;
+      if (a.placement.empty() || core::is_incident(a) || core::is_incident_member(a)) continue;
+      out_of_line.push_back({{"id", core::short_alert_id(a.id)},
+                             {"longId", a.id},
+                             {"state", core::to_string(a.state)},
+                             {"level", a.placement.unit().empty() ? "host" : "gpu"},
+                             {"environment", a.key.environment},
+                             {"host", a.placement.host},
+                             {"gpu", a.placement.gpu},
+                             {"gpuUuid", a.placement.gpu_uuid},
+                             {"pciBusId", a.placement.pci_bus_id},
+                             {"direction", core::to_string(a.direction)},
+                             {"relativeChange", a.relative_change},
+                             {"explanation", a.explanation}});
+    }
+  }
   const json head{
       {"version", KERNELWATCH_VERSION},
       {"startedAt", core::format_timestamp(c.started_wall)},
@@ -181,6 +203,7 @@ HttpResponse status(const ApiContext& c) {
       {"entries", std::move(entries)},
       {"outbox", std::move(outbox)},
       {"deadLetters", std::move(dead)},
+      {"outOfLine", std::move(out_of_line)},
       {"unreadableRuns", {{"count", unreadable.size()}, {"reasons", std::move(reasons)}}}};
   // The cached keys part goes in as text: {"...":...,"keys":[...],"protocolChanges":[...]}.
   std::string body = head.dump();

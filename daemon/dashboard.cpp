@@ -54,6 +54,7 @@ HttpResponse failure(const core::Error& error) {
 struct RowCache {
   std::uint64_t generation = ~std::uint64_t{0};
   std::vector<web::KeyRow> rows;
+  std::vector<web::PlacedRow> placed;  // hosts and GPUs, with their open alerts
   std::string page_signature;
   std::string page;
 };
@@ -79,6 +80,7 @@ core::Result<const std::vector<web::KeyRow>*> key_rows(const ApiContext& c, RowC
     rows.push_back(web::key_row(s.key_id, s.key, s.last_run, s.standing));
   }
   KW_TRY(web::add_sparklines(storage::RunStore(*c.store), rows));
+  cache.placed = web::placed_rows(c.engine->placed_counts(), KW_TRY(web::stored_alerts(*c.store)));
   cache.rows = std::move(rows);
   cache.generation = c.engine->generation();
   return &cache.rows;
@@ -131,7 +133,7 @@ HttpResponse overview(const ApiContext& c, const HttpRequest& r, RowCache& cache
                  std::to_string(d.delivered) + ":" + std::to_string(d.dead);
   }
   if (signature != cache.page_signature) {
-    cache.page = web::render_overview(**rows, *query, &status, web::LinkMode::Served);
+    cache.page = web::render_overview(**rows, *query, &status, web::LinkMode::Served, cache.placed);
     cache.page_signature = std::move(signature);
   }
   return html(200, cache.page);

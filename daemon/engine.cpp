@@ -88,6 +88,7 @@ core::Result<Processed> Engine::process_run(Transaction& tx, const core::Record&
     return processed;
   }
   touched_.insert(inserted.key_id);
+  placed_.count(core::placement_of(record.run.metadata), record.run.observed_at);
   const core::KeyLabels labels = detectors::key_labels(key);
   if (!key_ids_.contains(labels.identity())) processed.replaced_key = replaced_by(labels);
   key_ids_[labels.identity()] = inserted.key_id;
@@ -223,6 +224,10 @@ core::Status Engine::act(std::string_view alert_id, bool rebaseline, core::Times
         KW_TRY(alerts.record_action(tx, {event.alert.id, *key_id, stored_action, now}));
       }
     }
+  } else {
+    // A GPU or host out of line (no key): the Watch keeps it open while acknowledged, or
+    // remembers a rebaselined one until the unit is back in line; a replay acts on it the same.
+    events = watch_.act_on_unit(alert_id, action, now);
   }
   // The row says open but the detectors have moved on (superseded): close it as asked.
   if (events.empty()) events.push_back(detectors::operator_close(row->alert, action, now));

@@ -124,6 +124,8 @@ class Engine {
   };
   void for_each_key(const std::function<void(const KeyView&)>& visit) const;
   [[nodiscard]] std::vector<ProtocolChange> protocol_changes() const;
+  // Runs per host and GPU: the replay's count at start, then every run stored since.
+  [[nodiscard]] const replay::PlacedCounts& placed_counts() const { return placed_; }
   // Changes whenever status() may have changed (a run, an action, a rebuild): callers cache.
   [[nodiscard]] std::uint64_t generation() const { return generation_; }
   void set_options(EngineOptions options) { options_ = std::move(options); }
@@ -162,6 +164,7 @@ class Engine {
   std::map<std::string, std::int64_t> key_ids_;  // key identity -> key row
   std::map<std::int64_t, std::string> identities_;
   std::set<std::string> history_alerts_;  // ids of the stored alerts of origin history
+  replay::PlacedCounts placed_;
   std::uint64_t generation_ = 0;
   std::int64_t cycle_ = 0;          // the open cycle's id (0: none open)
   std::int64_t last_cycle_ = 0;     // the last one's, so that the next differs

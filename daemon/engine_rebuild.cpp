@@ -25,6 +25,7 @@ core::Status Engine::rebuild() {
   auto replayed = KW_TRY(replay::replay(*store_, replay_options(options_)));
   watch_ = std::move(replayed.watch);
   key_ids_ = replayed.key_ids;
+  placed_ = std::move(replayed.placed);
   identities_.clear();
   for (const auto& [identity, id] : key_ids_) identities_[id] = identity;
   cycle_ = 0;

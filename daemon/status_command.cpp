@@ -120,7 +120,8 @@ KeyLine line_of(const json& key) {
     line.from_history = field(*open, "origin") == "history";
     // A member of an incident names its incident: that is what to acknowledge.
     const bool member = open->contains("incident") && (*open)["incident"].is_string();
-    alert = member ? field(*open, "incident") + " incident" : field(*open, "id") + " " + field(*open, "kind");
+    alert = member ? field(*open, "incident") + " incident"
+                   : field(*open, "id") + " " + field(*open, "kind");
   }
   line.cells = {line.state_name + (line.from_history ? "*" : ""),
                 change,
@@ -282,6 +283,11 @@ std::string format_status(const json& status, bool all, std::size_t width) {
   }
   out << '\n' << summary_of(lines);
   print_protocol_changes(out, status);
+  for (const auto& unit : status.value("outOfLine", json::array())) {
+    if (!unit.is_object()) continue;
+    out << "out of line (" << field(unit, "state") << ", alert " << field(unit, "id")
+        << "): " << field(unit, "explanation") << '\n';
+  }
   std::vector<KeyLine> shown;
   std::size_t hidden = 0;
   bool from_history = false;
@@ -300,8 +306,7 @@ std::string format_status(const json& status, bool all, std::size_t width) {
   }
   if (hidden > 0) {
     out << '\n'
-        << hidden
-        << " key(s) in_band or insufficient_data not listed: kernelwatch status --all\n";
+        << hidden << " key(s) in_band or insufficient_data not listed: kernelwatch status --all\n";
   }
   return out.str();
 }

@@ -99,6 +99,13 @@ nlohmann::json to_json(const std::vector<Alert>& alerts) {
 
 std::string format_alert_line(const Alert& alert) {
   const std::string change = core::format_change(alert.relative_change);
+  if (!alert.placement.empty() && alert.members.empty() && alert.incident.empty()) {
+    // A GPU or host out of line (siblings.hpp): no key, no band; what it is says its line.
+    return core::format_timestamp(alert.fired.observed_at).substr(0, 19) + "  " +
+           std::string(to_string(alert.direction)) + "  " + std::string(to_string(alert.kind)) +
+           "  " + change + "  " + alert.key.environment + "  " + alert.explanation + "  [" +
+           std::string(to_string(alert.state)) + "]";
+  }
   auto changes = alert.attribution;
   for (auto& c : changes) {
     c.from = core::short_digest(c.from);

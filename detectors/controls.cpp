@@ -23,7 +23,7 @@ void Controls::record(const KeyLabels& key, const Observation& run, const Verdic
   if (!run.judgeable()) return;
   auto& cycles = cycles_[key.environment];
   if (cycles.empty() || run.observed_at - cycles.back().newest > parameters_.cycle_gap) {
-    cycles.push_back(Cycle{run.observed_at, run.observed_at, {}, {}});
+    cycles.push_back(Cycle{run.observed_at, run.observed_at, {}});
     while (cycles.size() > std::max<std::size_t>(parameters_.kept_cycles, 1)) cycles.pop_front();
   }
   Cycle& cycle = cycles.back();
@@ -46,19 +46,21 @@ void Controls::record(const KeyLabels& key, const Observation& run, const Verdic
     }
   }
   if (!run.placement.empty() && run.median.count() > 0) {
-    cycle.placed.push_back(PlacedRun{identity, run.placement,
-                                     static_cast<double>(run.median.count()), row.moved,
-                                     run.observed_at});
+    Placed& placed = placed_[key.environment];
+    if (placed.runs.empty()) placed.start = run.observed_at;
+    placed.newest = std::max(placed.newest, run.observed_at);
+    placed.runs.push_back(PlacedRun{identity, run.placement,
+                                    static_cast<double>(run.median.count()), row.moved,
+                                    run.observed_at});
   }
   cycle.rows[identity] = std::move(row);
 }
 
 std::vector<Controls::PlacedCycle> Controls::placed_cycles() const {
   std::vector<PlacedCycle> out;
-  for (const auto& [environment, cycles] : cycles_) {
-    if (cycles.empty() || cycles.back().placed.empty()) continue;
-    const Cycle& c = cycles.back();
-    out.push_back({environment, c.start, c.newest, c.placed});
+  for (const auto& [environment, placed] : placed_) {
+    if (placed.runs.empty()) continue;
+    out.push_back({environment, placed.start, placed.newest, placed.runs});
   }
   return out;
 }

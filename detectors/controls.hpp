@@ -66,7 +66,9 @@ class Controls {
       std::span<const HeldStep> steps,
       const std::function<std::size_t(const std::string&)>& members_before) const;
   [[nodiscard]] bool is_reference(const std::string& provider) const;
-  // Each environment's newest cycle with runs that name their host or GPU (siblings.hpp).
+  // Per environment, the runs that name their host or GPU (siblings.hpp) since the last
+  // clear_placed(): the runs of one daemon cycle (or posted batch, or replayed gap), whatever
+  // cycle_gap makes of them (a daemon with a 15-minute schedule never leaves an hour's gap).
   struct PlacedCycle {
     std::string environment;
     core::Timestamp start{};
@@ -74,6 +76,8 @@ class Controls {
     std::span<const PlacedRun> runs;
   };
   [[nodiscard]] std::vector<PlacedCycle> placed_cycles() const;
+  // The cycle is judged: its placed runs are forgotten (memory is one cycle's runs).
+  void clear_placed() { placed_.clear(); }
   [[nodiscard]] const ControlParameters& parameters() const { return parameters_; }
 
  private:
@@ -88,7 +92,11 @@ class Controls {
     core::Timestamp start{};
     core::Timestamp newest{};
     std::unordered_map<std::string, Row> rows;  // by key identity (read by lookups and counts)
-    std::vector<PlacedRun> placed;              // the runs that say where they ran, in order
+  };
+  struct Placed {
+    core::Timestamp start{};
+    core::Timestamp newest{};
+    std::vector<PlacedRun> runs;  // the runs that say where they ran, in order
   };
   using Subject = std::tuple<std::string, std::string, std::string>;  // benchmark, workload, env
 
@@ -104,6 +112,7 @@ class Controls {
 
   ControlParameters parameters_;
   std::map<std::string, std::deque<Cycle>> cycles_;        // per environment, newest last
+  std::map<std::string, Placed> placed_;                   // per environment, since clear_placed
   std::map<Subject, std::vector<std::string>> same_work_;  // key identities per subject
   std::unordered_set<std::string> known_;                  // every identity in same_work_
 };

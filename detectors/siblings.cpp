@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <string_view>
+#include <tuple>
 
 #include "detectors/statistics.hpp"
 
@@ -18,10 +20,18 @@ struct UnitRun {
   std::optional<Direction> moved;
 };
 
-// group -> key -> unit -> its run; the placement each unit stands for.
+// group -> key -> unit -> its run; the placement each unit stands for. The groups and keys are
+// views of the runs (alive while they are judged), the units views of `placements`' keys: no
+// string is copied per run (a replay judges every round of a history: issue #27's figures).
 struct Grouped {
-  std::map<std::string, std::map<std::string, std::map<std::string, UnitRun>>> runs;
-  std::map<std::string, core::Placement> placements;  // by unit id
+  std::map<std::string_view, std::map<std::string_view, std::map<std::string_view, UnitRun>>> runs;
+  std::map<std::string, core::Placement, std::less<>> placements;  // by unit id
+
+  // The id of the unit `make` names, stored once with its placement.
+  template <typename Make>
+  std::string_view unit(const core::Placement& placement, Make make) {
+    return placements.try_emplace(make(placement), placement).first->first;
+  }
 };
 
 std::string gpu_unit(const core::Placement& p) {
@@ -33,23 +43,28 @@ std::string host_unit(const core::Placement& p) {
 
 Grouped by_gpu(std::span<const PlacedRun> runs) {
   Grouped out;
+  // Each GPU's id, made once: a cycle's runs repeat a few GPUs many times.
+  std::map<std::tuple<std::string_view, std::string_view, std::string_view>, std::string_view> seen;
   for (const auto& run : runs) {
-    if (run.placement.unit().empty() || run.median <= 0) continue;
-    const std::string unit = gpu_unit(run.placement);
-    out.runs[run.placement.host][run.key][unit] = UnitRun{run.median, run.moved};
-    out.placements[unit] = run.placement;
+    const auto& p = run.placement;
+    if ((p.gpu.empty() && p.gpu_uuid.empty()) || run.median <= 0) continue;
+    auto [it, fresh] = seen.try_emplace({p.host, p.gpu_uuid, p.gpu});
+    if (fresh) it->second = out.unit(p, gpu_unit);
+    out.runs[p.host][run.key][it->second] = UnitRun{run.median, run.moved};
   }
   return out;
 }
 
 // A host's run of a key: the median of its GPUs' medians, moved the way most of them moved.
 Grouped by_host(std::span<const PlacedRun> runs) {
-  std::map<std::string, std::map<std::string, std::vector<const PlacedRun*>>> per;  // key, host
+  std::map<std::string_view, std::map<std::string_view, std::vector<const PlacedRun*>>>
+      per;  // key, host
   Grouped out;
   for (const auto& run : runs) {
     if (run.placement.host.empty() || run.median <= 0) continue;
     per[run.key][run.placement.host].push_back(&run);
   }
+  std::map<std::string_view, std::string_view> units;  // host -> its unit id
   for (const auto& [key, hosts] : per) {
     for (const auto& [host, host_runs] : hosts) {
       std::vector<double> medians;
@@ -62,9 +77,9 @@ Grouped by_host(std::span<const PlacedRun> runs) {
       for (const auto& [way, count] : moved) {
         if (2 * count > host_runs.size()) unit.moved = way;
       }
-      const core::Placement placement{host, "", "", ""};
-      out.runs[""][key][host_unit(placement)] = unit;
-      out.placements[host_unit(placement)] = placement;
+      auto [it, fresh] = units.try_emplace(host);
+      if (fresh) it->second = out.unit(core::Placement{std::string(host), "", "", ""}, host_unit);
+      out.runs[""][key][it->second] = unit;
     }
   }
   return out;
@@ -77,11 +92,13 @@ struct Tally {
   std::size_t siblings = 0;
 };
 
-std::map<std::string, Tally> tally(const Grouped& grouped, const ControlParameters& parameters) {
-  std::map<std::string, Tally> out;
+// By unit id: views of `grouped`'s, valid while it is.
+std::map<std::string_view, Tally> tally(const Grouped& grouped,
+                                        const ControlParameters& parameters) {
+  std::map<std::string_view, Tally> out;
   const double threshold = std::log1p(parameters.moved_threshold);
   for (const auto& [group, keys] : grouped.runs) {
-    std::map<std::string, bool> in_group;
+    std::map<std::string_view, bool> in_group;
     for (const auto& [key, units] : keys) {
       for (const auto& [unit, run] : units) in_group[unit] = true;
     }
@@ -128,7 +145,7 @@ void collect(const Grouped& grouped, bool host_level, const ControlParameters& p
       }
     }
     OutOfLine o;
-    o.placement = grouped.placements.at(unit);
+    o.placement = grouped.placements.find(unit)->second;
     o.host_level = host_level;
     o.direction = way;
     o.relative_change = std::expm1(median(t.changes.at(way)));
@@ -166,8 +183,9 @@ std::vector<OutOfLine> out_of_line(std::span<const PlacedRun> runs,
 bool back_in_line(std::span<const PlacedRun> runs, const std::string& unit,
                   const ControlParameters& parameters) {
   const bool host_level = unit.starts_with("host:");
-  const auto tallies = tally(host_level ? by_host(runs) : by_gpu(runs), parameters);
-  const auto it = tallies.find(unit);
+  const Grouped grouped = host_level ? by_host(runs) : by_gpu(runs);  // the tallies' views
+  const auto tallies = tally(grouped, parameters);
+  const auto it = tallies.find(std::string_view(unit));
   if (it == tallies.end()) return false;
   const std::size_t needed =
       std::max<std::size_t>(1, std::min(parameters.incident_min_keys, it->second.compared));

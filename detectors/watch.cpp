@@ -30,6 +30,13 @@ std::string some_names(const std::map<std::string, std::size_t>& counts, std::si
 
 }  // namespace
 
+bool confirmed_by_a_sibling(const Trigger& trigger) {
+  const auto& onset = trigger.onset.placement;
+  const auto& run = trigger.run.placement;
+  return trigger.kind == AlertKind::Step && !onset.empty() && !run.empty() &&
+         (onset.host != run.host || onset.unit() != run.unit());
+}
+
 core::AlertState incident_state(const std::vector<Alert>& members) {
   const auto any = [&](AlertState state) {
     return std::any_of(members.begin(), members.end(),
@@ -127,10 +134,13 @@ Watch::Watch(DetectorParameters parameters)
 MonitorStep Watch::observe(const KeyLabels& key, const Observation& run, ConfirmPolicy confirm) {
   const std::string identity = key.identity();
   std::vector<AlertEvent> closed;
-  const bool holds = std::any_of(held_.begin(), held_.end(),
+  const auto held = std::find_if(held_.begin(), held_.end(),
                                  [&](const Held& h) { return h.key_identity == identity; });
+  // A step one GPU's (or host's) breach and a sibling's confirmed waits for the cycle's other
+  // runs of the key: two slow GPUs next to each other must not be a step of the code.
+  const bool deferred = held != held_.end() && confirmed_by_a_sibling(held->trigger);
   // Only the held steps: the siblings are judged when the whole cycle is in (close_cycle()).
-  if (holds) closed = close_steps();
+  if (held != held_.end() && !deferred) closed = close_steps();
 
   KeyState& state = keys_[identity];
   if (!state.monitor) {
@@ -141,6 +151,10 @@ MonitorStep Watch::observe(const KeyLabels& key, const Observation& run, Confirm
   }
   state.monitor->set_confirm(confirm);  // the policy of this run's source (imported or own)
   MonitorStep step = state.monitor->observe(run, Firing::Held);
+  if (deferred && step.detection.role == RunRole::Returned) {
+    // A later sibling's run is back in the old band: the step was two siblings out of line.
+    std::erase_if(held_, [&](const Held& h) { return h.key_identity == identity; });
+  }
   state.view.last_run = LastRun{run.external_id, run.observed_at, run.status, run.median};
   if (run.judgeable()) {
     state.view.last_verdict = step.detection.verdict;
@@ -179,6 +193,22 @@ std::vector<AlertEvent> Watch::act_on_incident(std::string_view incident_id, Ope
   for (auto& event : events) event.cause = "operator";
   follow_members(events);
   return events;
+}
+
+std::vector<AlertEvent> Watch::act_on_unit(std::string_view alert_id, OperatorAction action,
+                                           core::Timestamp at) {
+  for (auto& [slot, alert] : unit_alerts_) {
+    if (alert.id != alert_id) continue;
+    // As a key's alert: acknowledged once (again changes nothing), rebaselined while open.
+    if (action == OperatorAction::Acknowledge ? alert.state != AlertState::Firing
+                                              : !core::is_open(alert.state)) {
+      return {};
+    }
+    AlertEvent event = operator_close(alert, action, at);
+    alert = event.alert;
+    return {std::move(event)};
+  }
+  return {};
 }
 
 Alert* Watch::find_incident(std::string_view id) {
@@ -234,6 +264,10 @@ std::vector<AlertEvent> Watch::judge_units() {
         ++it;
         continue;
       }
+      if (!core::is_open(alert.state)) {  // rebaselined: closed already, forgotten now
+        it = unit_alerts_.erase(it);
+        continue;
+      }
       const AlertState from = alert.state;
       alert.state = AlertState::Resolved;
       alert.closed_by = at;
@@ -262,6 +296,7 @@ std::vector<AlertEvent> Watch::judge_units() {
       unit_alerts_.emplace(slot, std::move(alert));
     }
   }
+  controls_.clear_placed();
   return events;
 }
 
@@ -325,7 +360,8 @@ AlertEvent Watch::join_incident(const std::string& id, std::vector<Alert> member
   {  // By display, then id: each display made once (an incident may have thousands of members).
     std::vector<std::pair<std::string, std::size_t>> order;
     order.reserve(members.size());
-    for (std::size_t i = 0; i < members.size(); ++i) order.emplace_back(members[i].key.display(), i);
+    for (std::size_t i = 0; i < members.size(); ++i)
+      order.emplace_back(members[i].key.display(), i);
     std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
       return a.first != b.first ? a.first < b.first : members[a.second].id < members[b.second].id;
     });

@@ -43,13 +43,21 @@ class Watch {
   // follows them. Unknown or closed incidents change nothing.
   [[nodiscard]] std::vector<AlertEvent> act_on_incident(std::string_view incident_id,
                                                         OperatorAction action, core::Timestamp at);
+  // An operator action on an open alert about a GPU or host out of line (its id). Acknowledged:
+  // it stays open and resolves when the unit is back in line. Rebaselined: it closes, and the
+  // unit is not alerted again until it has been back in line (its level was accepted). Unknown
+  // or closed alerts, and acknowledging an acknowledged one, change nothing.
+  [[nodiscard]] std::vector<AlertEvent> act_on_unit(std::string_view alert_id,
+                                                    OperatorAction action, core::Timestamp at);
+  // The open alerts about a GPU or host out of line, by "<environment> <unit id>".
+  [[nodiscard]] const std::map<std::string, Alert>& unit_alerts() const { return unit_alerts_; }
   // Ends a cycle (a scheduled cycle, a posted batch, a gap in a replayed history): the controls
   // decide every held step against the verdicts of its onset's cycle; incident members fire on
   // their keys as members and their incident fires once (an incident that gains members later
   // comes back with all of them, not fired again); the rest fire as the keys' own alerts.
-  // It also judges each GPU (and host) against its siblings in its environment's newest cycle
-  // (detectors/siblings.hpp): one alert fires for a GPU out of line, and resolves when a later
-  // cycle shows it back in line.
+  // It also judges each GPU (and host) against its siblings over its environment's runs since
+  // the last close (detectors/siblings.hpp): one alert fires for a GPU out of line, and resolves
+  // when a later cycle shows it back in line.
   [[nodiscard]] std::vector<AlertEvent> close_cycle();
   [[nodiscard]] bool holds_triggers() const { return !held_.empty(); }
 
@@ -89,7 +97,8 @@ class Watch {
   // Members' state changes in `events` (resolved, acknowledged, superseded) move their incident:
   // its updated record is appended after them.
   void follow_members(std::vector<AlertEvent>& events);
-  // The siblings rule over each environment's newest cycle: alerts fired and resolved.
+  // The siblings rule over each environment's runs since the last close: alerts fired and
+  // resolved.
   [[nodiscard]] std::vector<AlertEvent> judge_units();
   // The held steps decided by the controls (close_cycle() without the siblings rule: a key's
   // next run closes its held step while the cycle's other runs are still to come).
@@ -103,9 +112,16 @@ class Watch {
   // Recent incidents by id, oldest first: open ones are kept until they close, closed ones a
   // few cycles' worth, so a member confirmed late joins the incident of its onset.
   std::deque<Alert> incidents_;
-  // Open alerts about a GPU or host out of line, by "<environment> <unit id>".
+  // Alerts about a GPU or host out of line, by "<environment> <unit id>": open ones, and
+  // rebaselined ones while their unit stays out of line (so that it is not alerted again).
   std::map<std::string, Alert> unit_alerts_;
 };
+
+// Whether a step's breach (its onset) and the run that confirmed it ran on different GPUs or
+// hosts (their labels). Such a step is not closed by the key's next run: it waits for the
+// cycle's close, and a later run of the key in the cycle back in the old band (RunRole::Returned)
+// drops it, as two slow siblings, not a step of the code (docs/DETECTION.md).
+[[nodiscard]] bool confirmed_by_a_sibling(const Trigger& trigger);
 
 // The incident's lifecycle state from its members': firing while one fires, acknowledged while
 // the open ones are, then resolved when a member resolved, else rebaselined.

@@ -1,6 +1,7 @@
 #include "replay/replay.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 #include <utility>
 
 #include "detectors/attribution.hpp"
@@ -21,6 +22,7 @@ class Driver {
 
   void feed(const storage::RunSummary& run) {
     ++out_.runs;
+    if (!run.placement.empty()) out_.placed.count(run.placement, run.observed_at);
     const core::Timestamp order = run.judgement ? run.judgement->order : run.observed_at;
     // A run the daemon judged just after a newer one of its key (it came a little late) waits
     // for the stream to reach the place it was judged at.
@@ -39,11 +41,14 @@ class Driver {
     // What the daemon fired at runs whose cycle never closed.
     out_.unsettled_runs = open_runs_.size();
     const auto unsettled = [&](const core::Alert& a) {
+      // A GPU or host alert: fired at the newest run of a cycle that had a run still open.
+      if (!a.placement.empty() && a.members.empty() && a.incident.empty()) {
+        return first_open_ && a.fired.observed_at >= *first_open_;
+      }
       return open_runs_.contains(a.key.identity() + "/" + a.fired.external_id);
     };
     for (const auto& alert : out_.alerts) {
-      if (unsettled(alert) ||
-          std::any_of(alert.members.begin(), alert.members.end(), unsettled)) {
+      if (unsettled(alert) || std::any_of(alert.members.begin(), alert.members.end(), unsettled)) {
         out_.unsettled.insert(alert.id);
       }
     }
@@ -77,10 +82,12 @@ class Driver {
 
   void act(const storage::AlertActionRow& action) {
     // An operator acts on alerts already decided: what the replay still holds is decided first.
-    collect(out_.watch.close_cycle());
+    close();
     const auto op = operator_action(action.action);
-    if (action.key_id == 0) {  // an incident (it has no key)
-      collect(out_.watch.act_on_incident(action.alert_id, op, action.at));
+    if (action.key_id == 0) {  // an incident, or a GPU or host alert (they have no key)
+      auto events = out_.watch.act_on_incident(action.alert_id, op, action.at);
+      if (events.empty()) events = out_.watch.act_on_unit(action.alert_id, op, action.at);
+      collect(std::move(events));
       return;
     }
     const auto key = out_.labels.find(action.key_id);
@@ -110,8 +117,16 @@ class Driver {
       }
       return;
     }
-    // The daemon's cycle or posted batch ended before this one; a gap ends a cycle too.
+    // The daemon's cycle or posted batch ended before this one; a gap ends a cycle too. In
+    // history the daemon never judged, a key's run of a GPU (or host) that already ran it since
+    // the last close begins the next round: the GPUs and hosts are compared round by round.
     if (previous_ && order - *previous_ > options_.parameters.controls.cycle_gap) close();
+    if (!run.judgement && !run.placement.empty()) {
+      std::string unit =
+          std::to_string(run.key_id) + '/' + run.placement.host + '/' + run.placement.unit();
+      if (round_.contains(unit)) close();
+      round_.insert(std::move(unit));
+    }
     if (run.judgement && run.judgement->cycle != 0) {
       if (cycle_ && *cycle_ != run.judgement->cycle) close();
       cycle_ = run.judgement->cycle;
@@ -119,6 +134,7 @@ class Driver {
     previous_ = order;
     if (run.judged == storage::Judged::CycleOpen) {
       open_runs_.insert(key->second.identity() + "/" + observation.external_id);
+      if (!first_open_ || order < *first_open_) first_open_ = order;
     }
     auto step = out_.watch.observe(key->second, observation, *confirm);
     if (options_.trace) {
@@ -134,7 +150,10 @@ class Driver {
     collect(std::move(step.events));
   }
 
-  void close() { collect(out_.watch.close_cycle()); }
+  void close() {
+    collect(out_.watch.close_cycle());
+    round_.clear();
+  }
 
   Replay& out_;
   const Options& options_;
@@ -145,11 +164,25 @@ class Driver {
   std::optional<std::int64_t> cycle_;
   std::map<std::string, std::size_t> index_;
   std::set<std::string> open_runs_;  // "<key identity>/<externalId>" of runs in an open cycle
+  std::optional<core::Timestamp> first_open_;  // the oldest of them
+  // "<key id>/<host>/<GPU>" of the never-judged placed runs since the last close.
+  std::unordered_set<std::string> round_;
   std::optional<detectors::Observation> previous_run_;
   bool rebaselined_ = false;
 };
 
 }  // namespace
+
+void PlacedCounts::count(const core::Placement& placement, core::Timestamp observed_at) {
+  if (placement.empty()) return;
+  key_.assign(placement.host);
+  key_ += '\0';
+  key_ += placement.gpu_uuid.empty() ? placement.gpu : placement.gpu_uuid;
+  auto it = counts_.find(key_);
+  if (it == counts_.end()) it = counts_.emplace(key_, PlacedCount{placement, 0, observed_at}).first;
+  ++it->second.runs;
+  it->second.last_observed = std::max(it->second.last_observed, observed_at);
+}
 
 core::Result<std::map<std::int64_t, core::KeyLabels>> key_labels_by_id(
     const storage::RunStore& runs) {
@@ -170,6 +203,7 @@ detectors::Observation observation_of(const storage::RunSummary& run) {
   o.implementation_digest = run.implementation_digest;
   o.software = detectors::software_fields(run.software);
   o.status_reason = run.status_reason;
+  o.placement = run.placement;
   return o;
 }
 

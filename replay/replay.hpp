@@ -1,7 +1,9 @@
 // The one replay of stored history into key states and alerts: every stored run in the order the
 // daemon judged it (imported runs in observedAt order), through a detectors::Watch with the
 // configured detector parameters, each run confirmed as the daemon confirmed it, cycles closing
-// where the daemon closed them (and at gaps longer than cycle_gap), the operator's
+// where the daemon closed them (and at gaps longer than cycle_gap; in history it never judged,
+// also where a key's run of a GPU or host comes again: GPUs and hosts are compared round by
+// round, each run with where it ran, detectors/siblings.hpp), the operator's
 // acknowledgements and rebaselines at their place in time. The daemon (its start and SIGHUP, so
 // status, the API and the dashboard), `kernelwatch backtest` and `kernelwatch report` all replay
 // through it. Storage and detectors only.
@@ -13,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/alert.hpp"
@@ -55,12 +58,30 @@ struct TracedRun {
   bool rebaseline = false;                       // an operator rebaselined just before this run
 };
 
+// Runs per host and GPU (their labels; runs that name neither are not counted): the dashboard's
+// "Hosts and GPUs", counted as the replay reads the runs (the daemon then counts its new ones),
+// so that no page scans every run for them. Keyed "<host>\0<GPU UUID, else index>".
+struct PlacedCount {
+  core::Placement placement;
+  std::int64_t runs = 0;
+  core::Timestamp last_observed{};
+};
+class PlacedCounts {
+ public:
+  void count(const core::Placement& placement, core::Timestamp observed_at);
+  [[nodiscard]] const std::unordered_map<std::string, PlacedCount>& all() const { return counts_; }
+
+ private:
+  std::unordered_map<std::string, PlacedCount> counts_;
+  std::string key_;  // reused: no allocation per run
+};
+
 struct Replay {
   explicit Replay(const detectors::DetectorParameters& parameters) : watch(parameters) {}
 
-  detectors::Watch watch;                           // every key's state after the last run
-  std::map<std::int64_t, core::KeyLabels> labels;   // every key replayed, by its row id
-  std::map<std::string, std::int64_t> key_ids;      // key identity -> row id
+  detectors::Watch watch;                          // every key's state after the last run
+  std::map<std::int64_t, core::KeyLabels> labels;  // every key replayed, by its row id
+  std::map<std::string, std::int64_t> key_ids;     // key identity -> row id
   // Every alert raised, in firing order, as its last event left it (an incident's members are
   // inside it, not listed by themselves), and the time of that last event.
   std::vector<core::Alert> alerts;
@@ -69,8 +90,9 @@ struct Replay {
   // between the run and the close): what it must still store and notify.
   std::set<std::string> unsettled;
   std::size_t unsettled_runs = 0;  // runs the daemon judged whose cycle never closed
-  std::vector<TracedRun> trace;  // only_key's runs, oldest first (Options::trace)
-  std::size_t runs = 0;          // runs read
+  std::vector<TracedRun> trace;    // only_key's runs, oldest first (Options::trace)
+  std::size_t runs = 0;            // runs read
+  PlacedCounts placed;             // every run read, by host and GPU
 };
 
 // Every key's labels by its row id.

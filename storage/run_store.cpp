@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <unordered_map>
 
 #include "core/digest.hpp"
 #include "core/names.hpp"
@@ -184,7 +185,9 @@ Result<std::vector<StoredRun>> RunStore::key_history(std::int64_t key_id) const 
 namespace {
 
 // Columns only (schema v5): parsing each stored record was half the replay's time. The record is
-// read only for a run without an externalId.
+// read only for a run without an externalId, and for the labels of a row kept whole (a query of
+// its own, rare); the labels of a split row (where it ran) are its run template's, read once per
+// template.
 constexpr const char* kSummaryColumns =
     "SELECT r.key_id, r.observed_at_ns, coalesce(r.run_status, r.status), r.median_ns, r.p20_ns, "
     "r.p80_ns, "
@@ -193,7 +196,7 @@ constexpr const char* kSummaryColumns =
     "CASE WHEN r.implementation_digest IS NULL THEN coalesce(i.digest, '') "
     "ELSE r.implementation_digest END, r.software, "
     "coalesce(r.status_reason, ''), r.settled, coalesce(r.source, ''), r.id, r.environment_doc, "
-    "j.confirmation, j.order_ns, j.cycle "
+    "j.confirmation, j.order_ns, j.cycle, r.run_template "
     "FROM runs r LEFT JOIN implementations i ON i.id = r.implementation_id "
     "LEFT JOIN run_judgements j ON j.run_id = r.id ";
 
@@ -207,6 +210,41 @@ Result<json> document_software(Database& db, std::int64_t id) {
   return software.is_object() ? software : json::object();
 }
 
+core::Placement placement_from_labels(const json& labels) {
+  core::Placement out;
+  if (!labels.is_object()) return out;
+  const auto text = [&](std::string_view name) {
+    const auto it = labels.find(std::string(name));
+    return it != labels.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  out.host = text(core::kHostLabel);
+  out.gpu = text(core::kGpuLabel);
+  out.gpu_uuid = text(core::kGpuUuidLabel);
+  out.pci_bus_id = text(core::kPciBusIdLabel);
+  return out;
+}
+
+// Where the runs of a run template ran: its labels are strings, kept in the template (never a
+// run's own values, storage/detail/record_layout.hpp), so every run of it shares them.
+Result<core::Placement> template_placement(Database& db, std::int64_t id) {
+  auto stmt =
+      KW_TRY(db.statement("SELECT json_extract(body, '$.metadata.labels') FROM documents WHERE "
+                          "id = ?1 AND json_valid(body)"));
+  stmt->bind(1, id);
+  if (!KW_TRY(stmt->step()) || stmt->column_is_null(0)) return core::Placement{};
+  return placement_from_labels(json::parse(stmt->column_text(0), nullptr, false));
+}
+
+// Where a run kept whole ran: its record's labels.
+Result<core::Placement> whole_row_placement(Database& db, std::int64_t run_id) {
+  auto stmt = KW_TRY(
+      db.statement("SELECT json_extract(record, '$.run.metadata.labels') FROM runs WHERE id = ?1 "
+                   "AND record IS NOT NULL AND json_valid(record)"));
+  stmt->bind(1, run_id);
+  if (!KW_TRY(stmt->step()) || stmt->column_is_null(0)) return core::Placement{};
+  return placement_from_labels(json::parse(stmt->column_text(0), nullptr, false));
+}
+
 Status visit_summaries(Database& db, Statement& stmt,
                        const std::function<Status(const RunSummary&)>& visit) {
   const auto optional_ns = [](const Statement& s, int column) {
@@ -218,6 +256,9 @@ Status visit_summaries(Database& db, Statement& stmt,
   // The software parsed last: an environment document's (its id; 0 for none) or a row's own.
   std::int64_t last_document = 0;
   std::optional<std::string> last_text;
+  // Placements by run template (a few per key: one per host and GPU).
+  std::unordered_map<std::int64_t, core::Placement> placements;
+  std::int64_t last_template = -1;  // the template of run.placement (-1: none)
   while (KW_TRY(stmt.step())) {
     const Statement& s = stmt;
     run.key_id = s.column_int(0);
@@ -265,6 +306,16 @@ Status visit_summaries(Database& db, Statement& stmt,
     }
     run.status_reason = s.column_text(10);
     run.source = s.column_text(12);
+    if (s.column_is_null(18)) {  // a row kept whole (rare): its labels from its record
+      run.placement = KW_TRY(whole_row_placement(db, s.column_int(13)));
+      last_template = -1;
+    } else if (const std::int64_t id = s.column_int(18); id != last_template) {
+      auto it = placements.find(id);
+      if (it == placements.end())
+        it = placements.emplace(id, KW_TRY(template_placement(db, id))).first;
+      run.placement = it->second;
+      last_template = id;
+    }
     run.judged = s.column_is_null(11)    ? Judged::Never
                  : s.column_int(11) == 0 ? Judged::CycleOpen
                                          : Judged::CycleClosed;

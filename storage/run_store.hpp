@@ -16,6 +16,7 @@
 
 #include "core/error.hpp"
 #include "core/key.hpp"
+#include "core/placement.hpp"
 #include "core/record.hpp"
 #include "storage/connection.hpp"
 
@@ -67,6 +68,9 @@ struct RunSummary {
   nlohmann::json software = nlohmann::json::object();  // the environment's software
   std::string status_reason;
   std::string source;  // sourceNative.source ("kernelwatch" for the daemon's own runs)
+  // Where it ran (its host, gpu_index, gpu_uuid and pci_bus_id labels): read from its run
+  // template, once per template, not per run (the siblings rule of a replay needs it).
+  core::Placement placement;
   Judged judged = Judged::Never;
   std::optional<Judgement> judgement;  // nullopt: never judged by the daemon (imported)
 };

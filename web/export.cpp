@@ -116,7 +116,8 @@ core::Result<ExportSummary> export_site(storage::Connection& store, const Replay
   for (std::size_t page = 1; page <= pages; ++page) {
     OverviewQuery query;
     query.page = page;
-    KW_TRY(write(out / overview_file(page), render_overview(rows, query, nullptr, LinkMode::Static),
+    KW_TRY(write(out / overview_file(page),
+                 render_overview(rows, query, nullptr, LinkMode::Static, site.placed),
                  summary.files));
   }
 

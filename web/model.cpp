@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <tuple>
 
 #include "core/digest.hpp"
 
@@ -147,7 +148,50 @@ core::Result<SiteModel> site_from_replay(storage::Connection& store, const Repla
   }
   KW_TRY(add_sparklines(storage::RunStore(store), site.rows));
   site.alerts = std::move(replayed.alerts);
+  site.placed = placed_rows(replayed.placed, site.alerts);
   return site;
+}
+
+std::vector<PlacedRow> placed_rows(const replay::PlacedCounts& counts,
+                                   const std::vector<core::Alert>& alerts) {
+  std::vector<PlacedRow> out;
+  for (const auto& [unit, count] : counts.all()) {
+    PlacedRow row;
+    row.placement = count.placement;
+    row.runs = count.runs;
+    row.last_run = count.last_observed;
+    out.push_back(std::move(row));
+  }
+  for (const auto& alert : alerts) {
+    const auto& p = alert.placement;
+    if (p.empty() || !core::is_open(alert.state) || core::is_incident(alert) ||
+        core::is_incident_member(alert)) {
+      continue;
+    }
+    for (auto& row : out) {
+      if (row.placement.host != p.host) continue;
+      if (p.unit().empty()) {  // the whole host
+        row.host_alert_id = alert_page_id(alert);
+        row.host_alert_state = alert.state;
+      } else if (row.placement.unit() == p.unit()) {
+        row.alert_id = alert_page_id(alert);
+        row.alert_state = alert.state;
+        row.alert_text = alert.explanation;
+      }
+    }
+  }
+  // By host, then GPU index as a number ("10" after "9"), then UUID.
+  const auto order = [](const PlacedRow& r) {
+    const auto& gpu = r.placement.gpu;
+    const bool digits =
+        !gpu.empty() && gpu.size() < 10 &&
+        std::all_of(gpu.begin(), gpu.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return std::make_tuple(r.placement.host, digits ? std::stol(gpu) : -1, gpu,
+                           r.placement.gpu_uuid);
+  };
+  std::sort(out.begin(), out.end(),
+            [&](const PlacedRow& a, const PlacedRow& b) { return order(a) < order(b); });
+  return out;
 }
 
 core::Result<std::vector<core::Alert>> stored_alerts(storage::Connection& store) {

@@ -58,8 +58,9 @@ struct ReplayedRun {
 struct KeyReplay {
   std::int64_t key_id = 0;
   core::KeyLabels key;
-  std::vector<ReplayedRun> runs;    // oldest first
-  std::vector<core::Alert> alerts;  // the key's alerts, in firing order, as their lifecycle left them
+  std::vector<ReplayedRun> runs;  // oldest first
+  std::vector<core::Alert>
+      alerts;  // the key's alerts, in firing order, as their lifecycle left them
 };
 
 // nullopt when no key has this reference (or it is not 64 hex digits). `alerts`: every alert of
@@ -95,11 +96,32 @@ struct KeyRow {
 [[nodiscard]] core::Status add_sparklines(const storage::RunStore& runs, std::vector<KeyRow>& rows,
                                           std::size_t points = 24);
 
+// One GPU on the overview's "Hosts and GPUs" (or a host's runs that name no GPU: gpu and UUID
+// empty): its runs, and the open alert that says it (or its host) is out of line with its
+// siblings (docs/DETECTION.md, "Siblings as controls").
+struct PlacedRow {
+  core::Placement placement;
+  std::int64_t runs = 0;
+  core::Timestamp last_run{};
+  std::string alert_id;  // the open GPU alert's page id; "" when in line
+  core::AlertState alert_state = core::AlertState::Firing;
+  std::string alert_text;     // its explanation
+  std::string host_alert_id;  // the open alert about its whole host; "" when none
+  core::AlertState host_alert_state = core::AlertState::Firing;
+};
+
+// Every host's and GPU's row, by host then GPU index: the runs counted by their labels (a
+// replay's, or the daemon's engine's) and the open GPU and host alerts among `alerts` (the
+// stored ones, or a whole replay's).
+[[nodiscard]] std::vector<PlacedRow> placed_rows(const replay::PlacedCounts& counts,
+                                                 const std::vector<core::Alert>& alerts);
+
 // Every key's row and every alert, from the one whole replay of the store (the static report,
 // which has no engine): what the daemon's engine would show after its start.
 struct SiteModel {
   std::vector<KeyRow> rows;
   std::vector<core::Alert> alerts;  // top level: keys' alerts and incidents (with members)
+  std::vector<PlacedRow> placed;    // hosts and GPUs
 };
 [[nodiscard]] core::Result<SiteModel> site_from_replay(storage::Connection& store,
                                                        const ReplayOptions& options);

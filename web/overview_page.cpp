@@ -1,5 +1,5 @@
 // The overview page: every key grouped by environment and benchmark, open alerts first, filters,
-// the daemon's state.
+// the daemon's state, and the hosts and GPUs the runs name.
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -141,6 +141,53 @@ std::string status_box(const DaemonStatus& s) {
   return html + "</section>";
 }
 
+// Per host, per GPU: its runs, whether it is out of line with its siblings (an open GPU alert,
+// firing or acknowledged) and a link to that alert. A host out of line is said on its heading.
+std::string placed_section(const std::vector<PlacedRow>& placed, LinkMode mode) {
+  const auto alert_cell = [&](const std::string& id, core::AlertState state) {
+    return alert_state_badge(state) + " <a class=\"alert-link\" href=\"" +
+           escape(alert_href(id, mode, 0)) + "\">alert</a>";
+  };
+  std::string html = "<section id=\"gpus\"><h2>Hosts and GPUs</h2>";
+  std::string host;
+  bool table_open = false;
+  for (const auto& row : placed) {
+    const auto& p = row.placement;
+    if (!table_open || p.host != host) {
+      if (table_open) html += "</tbody></table></div>";
+      host = p.host;
+      html += "<h3 class=\"host\" data-host=\"" + escape(host) + "\">" +
+              (host.empty() ? std::string("host not named") : "host " + escape(host));
+      if (!row.host_alert_id.empty()) {
+        html += " <span class=\"muted\">out of line with its sibling hosts</span> " +
+                alert_cell(row.host_alert_id, row.host_alert_state);
+      }
+      html +=
+          "</h3><div class=\"scroll\"><table class=\"gpus\"><thead><tr><th>GPU</th><th>UUID</th>"
+          "<th>PCIe bus</th><th>runs</th><th>last run</th><th>against its siblings</th></tr>"
+          "</thead><tbody>";
+      table_open = true;
+    }
+    const std::string state =
+        row.alert_id.empty() ? "in_line" : std::string(core::to_string(row.alert_state));
+    html += "<tr class=\"gpu\" data-host=\"" + escape(p.host) + "\" data-gpu=\"" +
+            escape(p.unit()) + "\" data-state=\"" + state + "\"><td>" +
+            (p.gpu.empty() ? std::string("&ndash;") : escape(p.gpu)) + "</td><td>" +
+            escape(p.gpu_uuid) + "</td><td>" + escape(p.pci_bus_id) + "</td><td class=\"num\">" +
+            std::to_string(row.runs) + "</td><td>" + escape(format_time(row.last_run)) +
+            "</td><td>";
+    if (row.alert_id.empty()) {
+      html += "in line";
+    } else {
+      html += "<span title=\"" + escape(row.alert_text) + "\">out of line</span> " +
+              alert_cell(row.alert_id, row.alert_state);
+    }
+    html += "</td></tr>";
+  }
+  if (table_open) html += "</tbody></table></div>";
+  return html + "</section>";
+}
+
 bool open_first(const KeyRow& a, const KeyRow& b) {
   if (a.standing.state != b.standing.state) return a.standing.state < b.standing.state;
   return a.key.display() < b.key.display();
@@ -149,7 +196,8 @@ bool open_first(const KeyRow& a, const KeyRow& b) {
 }  // namespace
 
 std::string render_overview(const std::vector<KeyRow>& rows, const OverviewQuery& query,
-                            const DaemonStatus* status, LinkMode mode) {
+                            const DaemonStatus* status, LinkMode mode,
+                            const std::vector<PlacedRow>& placed) {
   std::set<std::string> environments;
   std::set<std::string> benchmarks;
   std::set<std::string> providers;
@@ -216,6 +264,14 @@ std::string render_overview(const std::vector<KeyRow>& rows, const OverviewQuery
     }
     html += "</tbody></table></div></section>";
   }
+
+  // Shown when the labels tell something: a GPU, or more than one host (a daemon's own runs on a
+  // CPU name only its host).
+  const bool gpus_named = std::any_of(
+      placed.begin(), placed.end(), [](const PlacedRow& r) { return !r.placement.unit().empty(); });
+  const bool hosts =
+      !placed.empty() && placed.front().placement.host != placed.back().placement.host;
+  if (query.page == 1 && (gpus_named || hosts)) html += placed_section(placed, mode);
 
   std::sort(shown.begin(), shown.end(), [](const KeyRow* a, const KeyRow* b) {
     return std::tie(a->key.environment, a->key.benchmark, a->key.provider, a->key.workload,

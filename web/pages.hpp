@@ -67,10 +67,12 @@ struct OverviewQuery {
 inline constexpr std::size_t kOverviewPageSize = 100;
 
 // `rows` in any order; `status` is the daemon's own (nullptr in a static export).
-// `page_file(n)` names page n in static mode ("index.html", "index-2.html").
+// `page_file(n)` names page n in static mode ("index.html", "index-2.html"). `placed`: the hosts'
+// and GPUs' rows (placed_rows), shown on the first page as "Hosts and GPUs" when runs name a GPU
+// or more than one host.
 [[nodiscard]] std::string render_overview(const std::vector<KeyRow>& rows,
                                           const OverviewQuery& query, const DaemonStatus* status,
-                                          LinkMode mode);
+                                          LinkMode mode, const std::vector<PlacedRow>& placed = {});
 [[nodiscard]] std::string overview_file(std::size_t page);
 
 // ---- key page ----

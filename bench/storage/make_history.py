@@ -12,7 +12,12 @@ at a random point; the Liger version changes every 50 rounds
 1% of the runs failed (runtime_error, a reason, no timing) and 0.5% are incomplete_evidence.
 The CSV has no status column: all its rows are passed speed rows. Deterministic for a seed.
 
-Usage: make_history.py --runs 1000000 --keys 5000 --out /tmp/kwscale/h1m [--seed 1]
+With --gpus N (N > 1) each key runs on the N GPUs of one host each hour (one run per GPU, GPU i
+at the hour + i ms, labelled host, gpu_index, gpu_uuid and pci_bus_id as the daemon labels them):
+RUNS runs are then RUNS / N rounds of the keys on every GPU, and only the JSON Lines are
+written (a Liger CSV has no labels).
+
+Usage: make_history.py --runs 1000000 --keys 5000 --out /tmp/kwscale/h1m [--seed 1] [--gpus 8]
 """
 import argparse
 import hashlib
@@ -73,10 +78,12 @@ def main():
     parser.add_argument("--keys", type=int, default=5000)
     parser.add_argument("--out", required=True)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--gpus", type=int, default=1)
     args = parser.parse_args()
     rng = random.Random(args.seed)
     keys = keys_for(args.keys)
-    rounds = math.ceil(args.runs / len(keys))
+    gpus = max(1, args.gpus)
+    rounds = math.ceil(args.runs / (len(keys) * gpus))
     level = [rng.uniform(0.02, 5.0) for _ in keys]
     step_at = [rng.randrange(rounds) if rng.random() < 1 / 3 else None for _ in keys]
     step_by = [rng.choice([1.25, 0.8]) for _ in keys]
@@ -100,7 +107,8 @@ def main():
     protocol_digest = {m: digest(d) for m, d in protocol_docs.items()}
 
     written = 0
-    with open(args.out + ".csv", "w") as csv, open(args.out + ".jsonl", "w") as jsonl:
+    with open(args.out + ".csv" if gpus == 1 else "/dev/null", "w") as csv, \
+            open(args.out + ".jsonl", "w") as jsonl:
         csv.write(HEADER + "\n")
         for d in list(env_docs.values()) + list(protocol_docs.values()):
             jsonl.write(jcs(d) + "\n")
@@ -111,7 +119,8 @@ def main():
             id_time = t.strftime("%Y-%m-%d-%H-%M-%S")
             version = VERSIONS[min(len(VERSIONS) - 1, r // 50)]  # a release every 50 hours
             commit = "%07x" % (0xabc000 + r)
-            for i, (kernel, provider, mode, gpu, x) in enumerate(keys):
+            for i, g, (kernel, provider, mode, gpu, x) in (
+                    (i, g, k) for i, k in enumerate(keys) for g in range(gpus)):
                 if written == args.runs:
                     break
                 written += 1
@@ -152,6 +161,13 @@ def main():
                         {"metric": "latency", "statistic": "p80", "unit": "ns", "value": round(p80 * 1e6)}]
                     if status == "incomplete_evidence":
                         metadata["description"] = "SM clock 345 MHz is under 75% of its maximum 1980 MHz"
+                if gpus > 1:
+                    spec["observedAt"] = t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{g:03d}Z"
+                    metadata["name"] += f"-gpu{g}"
+                    spec["sourceNative"]["externalId"] += f"/gpu{g}"
+                    metadata["labels"].update({
+                        "host": "synth-host", "gpu_index": str(g),
+                        "gpu_uuid": f"GPU-{g:08d}-synth", "pci_bus_id": f"00000000:{0x19 + g:02X}:00.0"})
                 jsonl.write(jcs({"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkRun",
                                  "metadata": metadata, "spec": spec}) + "\n")
     print(f"{args.out}.csv, {args.out}.jsonl: {written} runs over {len(keys)} keys, {rounds} rounds")

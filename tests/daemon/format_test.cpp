@@ -145,5 +145,22 @@ TEST(StatusFormat, AProtocolChangeIsNamedWithTheKeysItSeparates) {
       << text;
 }
 
+TEST(StatusFormat, AGpuOutOfLineIsNamedWithItsStateAndAlert) {
+  json status = {
+      {"keys", json::array()},
+      {"outOfLine", json::array({{{"id", "0123456789ab"},
+                                  {"state", "acknowledged"},
+                                  {"explanation",
+                                   "GPU 3 (UUID GPU-3) of host h100-a is 12.0% slower than its "
+                                   "7 siblings on 9 of 9 benchmarks in the cycle of ..."}}})}};
+  const std::string text = format_status(status, false);
+  EXPECT_NE(at(text,
+               "out of line (acknowledged, alert 0123456789ab): GPU 3 (UUID GPU-3) of host "
+               "h100-a is 12.0% slower"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(at(format_status({{"keys", json::array()}}, false), "out of line"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kernelwatch::daemon

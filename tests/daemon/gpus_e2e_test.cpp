@@ -13,7 +13,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/daemon/support/posted_record.hpp"
 #include "tests/daemon/support/watching_daemon.hpp"
+#include "tests/notifiers/support/test_receiver.hpp"
 #include "tests/support/conformance.hpp"
 #include "tests/support/loopback_http.hpp"
 #include "tests/support/neighbours.hpp"
@@ -51,11 +53,11 @@ json fake_gpus() {
 // The daemon with one command entry on every GPU of the fake host (`gpus` left at "all").
 class FakeGpuHost {
  public:
-  explicit FakeGpuHost(json extra = json::array())
+  explicit FakeGpuHost(json extra = json::array(), json notifiers = json::array())
       : devices_(dir_ / "fake-nvml-devices.json"),
         speeds_(dir_ / "speeds.json"),
         daemon_(dir_.path(), entries(devices_, speeds_, std::move(extra)),
-                json{{"confirm_reruns", 1}}) {
+                json{{"confirm_reruns", 1}}, "1h", std::move(notifiers)) {
     testing::write_file(devices_, fake_gpus().dump(2));
     set_speeds(json::object());
     ::setenv("KERNELWATCH_FAKE_GPUS", devices_.c_str(), 1);
@@ -184,6 +186,33 @@ TEST(GpusE2E, OneFakeGpuTwelvePercentSlowerIsOneGpuAlertAndNoKeyAlert) {
   host.daemon().child().stop(20s);
 }
 
+// GPUs 3 and 4 come one after the other in each key's series of a cycle: GPU 4's breach must not
+// confirm GPU 3's as a step of the code. Two GPU alerts, no key alert, this cycle and the next.
+TEST(GpusE2E, TwoFakeGpusNextToEachOtherTwelvePercentSlowerAreTwoGpuAlertsAndNoKeyStep) {
+  FakeGpuHost host;
+  baseline_then(host, json{{uuid_of(3), 1.12}, {uuid_of(4), 1.12}});
+  auto& daemon = host.daemon();
+  ASSERT_TRUE(daemon.run_cycle()) << daemon.log();
+  const json alerts = daemon.get("/api/v1/alerts");
+  ASSERT_EQ(alerts.size(), 2U) << alerts.dump(2) << daemon.log();
+  std::set<std::string> gpus;
+  for (const auto& alert : alerts) {
+    EXPECT_EQ(alert["kind"], "environment") << alert.dump(2);
+    EXPECT_TRUE(alert["members"].empty()) << alert.dump(2);
+    EXPECT_EQ(alert["state"], "firing") << alert.dump(2);
+    const std::string explanation = alert.value("explanation", "");
+    EXPECT_NE(explanation.find("slower than its 7 siblings on 9 of 9 benchmarks"),
+              std::string::npos)
+        << explanation;
+    gpus.insert(alert["placement"].value("gpu", ""));
+  }
+  EXPECT_EQ(gpus, (std::set<std::string>{"3", "4"})) << alerts.dump(2);
+  for (const auto& key : daemon.get("/api/v1/status")["keys"]) {
+    EXPECT_TRUE(key["openAlert"].is_null()) << key.dump();
+  }
+  daemon.child().stop(20s);
+}
+
 // A runner that fails before it says which device it has (liger_bench.py's interpreter exits at
 // once): each failed run is on the GPU the daemon started it on, never on GPU "unknown".
 TEST(GpusE2E, ALigerRunnerFailingBeforeItNamesItsDeviceIsRecordedOnTheGpuTheDaemonProbed) {
@@ -224,6 +253,192 @@ TEST(GpusE2E, AllEightFakeGpusTwelvePercentSlowerAreTheUsualIncident) {
     EXPECT_NEAR(member["relativeChange"].get<double>(), 0.12, 0.01) << member.dump();
   }
   host.daemon().child().stop(20s);
+}
+
+// A webhook to the test's receiver.
+json webhook(const std::string& url) {
+  return json::array({{{"type", "webhook"},
+                       {"name", "hook"},
+                       {"url", url},
+                       {"timeout", "500ms"},
+                       {"backoff", {{"base", "50ms"}, {"cap", "200ms"}}}}});
+}
+
+// How many notices the receiver got about the alert `long_id`.
+std::size_t notices_of(const notifiers::testing::TestReceiver& receiver,
+                       const std::string& long_id) {
+  std::size_t n = 0;
+  for (const auto& request : receiver.snapshot().requests) {
+    const json body = json::parse(request.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object()) continue;
+    for (const auto& alert : body.value("alerts", json::array())) {
+      n += alert.value("id", "") == long_id ? 1 : 0;
+    }
+  }
+  return n;
+}
+
+// Waits until the outbox has nothing pending (every notification queued was delivered).
+bool outbox_settled(const testing::WatchingDaemon& daemon) {
+  return testing::eventually([&] {
+    const json status = daemon.get("/api/v1/status");
+    if (!status.is_object()) return false;
+    for (const auto& d : status.value("outbox", json::array())) {
+      if (d.value("pending", 1) != 0) return false;
+    }
+    return true;
+  });
+}
+
+// The open GPU alerts `GET /api/v1/status` lists.
+json out_of_line(const testing::WatchingDaemon& daemon) {
+  const json status = daemon.get("/api/v1/status");
+  return status.is_object() ? status.value("outOfLine", json::array()) : json::array();
+}
+
+// A restart must never page twice: the replay at the start reads where each run ran, so it
+// rebuilds the GPU alert open before it as the same alert, and a GPU still out of line after the
+// restart is still that alert. Acknowledged through the API (token required), it stays
+// acknowledged across a restart and resolves when the GPU is back in line.
+TEST(GpusE2E, AGpuAlertOpenAtARestartIsTheSameAlertAfterItNotifiedOnceAndCanBeAcknowledged) {
+  notifiers::testing::TestReceiver receiver;
+  FakeGpuHost host(json::array(), webhook(receiver.url()));
+  baseline_then(host, json{{uuid_of(3), 1.12}});
+  auto& daemon = host.daemon();
+  json alerts = daemon.get("/api/v1/alerts");
+  ASSERT_EQ(alerts.size(), 1U) << alerts.dump(2) << daemon.log();
+  const std::string id = alerts[0]["id"];
+  const std::string long_id = alerts[0]["longId"];
+  ASSERT_NE(long_id.find("gpu:"), std::string::npos) << long_id;
+  ASSERT_TRUE(receiver.wait_for_requests(1)) << daemon.log();
+  ASSERT_TRUE(outbox_settled(daemon));
+  EXPECT_EQ(notices_of(receiver, long_id), 1U);
+
+  // Restart on the same database; its cycle at start finds GPU 3 still slow, then one more.
+  daemon.child().stop(20s);
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  ASSERT_TRUE(daemon.wait_for_cycles(1)) << daemon.log();
+  ASSERT_TRUE(daemon.run_cycle()) << daemon.log();
+  alerts = daemon.get("/api/v1/alerts");
+  ASSERT_EQ(alerts.size(), 1U) << alerts.dump(2) << daemon.log();
+  EXPECT_EQ(alerts[0]["longId"], long_id);
+  EXPECT_EQ(alerts[0]["state"], "firing");
+  ASSERT_TRUE(outbox_settled(daemon));
+  EXPECT_EQ(notices_of(receiver, long_id), 1U);
+  EXPECT_EQ(receiver.snapshot().requests.size(), 1U);
+  json units = out_of_line(daemon);
+  ASSERT_EQ(units.size(), 1U) << units.dump(2);
+  EXPECT_EQ(units[0]["id"], id);
+  EXPECT_EQ(units[0]["gpuUuid"], uuid_of(3));
+  EXPECT_EQ(units[0]["state"], "firing");
+
+  // Acknowledged like any alert: the token is required, the state is stored and shown.
+  const std::string ack = "/api/v1/alerts/" + id + "/ack";
+  EXPECT_EQ(testing::http(daemon.port(), "POST", ack, "{}").status, 401);
+  const auto acked =
+      testing::http(daemon.port(), "POST", ack, "{}", testing::WatchingDaemon::kToken);
+  ASSERT_EQ(acked.status, 200) << acked.body;
+  EXPECT_EQ(json::parse(acked.body)["state"], "acknowledged") << acked.body;
+  // Again: the same answer, as for a key's alert.
+  EXPECT_EQ(testing::http(daemon.port(), "POST", ack, "{}", testing::WatchingDaemon::kToken).status,
+            200);
+  units = out_of_line(daemon);
+  ASSERT_EQ(units.size(), 1U) << units.dump(2);
+  EXPECT_EQ(units[0]["state"], "acknowledged");
+  const auto overview = testing::http(daemon.port(), "GET", "/");
+  ASSERT_EQ(overview.status, 200);
+  EXPECT_NE(overview.body.find("data-gpu=\"" + uuid_of(3) + "\" data-state=\"acknowledged\""),
+            std::string::npos)
+      << overview.body.substr(0, 4000);
+  const auto page = testing::http(daemon.port(), "GET", "/alerts/" + id);
+  ASSERT_EQ(page.status, 200) << page.body.substr(0, 2000);
+  EXPECT_NE(page.body.find("acknowledged"), std::string::npos);
+  EXPECT_NE(page.body.find("GPU 3 (UUID " + uuid_of(3)), std::string::npos);
+
+  // Still acknowledged after a restart and a cycle that finds the GPU still slow.
+  daemon.child().stop(20s);
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  ASSERT_TRUE(daemon.wait_for_cycles(1)) << daemon.log();
+  alerts = daemon.get("/api/v1/alerts");
+  ASSERT_EQ(alerts.size(), 1U) << alerts.dump(2) << daemon.log();
+  EXPECT_EQ(alerts[0]["state"], "acknowledged");
+  EXPECT_EQ(out_of_line(daemon).size(), 1U);
+
+  // Back in line: it resolves; still the one alert and the one notification.
+  host.set_speeds(json::object());
+  ASSERT_TRUE(daemon.run_cycle()) << daemon.log();
+  alerts = daemon.get("/api/v1/alerts");
+  ASSERT_EQ(alerts.size(), 1U) << alerts.dump(2) << daemon.log();
+  EXPECT_EQ(alerts[0]["state"], "resolved");
+  EXPECT_TRUE(out_of_line(daemon).empty());
+  ASSERT_TRUE(outbox_settled(daemon));
+  EXPECT_EQ(notices_of(receiver, long_id), 1U);
+  EXPECT_EQ(receiver.snapshot().requests.size(), 1U);
+  daemon.child().stop(20s);
+}
+
+// History of several hosts, imported with their `host` labels (as a fleet's runs gathered in one
+// place would be): 4 hosts run 6 benchmarks each hour; in the last two hours host h100-c is 12%
+// slower. `kernelwatch backtest` decides the host alert from the runs' labels, as the daemon
+// does, and no key alert (the other hosts' runs of each key stay in band).
+TEST(GpusE2E, BacktestOfImportedHistoryOfFourHostsListsOneHostAlertAndNoKeyAlert) {
+  testing::TempDir dir;
+  const std::vector<std::string> hosts = {"h100-a", "h100-b", "h100-c", "h100-d"};
+  constexpr int kHours = 12;
+  constexpr int kKeys = 6;
+  const core::Timestamp start = testing::day_before_now() - std::chrono::hours(kHours);
+  std::string lines;
+  for (int hour = 0; hour < kHours; ++hour) {
+    for (int k = 0; k < kKeys; ++k) {
+      for (std::size_t h = 0; h < hosts.size(); ++h) {
+        testing::PostedRun run;
+        run.observed =
+            start + std::chrono::hours(hour) +
+            std::chrono::seconds(k * static_cast<int>(hosts.size()) + static_cast<int>(h));
+        run.workload = "w" + std::to_string(k);
+        run.source = "fleet";
+        // +-0.2% of noise around each key's level; host h100-c 12% slower in the last two hours.
+        const double noise = 1.0 + 0.001 * ((hour * 7 + static_cast<int>(h) * 3 + k) % 5 - 2);
+        const double slow = hosts[h] == "h100-c" && hour >= kHours - 2 ? 1.12 : 1.0;
+        run.median_ns = static_cast<std::int64_t>(1'000'000.0 * (1 + 0.1 * k) * noise * slow);
+        json record = testing::posted_record(run);
+        record["run"]["metadata"]["name"] =
+            record["run"]["metadata"]["name"].get<std::string>() + "-" + hosts[h];
+        record["run"]["metadata"]["labels"]["host"] = hosts[h];
+        lines += record.dump() + "\n";
+      }
+    }
+  }
+  testing::write_file(dir / "fleet.jsonl", lines);
+  const std::string db = (dir / "fleet.db").string();
+  const auto imported =
+      testing::run_kernelwatch({"import", "--db", db, (dir / "fleet.jsonl").string()});
+  ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
+
+  const auto backtest = testing::run_kernelwatch({"backtest", "--db", db, "--json"});
+  ASSERT_EQ(backtest.exit_code, 0) << backtest.err;
+  const json alerts = json::parse(backtest.out);
+  ASSERT_EQ(alerts.size(), 1U) << alerts.dump(2);
+  const json& alert = alerts[0];
+  EXPECT_EQ(alert["kind"], "environment");
+  EXPECT_EQ(alert["state"], "firing");
+  EXPECT_NEAR(alert["relativeChange"].get<double>(), 0.12, 0.01) << alert.dump(2);
+  const std::string explanation = alert.value("explanation", "");
+  EXPECT_EQ(explanation.rfind("host h100-c is 1", 0), 0U) << explanation;
+  EXPECT_NE(explanation.find("slower than its 3 sibling hosts on 6 of 6 benchmarks"),
+            std::string::npos)
+      << explanation;
+  EXPECT_NE(alert["id"].get<std::string>().find("@host:h100-c@"), std::string::npos);
+
+  // The table names it on its own line.
+  const auto table = testing::run_kernelwatch({"backtest", "--db", db});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("environment  +1"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("host h100-c is 1"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("1 alert(s), 0 environment incident(s)"), std::string::npos)
+      << table.out;
 }
 
 }  // namespace

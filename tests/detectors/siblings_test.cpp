@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "detectors/watch.hpp"
 #include "detectors_test_support.hpp"
@@ -172,6 +173,86 @@ TEST(SiblingsWatch, AllEightGpusSlowerAreTheUsualIncidentAndNoGpuAlert) {
   for (int c = 0; c < 3; ++c) (void)feed_cycle(watch, c, [](int) { return 1.0; });
   const auto slow = feed_cycle(watch, 3, [](int) { return 1.12; });
   EXPECT_EQ(fired_kinds(slow.events), (std::map<std::string, int>{{"environment+members", 1}}));
+}
+
+// GPUs 3 and 4 come one after the other in a key's series of a cycle: GPU 4's breach would
+// confirm GPU 3's as a step of the key. The step waits for the cycle's other runs of the key;
+// GPU 5's, back in the old band, drops it: two GPU alerts, no key alert, in every cycle.
+TEST(SiblingsWatch, TwoSlowGpusNextToEachOtherAreTwoGpuAlertsAndNoKeyStep) {
+  Watch watch(DetectorParameters{});
+  for (int c = 0; c < 3; ++c) (void)feed_cycle(watch, c, [](int) { return 1.0; });
+  const auto slow_gpus = [](int g) { return g == 3 || g == 4 ? 1.12 : 1.0; };
+  const auto slow = feed_cycle(watch, 3, slow_gpus);
+  EXPECT_EQ(fired_kinds(slow.events), (std::map<std::string, int>{{"environment", 2}}));
+  std::set<std::string> gpus;
+  for (const auto& e : slow.events) {
+    if (e.fired) gpus.insert(e.alert.placement.gpu);
+  }
+  EXPECT_EQ(gpus, (std::set<std::string>{"3", "4"}));
+  EXPECT_TRUE(fired_kinds(feed_cycle(watch, 4, slow_gpus).events).empty());
+  for (const auto* view : watch.keys()) EXPECT_FALSE(view->monitor->open_alert());
+}
+
+// GPUs 3 and 5 (one in band between): GPU 5's breach would confirm GPU 3's two runs later.
+TEST(SiblingsWatch, TwoSlowGpusWithOneBetweenAreTwoGpuAlertsAndNoKeyStep) {
+  Watch watch(DetectorParameters{});
+  for (int c = 0; c < 3; ++c) (void)feed_cycle(watch, c, [](int) { return 1.0; });
+  const auto slow = feed_cycle(watch, 3, [](int g) { return g == 3 || g == 5 ? 1.12 : 1.0; });
+  EXPECT_EQ(fired_kinds(slow.events), (std::map<std::string, int>{{"environment", 2}}));
+}
+
+// A step of the code from GPU 3 on (GPUs 3..7 slower, the runs of the cycle after it too) is
+// still the key's: the deferred step holds to the cycle's end and fires.
+TEST(SiblingsWatch, AStepFromTheMiddleOfACycleOnIsStillDecidedAtItsClose) {
+  Watch watch(DetectorParameters{});
+  for (int c = 0; c < 3; ++c) (void)feed_cycle(watch, c, [](int) { return 1.0; });
+  const auto slow = feed_cycle(watch, 3, [](int g) { return g >= 3 ? 1.12 : 1.0; });
+  const auto kinds = fired_kinds(slow.events);
+  EXPECT_EQ(kinds.count("environment"), 0U);
+  EXPECT_EQ(kinds.count("environment+members") + kinds.count("step"), 1U);
+}
+
+TEST(SiblingsWatch, AGpuAlertCanBeAcknowledgedAndStaysOpenUntilTheGpuIsBackInLine) {
+  Watch watch(DetectorParameters{});
+  for (int c = 0; c < 3; ++c) (void)feed_cycle(watch, c, [](int) { return 1.0; });
+  const auto slow_gpu = [](int g) { return g == 3 ? 1.12 : 1.0; };
+  const auto slow = feed_cycle(watch, 3, slow_gpu);
+  std::string id;
+  for (const auto& e : slow.events) {
+    if (e.fired) id = e.alert.id;
+  }
+  ASSERT_FALSE(id.empty());
+  EXPECT_TRUE(
+      watch.act_on_unit("no-such-alert", OperatorAction::Acknowledge, testing::week(4)).empty());
+  const auto acked = watch.act_on_unit(id, OperatorAction::Acknowledge, testing::week(4));
+  ASSERT_EQ(acked.size(), 1U);
+  EXPECT_EQ(acked[0].alert.state, core::AlertState::Acknowledged);
+  EXPECT_EQ(acked[0].from, core::AlertState::Firing);
+  EXPECT_TRUE(watch.act_on_unit(id, OperatorAction::Acknowledge, testing::week(4)).empty());
+  EXPECT_TRUE(fired_kinds(feed_cycle(watch, 4, slow_gpu).events).empty());
+  const auto back = feed_cycle(watch, 5, [](int) { return 1.0; });
+  ASSERT_EQ(back.events.size(), 1U);
+  EXPECT_EQ(back.events[0].alert.state, core::AlertState::Resolved);
+  EXPECT_EQ(back.events[0].from, core::AlertState::Acknowledged);
+}
+
+// Rebaselined: the GPU's level is accepted; no new alert while it stays out of line, a new one
+// when it is out of line again after being back in line.
+TEST(SiblingsWatch, ARebaselinedGpuAlertIsNotRaisedAgainUntilTheGpuWasBackInLine) {
+  Watch watch(DetectorParameters{});
+  for (int c = 0; c < 3; ++c) (void)feed_cycle(watch, c, [](int) { return 1.0; });
+  const auto slow_gpu = [](int g) { return g == 3 ? 1.12 : 1.0; };
+  std::string id;
+  for (const auto& e : feed_cycle(watch, 3, slow_gpu).events) {
+    if (e.fired) id = e.alert.id;
+  }
+  const auto closed = watch.act_on_unit(id, OperatorAction::Rebaseline, testing::week(4));
+  ASSERT_EQ(closed.size(), 1U);
+  EXPECT_EQ(closed[0].alert.state, core::AlertState::Rebaselined);
+  EXPECT_TRUE(feed_cycle(watch, 4, slow_gpu).events.empty());
+  EXPECT_TRUE(feed_cycle(watch, 5, [](int) { return 1.0; }).events.empty());
+  EXPECT_EQ(fired_kinds(feed_cycle(watch, 6, slow_gpu).events),
+            (std::map<std::string, int>{{"environment", 1}}));
 }
 
 }  // namespace

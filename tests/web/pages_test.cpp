@@ -171,9 +171,8 @@ TEST_F(LigerHistory, OverviewRowsFromTheReplayListEveryKeyGrouped) {
   const std::string html = render_overview(*rows, query, nullptr, LinkMode::Served);
   EXPECT_EQ(count(html, "<tr class=\"key\""),
             std::min<std::size_t>(rows->size(), kOverviewPageSize) +
-                std::count_if(rows->begin(), rows->end(), [](const KeyRow& r) {
-                  return core::is_problem(r.standing.state);
-                }));
+                std::count_if(rows->begin(), rows->end(),
+                              [](const KeyRow& r) { return core::is_problem(r.standing.state); }));
   EXPECT_NE(html.find("<h3 class=\"env\">nvidia-h100-80gb-hbm3</h3>"), std::string::npos);
 
   query.environment = "nvidia-a100-sxm4-80gb";
@@ -229,9 +228,9 @@ TEST_F(LigerHistory, MarkupImportedFromACsvIsShownAsText) {
     EXPECT_EQ(key_page.find("<script>alert"), std::string::npos);
     EXPECT_NE(key_page.find("0.9.9&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
     for (const auto& alert : (*replay)->alerts) {
-      auto view = find_alert(*connection_, core::is_incident_member(alert) ? alert.incident
-                                                                           : alert_page_id(alert),
-                             options_, site->alerts);
+      auto view = find_alert(
+          *connection_, core::is_incident_member(alert) ? alert.incident : alert_page_id(alert),
+          options_, site->alerts);
       ASSERT_TRUE(view && *view);
       EXPECT_EQ(render_alert(**view, LinkMode::Served).find("<script>alert"), std::string::npos);
     }
@@ -304,8 +303,47 @@ TEST_F(LigerHistory, TheStaticReportLinksRelativelyBetweenItsFiles) {
                                 "nvidia-h100-80gb-hbm3");
   check_links(root / key_file(key_ref(replay.key), Scale::Linear));
   const auto& first = replay.alerts.front();
-  check_links(root / alert_file(core::is_incident_member(first) ? first.incident
-                                                                : alert_page_id(first)));
+  check_links(root /
+              alert_file(core::is_incident_member(first) ? first.incident : alert_page_id(first)));
+}
+
+// Hosts and GPUs: per host, per GPU its runs and whether it is out of line, with its open alert;
+// left out when the runs name only one host and no GPU (a daemon's own runs on a CPU).
+TEST(HostsAndGpus, TheOverviewListsEachGpuOfEachHostWithItsOpenAlert) {
+  std::vector<PlacedRow> placed;
+  for (int g = 0; g < 3; ++g) {
+    PlacedRow row;
+    row.placement = {"h100-a", std::to_string(g), "GPU-" + std::to_string(g), "00000000:19:00.0"};
+    row.runs = 10 + g;
+    if (g == 1) {
+      row.alert_id = "env@gpu:h100-a/GPU-1@t";
+      row.alert_state = core::AlertState::Acknowledged;
+      row.alert_text = "GPU 1 <of> host h100-a is 12.0% slower";
+    }
+    placed.push_back(row);
+  }
+  const std::string html = render_overview({}, {}, nullptr, LinkMode::Served, placed);
+  EXPECT_NE(html.find("<h2>Hosts and GPUs</h2>"), std::string::npos);
+  EXPECT_NE(html.find("data-host=\"h100-a\" data-gpu=\"GPU-0\" data-state=\"in_line\""),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("data-gpu=\"GPU-1\" data-state=\"acknowledged\""), std::string::npos);
+  EXPECT_NE(html.find(alert_href("env@gpu:h100-a/GPU-1@t", LinkMode::Served, 0)),
+            std::string::npos);
+  EXPECT_EQ(html.find("<of>"), std::string::npos);  // the explanation is escaped
+  EXPECT_NE(html.find("<td class=\"num\">12</td>"), std::string::npos);
+
+  PlacedRow cpu;
+  cpu.placement.host = "build-1";
+  cpu.runs = 5;
+  EXPECT_EQ(render_overview({}, {}, nullptr, LinkMode::Served, {cpu}).find("Hosts and GPUs"),
+            std::string::npos);
+  PlacedRow other = cpu;
+  other.placement.host = "build-2";
+  other.host_alert_id = "env@host:build-2@t";
+  const std::string hosts = render_overview({}, {}, nullptr, LinkMode::Served, {cpu, other});
+  EXPECT_NE(hosts.find("<h2>Hosts and GPUs</h2>"), std::string::npos);
+  EXPECT_NE(hosts.find("out of line with its sibling hosts"), std::string::npos);
 }
 
 }  // namespace

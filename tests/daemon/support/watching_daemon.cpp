@@ -11,7 +11,7 @@ namespace kernelwatch::testing {
 using nlohmann::json;
 
 WatchingDaemon::WatchingDaemon(const std::filesystem::path& dir, json benchmarks, json detector,
-                               const std::string& interval)
+                               const std::string& interval, json notifiers)
     : dir_(dir) {
   write_file(dir / "token", std::string(kToken) + "\n");
   std::filesystem::permissions(
@@ -23,7 +23,7 @@ WatchingDaemon::WatchingDaemon(const std::filesystem::path& dir, json benchmarks
       {"schedule", {{"interval", interval}, {"run_at_start", true}}},
       {"benchmarks", std::move(benchmarks)},
       {"detector", std::move(detector)},
-      {"notifiers", json::array()}};
+      {"notifiers", std::move(notifiers)}};
   write_file(dir / "kernelwatch.json", config.dump(2));
 }
 

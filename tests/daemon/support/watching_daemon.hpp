@@ -19,10 +19,11 @@ class WatchingDaemon {
   static constexpr const char* kToken = "watching-daemon-token-7d1c";
 
   // Writes DIR/kernelwatch.json: storage in DIR, any free port, the token, CPU backend, the
-  // schedule given (run_at_start), `benchmarks` and `detector` as given, no notifier.
+  // schedule given (run_at_start), `benchmarks`, `detector` and `notifiers` as given.
   WatchingDaemon(const std::filesystem::path& dir, nlohmann::json benchmarks,
                  nlohmann::json detector = nlohmann::json::object(),
-                 const std::string& interval = "1h");
+                 const std::string& interval = "1h",
+                 nlohmann::json notifiers = nlohmann::json::array());
 
   void start();
   [[nodiscard]] DaemonChild& child() { return child_; }
