@@ -118,6 +118,10 @@ std::string emoji(const NotifiedAlert& n) {
 
 // An incident names its environment and its member keys; an alert its key.
 std::string key_line(const core::Alert& a) {
+  // A GPU or a host out of line with its siblings has no key: where it ran is what it is about.
+  if (!a.placement.empty() && a.key.benchmark.empty()) {
+    return a.placement.describe() + " · " + a.key.environment;
+  }
   if (a.members.empty()) {
     const auto& k = a.key;
     return k.benchmark + " · " + k.provider + " · " + k.workload + " · " + k.environment;
@@ -197,24 +201,36 @@ json members_json(const core::Alert& a) {
 
 json alert_json(const NotifiedAlert& n) {
   const core::Alert& a = n.alert;
-  return json{{"id", a.id},
-              {"state", core::to_string(n.notice)},
-              {"kind", to_string(a.kind)},
-              {"direction", to_string(a.direction)},
-              {"severity", severity(n)},
-              {"key",
-               {{"benchmark", a.key.benchmark},
-                {"provider", a.key.provider},
-                {"workload", a.key.workload},
-                {"environment", a.key.environment}}},
-              {"medianNs", n.run().median.count()},
-              {"band", {{"lowerNs", a.band.lower.count()}, {"upperNs", a.band.upper.count()}}},
-              {"relativeChange", a.relative_change},
-              {"baselineRuns", a.baseline_runs},
-              {"attribution", note(a)},
-              {"externalId", n.run().external_id},
-              {"observedAt", core::format_timestamp(n.run().observed_at)},
-              {"members", members_json(a)}};
+  json alert{{"id", a.id},
+             {"state", core::to_string(n.notice)},
+             {"kind", to_string(a.kind)},
+             {"direction", to_string(a.direction)},
+             {"severity", severity(n)},
+             {"key",
+              {{"benchmark", a.key.benchmark},
+               {"provider", a.key.provider},
+               {"workload", a.key.workload},
+               {"environment", a.key.environment}}},
+             {"medianNs", n.run().median.count()},
+             {"band", {{"lowerNs", a.band.lower.count()}, {"upperNs", a.band.upper.count()}}},
+             {"relativeChange", a.relative_change},
+             {"baselineRuns", a.baseline_runs},
+             {"attribution", note(a)},
+             {"externalId", n.run().external_id},
+             {"observedAt", core::format_timestamp(n.run().observed_at)},
+             {"members", members_json(a)}};
+  // A GPU or host alert says which one, under the run labels' names (docs/NOTIFICATIONS.md).
+  if (!a.placement.empty()) {
+    json where = json::object();
+    for (const auto& [name, value] : {std::pair{"host", &a.placement.host},
+                                      {"gpuIndex", &a.placement.gpu},
+                                      {"gpuUuid", &a.placement.gpu_uuid},
+                                      {"pciBusId", &a.placement.pci_bus_id}}) {
+      if (!value->empty()) where[name] = *value;
+    }
+    alert["placement"] = std::move(where);
+  }
+  return alert;
 }
 
 }  // namespace
@@ -250,7 +266,9 @@ json slack_payload(const Notification& n, const FormatOptions& options) {
     const NotifiedAlert& item = n.alerts[i];
     const core::Alert& a = item.alert;
     std::string body = emoji(item) + " *" + headline(item) + "*  `" +
-                       slack_escape(a.members.empty() ? a.key.benchmark : a.key.environment) +
+                       slack_escape(!a.members.empty()         ? a.key.environment
+                                    : !a.key.benchmark.empty() ? a.key.benchmark
+                                                               : a.placement.describe()) +
                        "`\n" + slack_escape(key_line(a)) + "\n";
     if (a.kind == AlertKind::Environment && !resolved(item)) {
       // What moved and what changed at that run, in the incident's own words (it never calls a

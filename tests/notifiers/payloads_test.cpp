@@ -260,6 +260,32 @@ TEST(AlertmanagerPayload, AGpuOutOfLineCarriesDcgmExportersGpuLabels) {
   EXPECT_EQ(alertmanager_payload(n, {})[0]["labels"]["alertname"], "KernelwatchHostOutlier");
 }
 
+// The same GPU alert through a webhook and Slack: the webhook says which GPU in `placement`
+// (the run labels' names), Slack names it where a key alert names its benchmark; a key alert
+// has no `placement`.
+TEST(WebhookAndSlackPayload, AGpuOutOfLineIsNamedByItsHostAndGpu) {
+  Notification n = sample_notification("gpu-1", 0);
+  n.alerts.push_back(sample_alert(0, Notice::Firing, AlertKind::Environment));
+  n.alerts.push_back(sample_alert(1));
+  core::Alert& a = n.alerts[0].alert;
+  a.key = core::KeyLabels{"", "", "", "nvidia-h100-80gb-hbm3", "", ""};
+  a.placement = core::Placement{"h100-a", "3", "GPU-8c3a0f2e", "00000000:4B:00.0"};
+  a.explanation = "GPU 3 (UUID GPU-8c3a0f2e) of host h100-a is 12.0% slower than its 7 siblings";
+  const json hook = webhook_payload(n);
+  ASSERT_TRUE(hook["alerts"][0].contains("placement")) << hook.dump();
+  const json where = hook["alerts"][0]["placement"];
+  EXPECT_EQ(where["host"], "h100-a");
+  EXPECT_EQ(where["gpuIndex"], "3");
+  EXPECT_EQ(where["gpuUuid"], "GPU-8c3a0f2e");
+  EXPECT_EQ(where["pciBusId"], "00000000:4B:00.0");
+  EXPECT_FALSE(hook["alerts"][1].contains("placement"));
+  const std::string slack = slack_payload(n, {}).dump();
+  EXPECT_NE(slack.find("GPU 3 (UUID GPU-8c3a0f2e) of host h100-a"), std::string::npos) << slack;
+  EXPECT_EQ(slack.find(" ·  · "), std::string::npos) << "an empty key printed: " << slack;
+  a.placement = core::Placement{"h100-c", "", "", ""};
+  EXPECT_EQ(webhook_payload(n)["alerts"][0]["placement"], json({{"host", "h100-c"}}));
+}
+
 // Alertmanager identifies an alert by its labels: the resolve of an alert carries exactly the
 // labels its firing carried, for every kind and direction, or it resolves nothing.
 TEST(AlertmanagerPayload, AnAlertsLabelsNeverChangeBetweenFiringAndResolve) {
