@@ -488,4 +488,44 @@ core::Result<ChildResult> run_child(const ChildRequest& request,
   return result;
 }
 
+std::string duration_text(std::chrono::milliseconds d) {
+  if (d.count() % 3'600'000 == 0 && d.count() != 0)
+    return std::to_string(d.count() / 3'600'000) + "h";
+  if (d.count() % 60'000 == 0 && d.count() != 0) return std::to_string(d.count() / 60'000) + "m";
+  if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
+  return std::to_string(d.count()) + "ms";
+}
+
+std::string child_failure(const core::Result<ChildResult>& child, std::string_view what,
+                          std::string_view path, std::chrono::milliseconds timeout) {
+  if (!child) {
+    if (child.error().code == core::ErrorCode::NotFound) {
+      return std::string(what) + " not found: " + readable_line(path, 200);
+    }
+    return "the " + std::string(what) + " could not start: " + child.error().message;
+  }
+  const std::string tail = child->last_stderr_lines(kReasonStderrLines);
+  const std::string with_tail = tail.empty() ? "" : "; stderr: " + tail;
+  switch (child->end) {
+    case ChildEnd::TimedOut:
+      return "still running after its timeout of " + duration_text(timeout) +
+             ": killed with everything it started" + with_tail;
+    case ChildEnd::Signalled: {
+      const char* name = ::sigabbrev_np(child->signal);
+      return "killed by signal " + std::to_string(child->signal) + " (" +
+             (name != nullptr ? "SIG" + std::string(name) : std::to_string(child->signal)) + ")" +
+             with_tail;
+    }
+    case ChildEnd::Cancelled:
+      return "killed: the daemon is stopping";
+    case ChildEnd::Exited:
+      break;
+  }
+  if (child->exit_code != 0) {
+    return "exited with status " + std::to_string(child->exit_code) +
+           (tail.empty() ? " (nothing on stderr)" : ": " + tail);
+  }
+  return {};
+}
+
 }  // namespace kernelwatch::runners

@@ -78,4 +78,18 @@ struct ChildResult {
 // collapsed, cut between characters at max_bytes (an ellipsis marks the cut).
 [[nodiscard]] std::string readable_line(std::string_view bytes, std::size_t max_bytes = 400);
 
+// A timeout as a config would write it: "1h", "20m", "6s", "700ms".
+[[nodiscard]] std::string duration_text(std::chrono::milliseconds duration);
+
+// The stderr lines a failure reason quotes.
+inline constexpr std::size_t kReasonStderrLines = 3;
+
+// Why a child's execution failed as a whole, in the words a failed run's reason starts with:
+// "<what> not found: <path>", "the <what> could not start: ...", the timeout, the signal (with
+// its name), the daemon stopping, a non-zero exit with the stderr tail; "" when it exited 0.
+// `what` names the program ("program", "python interpreter").
+[[nodiscard]] std::string child_failure(const core::Result<ChildResult>& child,
+                                        std::string_view what, std::string_view path,
+                                        std::chrono::milliseconds timeout);
+
 }  // namespace kernelwatch::runners

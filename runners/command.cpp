@@ -20,7 +20,6 @@ namespace {
 
 using core::ErrorCode;
 
-constexpr std::size_t kStderrLines = 3;
 // NVML's clocks event reason "GPU idle" (nvmlClocksEventReasonGpuIdle).
 constexpr std::uint64_t kGpuIdle = 0x1;
 
@@ -38,12 +37,6 @@ constexpr std::array<std::string_view, 12> kTimingVariables = {"CUDA_LAUNCH_BLOC
                                                                "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"};
 constexpr std::array<std::string_view, 7> kTimingVariablePrefixes = {
     "CUDA_", "PYTORCH_", "TORCH_", "TRITON_", "NCCL_", "CUBLAS_", "CUDNN_"};
-
-std::string duration_text(std::chrono::milliseconds d) {
-  if (d.count() % 60'000 == 0) return std::to_string(d.count() / 60'000) + "m";
-  if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
-  return std::to_string(d.count()) + "ms";
-}
 
 std::string replace_out(std::string text, const std::string& path) {
   for (std::size_t at; (at = text.find(kOutPlaceholder)) != std::string::npos;) {
@@ -107,36 +100,11 @@ std::string program_digest(const std::string& program, const CommandEntry& entry
   return core::sha256_hex(bytes);
 }
 
-std::string signal_name(int signal) {
-  const char* name = ::sigabbrev_np(signal);
-  return name != nullptr ? "SIG" + std::string(name) : std::to_string(signal);
-}
-
 // Why an execution as a whole failed; "" when its output is to be parsed.
 std::string execution_failure(const core::Result<ChildResult>& child, const CommandEntry& entry) {
-  if (!child) {
-    if (child.error().code == ErrorCode::NotFound) {
-      return "program not found: " + readable_line(entry.command.front(), 200);
-    }
-    return "the program could not start: " + child.error().message;
-  }
-  const std::string tail = child->last_stderr_lines(kStderrLines);
-  const std::string with_tail = tail.empty() ? "" : "; stderr: " + tail;
-  switch (child->end) {
-    case ChildEnd::TimedOut:
-      return "still running after its timeout of " + duration_text(entry.timeout) +
-             ": killed with everything it started" + with_tail;
-    case ChildEnd::Signalled:
-      return "killed by signal " + std::to_string(child->signal) + " (" +
-             signal_name(child->signal) + ")" + with_tail;
-    case ChildEnd::Cancelled:
-      return "killed: the daemon is stopping";
-    case ChildEnd::Exited:
-      break;
-  }
-  if (child->exit_code != 0) {
-    return "exited with status " + std::to_string(child->exit_code) +
-           (tail.empty() ? " (nothing on stderr)" : ": " + tail);
+  if (auto why = child_failure(child, "program", entry.command.front(), entry.timeout);
+      !why.empty()) {
+    return why;
   }
   if (child->stdout_overflow) {
     return "its output is over " + std::to_string(entry.max_output_bytes) + " bytes (" +

@@ -43,6 +43,19 @@ std::string shown_text(std::string_view text) {
 
 }  // namespace
 
+core::Result<std::string> read_entry_name(const JsonField& object, std::string_view names) {
+  if (!object["name"].present()) {
+    return object.error("name is missing (" + std::string(names) + ")");
+  }
+  std::string name = KW_TRY(object["name"].string());
+  if (!entry_name_ok(name)) {
+    return object["name"].error(shown_text(name) +
+                                " is not 1 to 64 of a-z, 0-9, '.', '_', '-' starting with a "
+                                "letter or digit");
+  }
+  return name;
+}
+
 core::Result<CommandEntry> read_command_entry(const JsonField& object,
                                               const EntryReaderServices& services) {
   for (const std::string& key : object.keys()) {
@@ -57,14 +70,7 @@ core::Result<CommandEntry> read_command_entry(const JsonField& object,
     }
   }
   CommandEntry entry;
-  if (!object["name"].present())
-    return object.error("name is missing (it prefixes the benchmarks)");
-  entry.name = KW_TRY(object["name"].string());
-  if (!entry_name_ok(entry.name)) {
-    return object["name"].error(shown_text(entry.name) +
-                                " is not 1 to 64 of a-z, 0-9, '.', '_', '-' starting with a "
-                                "letter or digit");
-  }
+  entry.name = KW_TRY(read_entry_name(object, "it prefixes the benchmarks"));
   if (!object["command"].present()) {
     return object.error(
         "command is missing (the program and its arguments, like "

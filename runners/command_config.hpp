@@ -31,6 +31,10 @@ struct EntryReaderServices {
 // 1 to 64 of a-z, 0-9, '.', '_', '-' starting with a letter or digit (an entry's name, a
 // provider).
 [[nodiscard]] bool entry_name_ok(std::string_view name);
+// An entry's "name": present, a string, and entry_name_ok; `names` says what it names in the
+// error when it is missing ("it prefixes the benchmarks").
+[[nodiscard]] core::Result<std::string> read_entry_name(const core::JsonField& object,
+                                                        std::string_view names);
 // [A-Za-z_][A-Za-z0-9_]*
 [[nodiscard]] bool variable_name_ok(std::string_view name);
 

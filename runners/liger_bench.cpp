@@ -28,15 +28,8 @@ using nlohmann::json;
 constexpr int kExitBadRequest = 2;
 constexpr int kExitImport = 3;
 constexpr int kExitNoCuda = 4;
-constexpr std::size_t kStderrLines = 3;
 // A result line is a few hundred bytes; anything longer is not one (and is never buffered).
 constexpr std::size_t kMaxLineBytes = 64 * 1024;
-
-std::string duration_text(std::chrono::milliseconds d) {
-  if (d.count() % 60'000 == 0) return std::to_string(d.count() / 60'000) + "m";
-  if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
-  return std::to_string(d.count()) + "ms";
-}
 
 // What one case's stdout line said.
 struct CaseResult {
@@ -214,7 +207,7 @@ std::string missing_reason(const core::Result<ChildResult>& child, const LigerBe
     }
     return "runner could not start: " + child.error().message;
   }
-  const std::string tail = child->last_stderr_lines(kStderrLines);
+  const std::string tail = child->last_stderr_lines(kReasonStderrLines);
   const std::string last = child->last_stderr_lines(1);
   switch (child->end) {
     case ChildEnd::TimedOut:

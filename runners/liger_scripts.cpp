@@ -24,15 +24,7 @@ using core::ErrorCode;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-constexpr std::size_t kStderrLines = 3;
 constexpr std::size_t kMaxCopiedEntries = 10'000;
-
-std::string duration_text(std::chrono::milliseconds d) {
-  if (d.count() % 3'600'000 == 0) return std::to_string(d.count() / 3'600'000) + "h";
-  if (d.count() % 60'000 == 0) return std::to_string(d.count() / 60'000) + "m";
-  if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
-  return std::to_string(d.count()) + "ms";
-}
 
 core::Result<std::string> read_file(const fs::path& path, std::size_t limit) {
   std::error_code ec;
@@ -104,30 +96,7 @@ core::Status lay_out(const fs::path& checkout, const fs::path& scratch, std::siz
 
 // Why a script's run failed as a whole; "" when its rows are to be read.
 std::string script_failure(const core::Result<ChildResult>& child, const LigerScriptsEntry& entry) {
-  if (!child) {
-    if (child.error().code == ErrorCode::NotFound) {
-      return "python interpreter not found: " + readable_line(entry.python.string(), 200);
-    }
-    return "the interpreter could not start: " + child.error().message;
-  }
-  const std::string tail = child->last_stderr_lines(kStderrLines);
-  const std::string with_tail = tail.empty() ? "" : "; stderr: " + tail;
-  switch (child->end) {
-    case ChildEnd::TimedOut:
-      return "still running after its timeout of " + duration_text(entry.timeout) +
-             ": killed with everything it started" + with_tail;
-    case ChildEnd::Signalled:
-      return "killed by signal " + std::to_string(child->signal) + with_tail;
-    case ChildEnd::Cancelled:
-      return "killed: the daemon is stopping";
-    case ChildEnd::Exited:
-      break;
-  }
-  if (child->exit_code != 0) {
-    return "exited with status " + std::to_string(child->exit_code) +
-           (tail.empty() ? " (nothing on stderr)" : ": " + tail);
-  }
-  return {};
+  return child_failure(child, "python interpreter", entry.python.string(), entry.timeout);
 }
 
 // The rows the script wrote: every CSV file in the scratch data folder (all_benchmark_data.csv,

@@ -41,13 +41,7 @@ core::Result<LigerScriptsEntry> read_liger_scripts_entry(const JsonField& object
     }
   }
   LigerScriptsEntry entry;
-  if (!object["name"].present()) return object.error("name is missing (it names the entry)");
-  entry.name = KW_TRY(object["name"].string());
-  if (!entry_name_ok(entry.name)) {
-    return object["name"].error(shown_text(entry.name) +
-                                " is not 1 to 64 of a-z, 0-9, '.', '_', '-' starting with a "
-                                "letter or digit");
-  }
+  entry.name = KW_TRY(read_entry_name(object, "it names the entry"));
   if (!object["checkout"].present()) {
     return object.error(
         "checkout is missing (the Liger-Kernel checkout whose benchmark/scripts run, like "
