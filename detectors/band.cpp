@@ -64,6 +64,12 @@ std::string_view to_string(VerdictKind kind) noexcept {
   return "unknown";
 }
 
+double range_margin(double center, bool trusted, const BandParameters& p) {
+  if (trusted) return p.trusted_relative_margin;
+  return std::max(p.min_relative_margin,
+                  static_cast<double>(p.young_jitter.count()) / std::max(center, 1.0));
+}
+
 Band band_of(std::span<const Observation> baseline, const BandContext& context,
              const BandParameters& p, std::string* why) {
   KW_ASSERT(!baseline.empty(), "band_of needs at least one baseline run");
@@ -78,12 +84,9 @@ Band band_of(std::span<const Observation> baseline, const BandContext& context,
     p80s.push_back(static_cast<double>(run.p80_or_median().count()));
   }
   const double center = median(medians);
-  const double floor =
-      context.trusted
-          ? p.trusted_relative_margin
-          : std::max(p.min_relative_margin,
-                     static_cast<double>(p.young_jitter.count()) / std::max(center, 1.0));
-  const double spread = p.spread_factor * 1.4826 * median_absolute_deviation(medians, center) / center;
+  const double floor = range_margin(center, context.trusted, p);
+  const double spread =
+      p.spread_factor * 1.4826 * median_absolute_deviation(medians, center) / center;
   const auto own = excursions(context.residuals, p);
   const double up = std::max(spread, own.up);
   const double down = std::max(spread, own.down);

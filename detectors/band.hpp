@@ -58,6 +58,10 @@ struct BandContext {
 [[nodiscard]] Band band_of(std::span<const Observation> baseline, const BandContext& context,
                            const BandParameters& parameters, std::string* why = nullptr);
 
+// The fraction of the centre a band reaches beyond a baseline's extreme medians:
+// trusted_relative_margin for a trusted key, else max(min_relative_margin, young_jitter / centre).
+[[nodiscard]] double range_margin(double center, bool trusted, const BandParameters& parameters);
+
 // Where a median falls against a band.
 [[nodiscard]] VerdictKind classify(std::chrono::nanoseconds median, const Band& band);
 // (edge - centre) / centre the way of `direction`: how far the band reaches that way.

@@ -298,10 +298,7 @@ std::optional<Trigger> KeyDetector::persistent_step(const Observation& run, cons
   if (medians.size() < std::max(p.min_history, p.trust_runs)) return std::nullopt;
   const double center = median(medians);
   if (center <= 0) return std::nullopt;
-  const bool trusted = judged_ >= p.trust_runs;
-  const double floor = trusted ? p.trusted_relative_margin
-                               : std::max(p.min_relative_margin,
-                                          static_cast<double>(p.young_jitter.count()) / center);
+  const double floor = range_margin(center, judged_ >= p.trust_runs, p);
   const double sigma = 1.4826 * median_absolute_deviation(medians, center) / center;
   const double spread = std::max(floor, p.spread_factor * sigma);
   const double high = accepted[accepted.size() - 1 - p.persist_trim] + floor * center;
