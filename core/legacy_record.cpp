@@ -12,7 +12,10 @@ namespace {
 
 using nlohmann::json;
 
-// The sources whose records kernelwatch itself wrote in the old forms.
+// The sources whose records kernelwatch itself wrote in the old forms: the two that existed in
+// 0.1.0 (the harness and liger-bench). A closed list, not the catalogue of run sources
+// (runners/sources.hpp): sources added since write only the current forms, so a new source never
+// joins it.
 bool own_source(const json& run) {
   const json* source = nullptr;
   if (const auto spec = run.find("spec"); spec != run.end() && spec->is_object()) {
