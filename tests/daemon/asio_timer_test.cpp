@@ -3,7 +3,7 @@
 // "fire at absolute time 1 ns" on a CLOCK_MONOTONIC timerfd. libfaketime 0.9.10, which .ci/run
 // uses to run these suites under shifted wall clocks, shifts every absolute timerfd value as if it
 // were CLOCK_REALTIME, so that timer fired 2 days late under -2d and never under +400d: the
-// header-deadline test timed out now and then. .ci/run preloads .ci/timerfd_passthrough.c ahead of
+// header-deadline test timed out now and then. .ci/run preloads .ci/monotonic_passthrough.c ahead of
 // libfaketime; this test fails under faketime without it.
 #include <chrono>
 

@@ -322,9 +322,6 @@ int busy_connection(std::uint16_t port) {
 // busy (a request body that never comes), so none can be replaced; a new connection from the
 // address gets a spare slot where health checks are answered, and anything else gets 503.
 TEST(ServingE2E, HealthChecksAreAnsweredFromAnAddressThatReconnectsAtOnceAfterEachDrop) {
-  if (std::getenv("FAKETIME") != nullptr) {
-    GTEST_SKIP() << "libfaketime shifts Asio's absolute timerfd deadlines";
-  }
   constexpr int kCap = 16;
   constexpr int kHeld = 2 * kCap;  // more than the cap: the rest are refused and reconnect
   testing::TempDir dir;
