@@ -93,6 +93,7 @@ core::Result<Processed> Engine::process_run(Transaction& tx, const core::Record&
   if (!key_ids_.contains(labels.identity())) processed.replaced_key = replaced_by(labels);
   key_ids_[labels.identity()] = inserted.key_id;
   identities_[inserted.key_id] = labels.identity();
+  index_name(labels);
 
   auto observation =
       detectors::observation_from_record(record, core::implementation_version(record.run.metadata));
@@ -235,22 +236,25 @@ core::Status Engine::act(std::string_view alert_id, bool rebaseline, core::Times
   return tx.commit();
 }
 
-namespace {
+namespace {}  // namespace
 
-// What names a key apart from its protocol's settings.
-std::string labels_but_digest(const core::KeyLabels& key) {
+std::string Engine::name_of(const core::KeyLabels& key) {
   return key.display() + " " + key.protocol;
 }
 
-}  // namespace
+void Engine::index_name(const core::KeyLabels& key) {
+  same_name_[name_of(key)].insert(key.identity());
+}
 
 std::optional<core::KeyLabels> Engine::replaced_by(const core::KeyLabels& fresh) const {
-  const std::string name = labels_but_digest(fresh);
+  const auto named = same_name_.find(name_of(fresh));
+  if (named == same_name_.end()) return std::nullopt;
   std::optional<core::KeyLabels> newest;
   core::Timestamp newest_at = core::Timestamp::min();
-  for (const auto* view : watch_.keys()) {
+  for (const std::string& identity : named->second) {  // in identity order, as watch_.keys()
+    const auto* view = watch_.find(identity);
+    if (view == nullptr || identity == fresh.identity()) continue;
     const auto& key = view->monitor->key();
-    if (key.identity() == fresh.identity() || labels_but_digest(key) != name) continue;
     const auto at = view->last_run ? view->last_run->observed_at : core::Timestamp::min();
     if (!newest || at > newest_at) {
       newest = key;
@@ -262,8 +266,11 @@ std::optional<core::KeyLabels> Engine::replaced_by(const core::KeyLabels& fresh)
 
 std::vector<ProtocolChange> Engine::protocol_changes() const {
   std::map<std::string, std::vector<const detectors::Watch::KeyView*>> by_name;
-  for (const auto* view : watch_.keys()) {
-    by_name[labels_but_digest(view->monitor->key())].push_back(view);
+  for (const auto& [name, identities] : same_name_) {
+    if (identities.size() < 2) continue;
+    for (const std::string& identity : identities) {
+      if (const auto* view = watch_.find(identity)) by_name[name].push_back(view);
+    }
   }
   std::vector<ProtocolChange> out;
   for (auto& [name, views] : by_name) {

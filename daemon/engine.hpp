@@ -18,6 +18,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/record.hpp"
@@ -149,6 +150,11 @@ class Engine {
   [[nodiscard]] std::optional<std::int64_t> key_id_of(const core::KeyLabels& key) const;
   // The newest other key a fresh key replaces (ProtocolChange), if any.
   [[nodiscard]] std::optional<core::KeyLabels> replaced_by(const core::KeyLabels& fresh) const;
+  // What names a key apart from its protocol's settings (its labels and protocol name): keys
+  // that share it are one benchmark whose settings changed.
+  [[nodiscard]] static std::string name_of(const core::KeyLabels& key);
+  // Files a watched key under name_of(), for replaced_by() and protocol_changes().
+  void index_name(const core::KeyLabels& key);
   // rebuild()'s second step (engine_rebuild.cpp): storing what a crash kept from being stored
   // and the alerts imported history implies.
   [[nodiscard]] core::Status recover(storage::AlertStore& alerts, const replay::Replay& replayed);
@@ -163,6 +169,10 @@ class Engine {
   detectors::Watch watch_;
   std::map<std::string, std::int64_t> key_ids_;  // key identity -> key row
   std::map<std::int64_t, std::string> identities_;
+  // name_of() -> the identities of the watched keys of that name (and perhaps of keys the watch
+  // does not hold yet): a fresh key looks up its own name instead of sorting every key (a POST of
+  // 400 runs of new keys beside 20,000 keys took 16-23 s).
+  std::unordered_map<std::string, std::set<std::string>> same_name_;
   std::set<std::string> history_alerts_;  // ids of the stored alerts of origin history
   replay::PlacedCounts placed_;
   std::uint64_t generation_ = 0;

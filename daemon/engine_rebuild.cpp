@@ -28,6 +28,8 @@ core::Status Engine::rebuild() {
   placed_ = std::move(replayed.placed);
   identities_.clear();
   for (const auto& [identity, id] : key_ids_) identities_[id] = identity;
+  same_name_.clear();
+  for (const auto* view : watch_.keys()) index_name(view->monitor->key());
   cycle_ = 0;
   return recover(alerts, replayed);
 }

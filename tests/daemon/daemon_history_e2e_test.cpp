@@ -305,6 +305,15 @@ TEST(DaemonE2E, AChangedProtocolIsLoggedAndShownInTheStatus) {
                            "hidden256-rows16-fp32"),
             std::string::npos)
       << table.out;
+
+  // A restart finds the change again in the stored runs.
+  daemon.stop();
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  const json again = json::parse(http(daemon.port(), "GET", "/api/v1/status").body);
+  ASSERT_EQ(again["protocolChanges"].size(), 1u) << again.dump();
+  EXPECT_EQ(again["protocolChanges"][0]["digest"], change["digest"]);
+  EXPECT_EQ(again["protocolChanges"][0]["previousKeys"], change["previousKeys"]);
   daemon.stop();
 }
 
