@@ -17,6 +17,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$root/bench/daemon/daemon_lib.sh"
 kw="$root/build/ci/daemon/kernelwatch"
 runs=8000
 duration=15
@@ -63,28 +64,9 @@ python3 "$root/bench/daemon/synthetic_runs.py" "$work/small.jsonl" --keys 2 --ru
   --minutes-apart 10
 grep '"bench-1"' "$work/small.jsonl" > "$work/posted-key.jsonl"
 "$kw" import --db "$work/kw.db" "$work/long.jsonl" "$work/posted-key.jsonl" >/dev/null
-token="bench-token-$RANDOM$RANDOM"
-printf '%s\n' "$token" > "$work/token"
-chmod 600 "$work/token"
-cat > "$work/kernelwatch.json" <<EOF
-{
-  "storage": {"path": "$work/kw.db"},
-  "http": {"listen": "127.0.0.1:0", "token_file": "$work/token"},
-  "backend": "cpu",
-  "benchmarks": [],
-  "notifiers": []
-}
-EOF
-"$kw" daemon --config "$work/kernelwatch.json" > "$work/kw.out" 2> "$work/kw.err" &
-kw_pid=$!
-kw_port=""
-for _ in $(seq 1 1200); do
-  kw_port=$(sed -n 's/^kernelwatch: listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/kw.out")
-  [[ -n "$kw_port" ]] && break
-  kill -0 "$kw_pid" 2>/dev/null || { cat "$work/kw.err" >&2; exit 1; }
-  sleep 0.1
-done
-[[ -n "$kw_port" ]] || { echo "key_page: kernelwatch did not start" >&2; exit 1; }
+kw_new_token
+kw_write_config "$work/kw.db"
+kw_start_daemon key_page
 ref=$(curl -sf "http://127.0.0.1:$kw_port/api/v1/keys" | python3 -c '
 import json, sys
 print(next(k["digest"][7:] for k in json.load(sys.stdin) if k["workload"] == "bench-0"))')

@@ -18,6 +18,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$root/bench/daemon/daemon_lib.sh"
 kw="$root/build/ci/daemon/kernelwatch"
 keys=5000
 runs=8
@@ -59,31 +60,13 @@ import_s=$(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')")
 write_config() {
   local metrics=""
   [[ "$1" != default ]] && metrics="\"metrics\": {\"per_key\": \"$1\"},"
-  cat > "$work/kernelwatch.json" <<EOF
-{
-  "storage": {"path": "$work/kw.db"},
-  "http": {"listen": "127.0.0.1:0"},
-  $metrics
-  "backend": "cpu",
-  "benchmarks": [],
-  "notifiers": []
-}
-EOF
+  kw_write_config "$work/kw.db" "$metrics"
 }
 
 first=${settings%% *}
 write_config "$first"
-"$kw" daemon --config "$work/kernelwatch.json" > "$work/kw.out" 2> "$work/kw.err" &
-kw_pid=$!
-port=""
-for _ in $(seq 1 1200); do
-  port=$(sed -n 's/^kernelwatch: listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/kw.out")
-  [[ -n "$port" ]] && break
-  kill -0 "$kw_pid" 2>/dev/null || { cat "$work/kw.err" >&2; exit 1; }
-  sleep 0.1
-done
-[[ -n "$port" ]] || { echo "metrics_cardinality: kernelwatch did not start" >&2; exit 1; }
-url="http://127.0.0.1:$port/metrics"
+kw_start_daemon metrics_cardinality
+url="http://127.0.0.1:$kw_port/metrics"
 
 echo "# /metrics with $keys keys ($((keys * runs)) runs imported in ${import_s} s); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# kernelwatch $("$kw" --version 2>/dev/null || echo) ; scrape time: curl time_total of a freshly rendered answer, median/max of $scrapes"

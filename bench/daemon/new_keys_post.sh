@@ -14,6 +14,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$root/bench/daemon/daemon_lib.sh"
 kw="$root/build/ci/daemon/kernelwatch"
 keys=20000
 batch=400
@@ -56,34 +57,15 @@ for b in range(batches):
     with open(f"{work}/batch{b}.json", "w") as f:
         json.dump([json.loads(line) for line in lines[b * batch:(b + 1) * batch]], f)
 EOF
-token=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
-printf '%s' "$token" > "$work/token"
-chmod 600 "$work/token"
-cat > "$work/kernelwatch.json" <<EOF
-{
-  "storage": {"path": "$work/kw.db"},
-  "http": {"listen": "127.0.0.1:0", "token_file": "$work/token"},
-  "backend": "cpu",
-  "benchmarks": [],
-  "notifiers": []
-}
-EOF
-"$kw" daemon --config "$work/kernelwatch.json" > "$work/kw.out" 2> "$work/kw.err" &
-kw_pid=$!
-port=""
-for _ in $(seq 1 1200); do
-  port=$(sed -n 's/^kernelwatch: listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/kw.out")
-  [[ -n "$port" ]] && break
-  kill -0 "$kw_pid" 2>/dev/null || { cat "$work/kw.err" >&2; exit 1; }
-  sleep 0.1
-done
-[[ -n "$port" ]] || { echo "new_keys_post: kernelwatch did not start" >&2; exit 1; }
+kw_new_token
+kw_write_config "$work/kw.db"
+kw_start_daemon new_keys_post
 
 echo "# $batches POSTs of $batch runs of new keys beside $keys keys; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for b in $(seq 0 $((batches - 1))); do
   out=$(curl -s -o "$work/answer.json" -w '%{http_code} %{time_total}' \
     -H "Authorization: Bearer $token" -H "Content-Type: application/json" \
-    --data-binary @"$work/batch$b.json" "http://127.0.0.1:$port/api/v1/runs")
+    --data-binary @"$work/batch$b.json" "http://127.0.0.1:$kw_port/api/v1/runs")
   [[ "${out%% *}" == 200 ]] || { echo "new_keys_post: POST answered ${out%% *}" >&2; cat "$work/answer.json" >&2; exit 1; }
   echo "POST $((b + 1)): ${out#* } s"
 done

@@ -8,6 +8,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$root/bench/daemon/daemon_lib.sh"
 kw="$root/build/ci/daemon/kernelwatch"
 runs=32000
 step_every=2000
@@ -46,18 +47,9 @@ with open(path, "w") as f:
                                   "one-key")) + "\n")
 EOF
 "$kw" import --db "$work/kw.db" "$work/history.jsonl"
-cat > "$work/kernelwatch.json" <<EOF
-{"storage": {"path": "$work/kw.db"}, "http": {"listen": "127.0.0.1:0"}, "backend": "cpu",
- "benchmarks": [], "notifiers": []}
-EOF
+kw_write_config "$work/kw.db"
 started=$(date +%s.%N)
-"$kw" daemon --config "$work/kernelwatch.json" > "$work/kw.out" 2> "$work/kw.err" &
-kw_pid=$!
-for _ in $(seq 1 3000); do
-  grep -qs '^kernelwatch: listening on' "$work/kw.out" && break
-  kill -0 "$kw_pid" 2>/dev/null || { cat "$work/kw.err" >&2; exit 1; }
-  sleep 0.1
-done
+kw_start_daemon restart_rss 3000
 ready=$(date +%s.%N)
 echo "runs $runs; start (replay) took $(python3 -c "print(f'{$ready - $started:.1f}')") s"
 grep -E 'VmRSS|VmHWM' "/proc/$kw_pid/status"

@@ -16,6 +16,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$root/bench/daemon/daemon_lib.sh"
 kw="$root/build/ci/daemon/kernelwatch"
 duration=20
 connections="1 4 64"
@@ -59,28 +60,9 @@ free_port() {
 # --- kernelwatch with the repository's data ---------------------------------------------------
 db="$work/kw.db"
 "$kw" import --db "$db" "$root"/data/kernelindex/*.json "$root"/data/liger/*.csv >/dev/null
-token="bench-token-$RANDOM$RANDOM"
-printf '%s\n' "$token" > "$work/token"
-chmod 600 "$work/token"
-cat > "$work/kernelwatch.json" <<EOF
-{
-  "storage": {"path": "$db"},
-  "http": {"listen": "127.0.0.1:0", "token_file": "$work/token"},
-  "backend": "cpu",
-  "benchmarks": [],
-  "notifiers": []
-}
-EOF
-"$kw" daemon --config "$work/kernelwatch.json" > "$work/kw.out" 2> "$work/kw.err" &
-kw_pid=$!
-kw_port=""
-for _ in $(seq 1 600); do
-  kw_port=$(sed -n 's/^kernelwatch: listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/kw.out")
-  [[ -n "$kw_port" ]] && break
-  kill -0 "$kw_pid" 2>/dev/null || { cat "$work/kw.err" >&2; exit 1; }
-  sleep 0.1
-done
-[[ -n "$kw_port" ]] || { echo "wrk_vs_nginx: kernelwatch did not start" >&2; exit 1; }
+kw_new_token
+kw_write_config "$db"
+kw_start_daemon wrk_vs_nginx 600
 
 # --- nginx serving the same bytes -------------------------------------------------------------
 mkdir -p "$work/nginx/html/api/v1" "$work/nginx/logs"
