@@ -1,6 +1,29 @@
-# Sourced by the daemon benchmarks: a token, a config with no benchmarks and no notifiers, and
-# the real daemon started on a free port. Expects $kw (the binary) and $work (a scratch folder
-# the script removes at exit, killing $kw_pid).
+# Sourced by the daemon benchmarks: their checks, a scratch folder, a token, a config with no
+# benchmarks and no notifiers, and the real daemon started on a free port. Expects $kw (the
+# binary).
+
+# $1: the benchmark's name for messages; the rest: the tools it needs besides $kw.
+kw_require() {
+  local name=$1 tool
+  shift
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || { echo "$name: $tool not found (scripts/setup)" >&2; exit 1; }
+  done
+  [[ -x "$kw" ]] || { echo "$name: no kernelwatch binary at $kw (--kernelwatch PATH)" >&2; exit 1; }
+}
+
+# A scratch folder $work, removed at exit after the daemon ($kw_pid) is stopped. A benchmark
+# with more processes to stop sets its own EXIT trap after this.
+kw_make_work() {
+  work=$(mktemp -d)
+  kw_pid=""
+  trap kw_cleanup EXIT
+}
+kw_cleanup() {
+  [[ -n "$kw_pid" ]] && kill "$kw_pid" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
 
 # A fresh bearer token in $work/token (mode 600); sets $token.
 kw_new_token() {

@@ -37,19 +37,8 @@ while [[ $# -gt 0 ]]; do
     *) echo "metrics_cardinality: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-for tool in curl python3 promtool; do
-  command -v "$tool" >/dev/null || { echo "metrics_cardinality: $tool not found (scripts/setup)" >&2; exit 1; }
-done
-[[ -x "$kw" ]] || { echo "metrics_cardinality: no kernelwatch binary at $kw (--kernelwatch PATH)" >&2; exit 1; }
-
-work=$(mktemp -d)
-kw_pid=""
-cleanup() {
-  [[ -n "$kw_pid" ]] && kill "$kw_pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+kw_require metrics_cardinality curl python3 promtool
+kw_make_work
 
 python3 "$root/bench/daemon/synthetic_runs.py" "$work/runs.jsonl" --keys "$keys" --runs "$runs" \
   --stepped 0.02 --failing 0.01

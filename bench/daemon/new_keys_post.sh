@@ -31,19 +31,8 @@ while [[ $# -gt 0 ]]; do
     *) echo "new_keys_post: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-for tool in curl python3; do
-  command -v "$tool" >/dev/null || { echo "new_keys_post: $tool not found" >&2; exit 1; }
-done
-[[ -x "$kw" ]] || { echo "new_keys_post: no kernelwatch binary at $kw (--kernelwatch PATH)" >&2; exit 1; }
-
-work=$(mktemp -d)
-kw_pid=""
-cleanup() {
-  [[ -n "$kw_pid" ]] && kill "$kw_pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+kw_require new_keys_post curl python3
+kw_make_work
 
 total=$((keys + batch * batches))
 python3 "$root/bench/daemon/synthetic_runs.py" "$work/all.jsonl" --keys "$total" --runs 1

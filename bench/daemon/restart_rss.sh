@@ -21,16 +21,8 @@ while [[ $# -gt 0 ]]; do
     *) echo "restart_rss: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-[[ -x "$kw" ]] || { echo "restart_rss: no kernelwatch binary at $kw (--kernelwatch PATH)" >&2; exit 1; }
-
-work=$(mktemp -d)
-kw_pid=""
-cleanup() {
-  [[ -n "$kw_pid" ]] && kill "$kw_pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+kw_require restart_rss python3
+kw_make_work
 
 KW_BENCH_DIR="$(dirname "$0")" python3 - "$work/history.jsonl" "$runs" "$step_every" <<'EOF'
 import datetime, json, math, os, sys
