@@ -1,7 +1,8 @@
 // The daemon's configuration: the JSON config file (docs/CONFIG.md) parsed straight into the
 // types of the modules it configures (kernels, detectors, notifiers), the loader that validates
-// it and resolves its secrets, and the redacted form the daemon logs. Level 3: uses core/ and the
-// types and name parsers of kernels/, detectors/ and notifiers/, and nlohmann/json.
+// it and resolves its secrets, and the redacted form the daemon logs. Level 3: uses core/, the
+// types and name parsers of kernels/, detectors/ and notifiers/, the catalogue of run sources of
+// runners/ (an entry with a `runner` is read by its source), and nlohmann/json.
 #pragma once
 
 #include <chrono>
