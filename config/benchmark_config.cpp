@@ -150,7 +150,7 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
   for (const std::string_view key : {"kernel", "pass", "workloads"}) {
     if (!object[key].present()) return object.error(std::string(key) + " is missing");
   }
-  // Kernelwatch's own kernels take none of a runner's fields.
+  // kernelwatch's own kernels take none of a runner's fields.
   for (const std::string_view key : {"python", "script", "timeout"}) {
     if (object[key].present()) return object[key].error("applies to a benchmark with a \"runner\"");
   }
