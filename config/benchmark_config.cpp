@@ -8,9 +8,8 @@
 #include <vector>
 
 #include "kernels/catalogue.hpp"
-#include "runners/command_config.hpp"
-#include "runners/liger_bench_config.hpp"
-#include "runners/liger_scripts_config.hpp"
+#include "runners/source_entry.hpp"
+#include "runners/sources.hpp"
 
 namespace kernelwatch::config::detail {
 namespace {
@@ -77,38 +76,48 @@ Result<std::vector<core::Workload>> read_workloads(
   return workloads;
 }
 
-// A kernel of the catalogue (kernelwatch's own), or of core's names for liger-bench.
-Result<kernels::KernelRef> read_kernel(const JsonField& field, Runner runner) {
+// A kernel of the catalogue.
+Result<kernels::KernelRef> read_kernel(const JsonField& field) {
   const std::string text = KW_TRY(field.string());
-  if (runner == Runner::LigerBench) {
-    return kernels::KernelRef(KW_TRY(read_name(field, text, core::parse_kernel, core::kKernels)));
-  }
   auto kernel = kernels::find_kernel(text);
   if (!kernel) return field.error(shown(text) + " is not one of " + kernels::kernel_names());
   return *kernel;
 }
 
-// `runner`: absent for kernelwatch's own kernels, whose entries take none of a runner's fields.
-Result<Runner> read_runner(const JsonField& object) {
+// What the config lends a run source's reader (runners/source_entry.hpp).
+runners::EntryReaderServices reader_services(const Reader& reader) {
+  runners::EntryReaderServices services;
+  services.duration = [](const JsonField& f, milliseconds minimum) -> Result<milliseconds> {
+    milliseconds value{0};
+    KW_TRY(read_duration(f, minimum, value));
+    return value;
+  };
+  services.resolve = [&reader](const std::string& path) { return reader.resolve(path); };
+  services.shown = [](std::string_view text) { return shown(text); };
+  services.known_fields = [](const JsonField& object,
+                             const std::vector<std::string_view>& allowed) -> Status {
+    KW_TRY(object_of(object, allowed));
+    return {};
+  };
+  services.workloads = [](const JsonField& f, kernels::KernelRef kernel,
+                          const std::function<Status(const core::Workload&)>& check) {
+    return read_workloads(f, kernel, check);
+  };
+  return services;
+}
+
+// `runner`: the run source that reads the entry; nullptr for kernelwatch's own kernels (none).
+Result<const runners::RunSource*> read_runner(const Reader& reader, const JsonField& object) {
   const JsonField field = object["runner"];
-  if (!field.present()) {
-    for (const std::string_view key : {"python", "script", "timeout"}) {
-      if (object[key].present())
-        return object[key].error("applies to a benchmark with a \"runner\"");
-    }
-    return Runner::Harness;
-  }
+  if (!field.present()) return nullptr;
   const std::string runner = KW_TRY(field.string());
-  if (runner == runners::kCommandRunner) return Runner::Command;
-  if (runner == runners::kLigerScriptsRunner) return Runner::LigerScripts;
-  if (runner != runners::kLigerBenchRunner) {
-    return field.error(shown(runner) +
-                       " is not a known runner (known: " + std::string(runners::kLigerBenchRunner) +
-                       ", " + std::string(runners::kLigerScriptsRunner) + ", " +
-                       std::string(runners::kCommandRunner) +
+  const runners::RunSource* source = reader.sources().find_runner(runner);
+  if (source == nullptr) {
+    return field.error(shown(runner) + " is not a known runner (known: " +
+                       runners::join_names(reader.sources().runners(), ", ") +
                        "; leave it out for kernelwatch's own kernels)");
   }
-  return Runner::LigerBench;
+  return source;
 }
 
 Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkConfig& out) {
@@ -118,40 +127,21 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
     KW_TRY(read_duration(entry["interval"], std::chrono::seconds(1), interval));
     out.interval = interval;
   }
-  const Runner runner = entry["runner"].present() ? KW_TRY(read_runner(entry)) : Runner::Harness;
-  if (entry["gpus"].present() && runner != Runner::Command && runner != Runner::LigerBench) {
+  const runners::RunSource* source = KW_TRY(read_runner(reader, entry));
+  if (entry["gpus"].present() && (source == nullptr || !source->gpus)) {
+    const auto with_gpus = reader.sources().runners(/*gpus_only=*/true);
     return entry["gpus"].error(
-        runner == Runner::Harness
-            ? "applies to a benchmark with a \"runner\" (command, liger-bench); kernelwatch's own "
-              "kernels run on the daemon's CUDA device (set CUDA_VISIBLE_DEVICES for the daemon)"
-            : "applies to command and liger-bench entries; a liger-scripts entry runs where its "
-              "scripts' own device choice puts it (set CUDA_VISIBLE_DEVICES in its env)");
+        source == nullptr
+            ? "applies to a benchmark with a \"runner\" (" + runners::join_names(with_gpus, ", ") +
+                  "); kernelwatch's own kernels run on the daemon's CUDA device (set "
+                  "CUDA_VISIBLE_DEVICES for the daemon)"
+            : "applies to " + runners::join_names(with_gpus, ", ", " and ") + " entries; " +
+                  std::string(source->no_gpus));
   }
-  out.gpus = KW_TRY(runners::read_gpu_selection(entry["gpus"]));
-  // A runner reads its own fields; the config lends it durations, paths and how it quotes values.
-  runners::EntryReaderServices services;
-  services.duration = [](const JsonField& f, milliseconds minimum) -> Result<milliseconds> {
-    milliseconds value{0};
-    KW_TRY(read_duration(f, minimum, value));
-    return value;
-  };
-  services.resolve = [&reader](const std::string& path) { return reader.resolve(path); };
-  services.shown = [](std::string_view text) { return shown(text); };
-  if (runner == Runner::Command || runner == Runner::LigerScripts) {
-    out.runner = runner;
-    if (runner == Runner::Command) {
-      out.command = KW_TRY(runners::read_command_entry(entry, services));
-      const bool pinned =
-          std::any_of(out.command.env.begin(), out.command.env.end(),
-                      [](const auto& v) { return v.first == "CUDA_VISIBLE_DEVICES"; });
-      if (pinned && out.gpus.given) {
-        return entry["gpus"].error(
-            "and env.CUDA_VISIBLE_DEVICES both choose GPUs: keep one (gpus runs one process per "
-            "GPU, each with its own CUDA_VISIBLE_DEVICES)");
-      }
-    } else {
-      out.liger_scripts = KW_TRY(runners::read_liger_scripts_entry(entry, services));
-    }
+  if (source != nullptr) {
+    // A runner reads its own fields; the config lends it durations, paths, how it quotes values
+    // and how workloads are read.
+    out.source = KW_TRY(source->read(entry, reader_services(reader)));
     return {};
   }
   const JsonField object =
@@ -160,24 +150,15 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
   for (const std::string_view key : {"kernel", "pass", "workloads"}) {
     if (!object[key].present()) return object.error(std::string(key) + " is missing");
   }
-  out.runner = KW_TRY(read_runner(object));
-  out.kernel = KW_TRY(read_kernel(object["kernel"], out.runner));
+  // kernelwatch's own kernels take none of a runner's fields.
+  for (const std::string_view key : {"python", "script", "timeout"}) {
+    if (object[key].present()) return object[key].error("applies to a benchmark with a \"runner\"");
+  }
+  out.kernel = KW_TRY(read_kernel(object["kernel"]));
   const std::string pass = KW_TRY(object["pass"].string());
   out.pass = KW_TRY(read_name(object["pass"], pass, core::parse_pass, core::kPasses));
-  if (out.runner == Runner::LigerBench) {
-    const core::Kernel liger_kernel = KW_TRY(core::parse_kernel(out.kernel.name()));
-    auto settings = KW_TRY(runners::read_liger_bench_entry(object, liger_kernel, services));
-    out.liger_providers = std::move(settings.providers);
-    out.liger = std::move(settings.options);
-    // Each workload must be one liger-bench runs for every provider listed.
-    const auto runs_everywhere = [&](const core::Workload& workload) -> Status {
-      return runners::check_liger_workload(liger_kernel, out.pass, out.liger_providers, workload);
-    };
-    out.workloads = KW_TRY(read_workloads(object["workloads"], out.kernel, runs_everywhere));
-  } else {
-    out.providers = KW_TRY(read_providers(object["providers"]));
-    out.workloads = KW_TRY(read_workloads(object["workloads"], out.kernel));
-  }
+  out.providers = KW_TRY(read_providers(object["providers"]));
+  out.workloads = KW_TRY(read_workloads(object["workloads"], out.kernel));
   return {};
 }
 
@@ -189,28 +170,14 @@ Status read_benchmarks(const Reader& reader, const JsonField& field,
   for (std::size_t i = 0; i < items.size(); ++i) {
     BenchmarkConfig benchmark;
     KW_TRY(read_benchmark(reader, items[i], benchmark));
-    // A command or liger-scripts entry is known by its name (in the schedule, the status).
-    const auto name_of = [](const BenchmarkConfig& b) -> const std::string* {
-      if (b.runner == Runner::Command) return &b.command.name;
-      if (b.runner == Runner::LigerScripts) return &b.liger_scripts.name;
-      return nullptr;
-    };
+    // Every entry is known by its name (in the schedule, the status): no two share one.
+    const std::string name = benchmark.name();
     for (std::size_t j = 0; j < out.size(); ++j) {
-      const std::string* name = name_of(benchmark);
-      const std::string* other = name_of(out[j]);
-      if (name != nullptr || other != nullptr) {
-        if (name != nullptr && other != nullptr && *name == *other) {
-          return items[i]["name"].error(shown(*name) + " is already the name of " +
-                                        items[j].path());
-        }
-        continue;
+      if (out[j].name() != name) continue;
+      if (benchmark.source) {
+        return benchmark.source->name_taken(items[i], items[j].path(), reader_services(reader));
       }
-      if (out[j].runner == benchmark.runner && out[j].kernel == benchmark.kernel &&
-          out[j].pass == benchmark.pass) {
-        return items[i].error(std::string(benchmark.kernel.name()) + "/" +
-                              std::string(core::to_string(benchmark.pass)) +
-                              " is already listed in " + items[j].path());
-      }
+      return items[i].error(name + " is already listed in " + items[j].path());
     }
     out.push_back(std::move(benchmark));
   }
@@ -224,3 +191,12 @@ Status read_bench(const JsonField& field, kernels::TimingPolicy& out) {
   return {};
 }
 }  // namespace kernelwatch::config::detail
+
+namespace kernelwatch::config {
+
+std::string BenchmarkConfig::name() const {
+  if (source) return source->name();
+  return std::string(kernel.name()) + "/" + std::string(core::to_string(pass));
+}
+
+}  // namespace kernelwatch::config

@@ -23,9 +23,6 @@
 #include "core/json_fields.hpp"
 #include "core/json_limits.hpp"
 #include "core/url.hpp"
-#include "runners/command_config.hpp"
-#include "runners/liger_bench_config.hpp"
-#include "runners/liger_scripts_config.hpp"
 
 namespace kernelwatch::config {
 namespace {
@@ -499,8 +496,9 @@ void secret_json(json& object, const std::string& name, const std::string& value
 }  // namespace
 
 Result<Config> parse_config(std::string_view json_text, std::string_view source_name,
-                            const Environment& environment, const std::filesystem::path& base_dir) {
-  Reader reader(source_name, environment, base_dir);
+                            const Environment& environment, const std::filesystem::path& base_dir,
+                            const runners::SourceCatalogue& sources) {
+  Reader reader(source_name, environment, base_dir, sources);
   if (const auto deep = core::json_depth_exceeded(json_text)) {
     return core::fail(ErrorCode::ParseError,
                       std::string(source_name) + ": line " +
@@ -614,34 +612,20 @@ json redacted_json(const Config& config) {
                      {"run_at_start", config.schedule.at_start == AtStart::Run}};
   json benchmarks = json::array();
   for (const auto& benchmark : config.benchmarks) {
-    if (benchmark.runner == Runner::Command || benchmark.runner == Runner::LigerScripts) {
-      const bool command = benchmark.runner == Runner::Command;
-      json entry = command ? runners::command_entry_json(benchmark.command)
-                           : runners::liger_scripts_entry_json(benchmark.liger_scripts);
-      entry["timeout"] =
-          format_duration(command ? benchmark.command.timeout : benchmark.liger_scripts.timeout);
-      if (benchmark.interval) entry["interval"] = format_duration(*benchmark.interval);
-      entry["gpus"] = runners::gpu_selection_json(benchmark.gpus);
-      benchmarks.push_back(std::move(entry));
-      continue;
-    }
-    const bool liger = benchmark.runner == Runner::LigerBench;
     json entry = json::object();
-    if (liger) {
-      entry = runners::liger_bench_entry_json(benchmark.liger_providers, benchmark.liger);
-      entry["timeout"] = format_duration(benchmark.liger.timeout);
-      entry["gpus"] = runners::gpu_selection_json(benchmark.gpus);
+    if (benchmark.source) {
+      entry = benchmark.source->to_json(format_duration);
     } else {
       json providers = json::array();
       for (const auto provider : benchmark.providers)
         providers.push_back(core::to_string(provider));
+      json workloads = json::array();
+      for (const auto& workload : benchmark.workloads) workloads.push_back(workload.label());
       entry["providers"] = std::move(providers);
+      entry["kernel"] = std::string(benchmark.kernel.name());
+      entry["pass"] = core::to_string(benchmark.pass);
+      entry["workloads"] = std::move(workloads);
     }
-    json workloads = json::array();
-    for (const auto& workload : benchmark.workloads) workloads.push_back(workload.label());
-    entry["kernel"] = std::string(benchmark.kernel.name());
-    entry["pass"] = core::to_string(benchmark.pass);
-    entry["workloads"] = std::move(workloads);
     if (benchmark.interval) entry["interval"] = format_duration(*benchmark.interval);
     benchmarks.push_back(std::move(entry));
   }

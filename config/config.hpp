@@ -1,13 +1,15 @@
 // The daemon's configuration: the JSON config file (docs/CONFIG.md) parsed straight into the
 // types of the modules it configures (kernels, detectors, notifiers), the loader that validates
-// it and resolves its secrets, and the redacted form the daemon logs. Level 3: uses core/ and the
-// types and name parsers of kernels/, detectors/ and notifiers/, and nlohmann/json.
+// it and resolves its secrets, and the redacted form the daemon logs. Level 3: uses core/, the
+// types and name parsers of kernels/, detectors/ and notifiers/, the catalogue of run sources of
+// runners/ (an entry with a `runner` is read by its source), and nlohmann/json.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,10 +28,8 @@
 #include "kernels/registry.hpp"
 #include "kernels/types.hpp"
 #include "notifiers/destination.hpp"
-#include "runners/command.hpp"
-#include "runners/gpus.hpp"
-#include "runners/liger_bench.hpp"
-#include "runners/liger_scripts.hpp"
+#include "runners/source_entry.hpp"
+#include "runners/sources.hpp"
 
 namespace kernelwatch::config {
 
@@ -71,32 +71,36 @@ struct ScheduleConfig {
   AtStart at_start = AtStart::Run;      // JSON: run_at_start
 };
 
-// Which program produces a benchmark's runs: kernelwatch's own kernels in this process (no
-// `runner` field), Liger-Kernel's and PyTorch's own benchmarks through liger_bench.py (its own
-// fields read by runners/liger_bench_config.hpp), any program whose output is in a declared
-// format (`command`, runners/command_config.hpp), or Liger-Kernel's own benchmark scripts
-// (`liger-scripts`, runners/liger_scripts_config.hpp).
-enum class Runner { Harness, LigerBench, Command, LigerScripts };
-
+// A `benchmarks` entry. kernelwatch's own kernels (no `runner` field) are read here into the
+// fields below. An entry with a `runner` is read by the run source that `runner` names, into its
+// own SourceEntry (`source`): the catalogue of run sources (runners/sources.hpp) maps the runner to
+// its reader, and the entry itself gives its name, its logged form and its producers
+// (runners/source_entry.hpp). Adding a run source touches its own files (runners/<source>*.{hpp,
+// cpp}: runner, reader, SourceEntry), one line in runners/sources.cpp, its files in
+// runners/CMakeLists.txt, and docs; nothing here, in config/*.cpp or in daemon/.
 struct BenchmarkConfig {
-  Runner runner = Runner::Harness;
   // How often this entry runs; nullopt: schedule.interval.
   std::optional<std::chrono::milliseconds> interval;
-  runners::CommandEntry command;             // Command only
-  runners::LigerScriptsEntry liger_scripts;  // LigerScripts only
-  // A kernel of kernels/catalogue.hpp (Harness); LigerBench: one of core's names (tvd,
-  // layer_norm), the kernels liger-bench runs.
-  kernels::KernelRef kernel = core::Kernel::LayerNorm;
+  // The entry of a run source with a `runner`; nullptr: kernelwatch's own kernels, whose
+  // fields follow.
+  std::shared_ptr<const runners::SourceEntry> source;
+  kernels::KernelRef kernel = core::Kernel::LayerNorm;  // a kernel of kernels/catalogue.hpp
   core::Pass pass = core::Pass::Forward;
-  std::vector<core::Provider> providers;  // Harness: default both, fused first
+  std::vector<core::Provider> providers;  // default both, fused first
   std::vector<core::Workload> workloads;  // at least one, each of `kernel` (its descriptor's form)
-  // LigerBench only: its providers (required) and how to run it (python required; script, an
-  // absolute path after loading, empty for the default; timeout default 10m).
-  std::vector<runners::LigerProvider> liger_providers;
-  runners::LigerBenchOptions liger;
-  // Command and LigerBench: the GPUs it runs on, one process per GPU at once (`gpus`, default
-  // every GPU of the host). kernelwatch's own kernels run on the daemon's CUDA device.
-  runners::GpuSelection gpus;
+
+  // Its `runner` ("command"); "" for kernelwatch's own kernels.
+  [[nodiscard]] std::string_view runner() const {
+    return source ? source->runner() : std::string_view{};
+  }
+  // Its name in the schedule, logs and the status, unique in the config: its source's name (a
+  // command entry's `name`, "liger-bench tvd/backward"), or "<kernel>/<pass>".
+  [[nodiscard]] std::string name() const;
+  // Its source's entry as `Source` (runners::CommandSource); nullptr when it is another's.
+  template <class Source>
+  [[nodiscard]] const Source* source_as() const {
+    return dynamic_cast<const Source*>(source.get());
+  }
 };
 
 // The `detector` section: the detectors' own parameters and the daemon's alert knobs. A new
@@ -147,9 +151,11 @@ struct Config {
 // ca_file) are taken relative to `base_dir`. Errors: ParseError for malformed JSON or a bad
 // duration, InvalidArgument for unknown fields, wrong types and values out of range, NotFound
 // for a missing secret file or variable. No message ever contains a secret value or a URL.
-[[nodiscard]] Result<Config> parse_config(std::string_view json_text, std::string_view source_name,
-                                          const Environment& environment,
-                                          const std::filesystem::path& base_dir);
+// An entry's `runner` is looked up in `sources` (a test registers a source of its own there).
+[[nodiscard]] Result<Config> parse_config(
+    std::string_view json_text, std::string_view source_name, const Environment& environment,
+    const std::filesystem::path& base_dir,
+    const runners::SourceCatalogue& sources = runners::source_catalogue());
 
 // Reads the file and parse_config()s it with its path as the source name and its directory as
 // the base directory.

@@ -13,7 +13,8 @@
 #include "daemon/format.hpp"
 #include "daemon/schedule.hpp"
 #include "runners/command.hpp"
-#include "runners/liger_bench.hpp"
+#include "runners/source_entry.hpp"
+#include "runners/sources.hpp"
 #include "storage/connection.hpp"
 #include "storage/run_store.hpp"
 
@@ -78,15 +79,8 @@ int list_entries(const config::Config& c, const std::set<std::string>& entries,
   for (const auto& b : c.benchmarks) {
     const std::string name = entry_name(b);
     if (!entries.contains(name)) continue;
-    if (b.runner != config::Runner::Command) {
-      err << "kernelwatch discover: " << name << ": "
-          << (b.runner == config::Runner::LigerScripts ? "a liger-scripts" : "a liger-bench")
-          << " entry cannot list its cases without running them: run discover without --list "
-             "to see its keys\n";
-      status = 1;
-      continue;
-    }
-    auto cases = runners::list_command(b.command, context);
+    // A command entry lists what its program would run; another source says it cannot.
+    auto cases = b.source->list_cases(context);
     if (!cases) {
       err << "kernelwatch discover: " << name << ": " << cases.error().message << '\n';
       status = 1;
@@ -134,7 +128,7 @@ int run_discover(const DiscoverOptions& options, std::ostream& out, std::ostream
   for (const auto& b : config->benchmarks) {
     const std::string name = entry_name(b);
     if (!options.entry.empty() && name != options.entry) continue;
-    if (b.runner == config::Runner::Harness) {
+    if (!b.source) {
       if (!options.entry.empty()) {
         err << "kernelwatch discover: " << name
             << " is one of kernelwatch's own kernels: its keys are its config's cases "
@@ -147,8 +141,11 @@ int run_discover(const DiscoverOptions& options, std::ostream& out, std::ostream
   }
   if (entries.empty()) {
     err << "kernelwatch discover: "
-        << (options.entry.empty() ? "the config has no command, liger-bench or liger-scripts entry"
-                                  : "the config has no entry named \"" + options.entry + "\"")
+        << (options.entry.empty()
+                ? "the config has no " +
+                      runners::join_names(runners::source_catalogue().runners(), ", ", " or ") +
+                      " entry"
+                : "the config has no entry named \"" + options.entry + "\"")
         << '\n';
     return 1;
   }

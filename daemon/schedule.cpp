@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <optional>
 #include <utility>
 
 #include "core/names.hpp"
@@ -12,29 +11,13 @@
 namespace kernelwatch::daemon {
 
 std::string entry_name(const config::BenchmarkConfig& b) {
-  if (b.runner == config::Runner::Command) return b.command.name;
-  if (b.runner == config::Runner::LigerScripts) return b.liger_scripts.name;
-  const std::string kernel_pass =
-      std::string(b.kernel.name()) + "/" + std::string(core::to_string(b.pass));
-  return b.runner == config::Runner::LigerBench
-             ? std::string(runners::kLigerBenchRunner) + " " + kernel_pass
-             : kernel_pass;
+  return b.name();
 }
 
 namespace {
 
-std::string runner_name(config::Runner runner) {
-  switch (runner) {
-    case config::Runner::Harness:
-      return "harness";
-    case config::Runner::LigerBench:
-      return std::string(runners::kLigerBenchRunner);
-    case config::Runner::Command:
-      return std::string(runners::kCommandRunner);
-    case config::Runner::LigerScripts:
-      return std::string(runners::kLigerScriptsRunner);
-  }
-  return "?";
+std::string runner_name(const config::BenchmarkConfig& b) {
+  return b.source ? std::string(b.runner()) : "harness";
 }
 
 }  // namespace
@@ -42,100 +25,21 @@ std::string runner_name(config::Runner runner) {
 Plan cycle_plan(const config::Config& c, kernels::Backend backend, const RunnerServices& services,
                 const std::set<std::string>& entries) {
   Plan out;
-  std::optional<std::vector<runners::GpuDevice>> devices;  // enumerated once, when needed
-  std::optional<runners::HostIdentity> host;
+  runners::CycleHost host(services);  // the host's GPUs: enumerated once, when an entry asks
   for (const auto& b : c.benchmarks) {
     const std::string entry = entry_name(b);
     if (!entries.contains(entry)) continue;
-    const auto add = [&](std::shared_ptr<runners::RunProducer> producer) {
-      out.push_back({entry, std::move(producer)});
-    };
-    // A runner entry on the GPUs it selects: one producer per GPU, run at once; on a host
-    // without GPUs, one producer as before.
-    std::vector<runners::GpuDevice> gpus;
-    if (b.runner == config::Runner::Command || b.runner == config::Runner::LigerBench) {
-      if (!devices)
-        devices = services.inventory ? services.inventory() : std::vector<runners::GpuDevice>{};
-      if (!host) host = services.probe ? services.probe() : runners::HostIdentity{};
-      const auto& env = b.runner == config::Runner::Command ? b.command.env : b.liger.environment;
-      auto selected = runners::select_gpus(runners::selection_for(b.gpus, env), *devices);
-      if (!selected) {
-        add(std::make_shared<runners::FailingProducer>(entry, selected.error().message));
-        continue;
-      }
-      gpus = std::move(*selected);
+    if (b.source) {  // a run source's entry: its producers (one per GPU it runs on, per case)
+      for (auto& producer : b.source->producers(host)) out.push_back({entry, std::move(producer)});
+      continue;
     }
-    const auto per_gpu = [&](const std::string& name, auto make) {
-      if (gpus.empty()) {
-        add(make(nullptr, *host));
-        return;
-      }
-      std::vector<std::shared_ptr<runners::RunProducer>> producers;
-      for (const auto& gpu : gpus) producers.push_back(make(&gpu, runners::on_device(*host, gpu)));
-      add(producers.size() == 1 ? producers.front()
-                                : std::make_shared<runners::PerGpuProducer>(name, producers));
-    };
-    switch (b.runner) {
-      case config::Runner::Command: {
-        per_gpu(b.command.name,
-                [&](const runners::GpuDevice* gpu,
-                    runners::HostIdentity on) -> std::shared_ptr<runners::RunProducer> {
-                  runners::CommandContext context;
-                  context.probe = gpu == nullptr ? services.probe : [on] { return on; };
-                  context.sampler = gpu != nullptr && services.device_sampler
-                                        ? services.device_sampler(*gpu)
-                                        : services.sampler;
-                  context.cancel_fd = services.cancel_fd;
-                  if (gpu != nullptr)
-                    context.device_env = {{"CUDA_VISIBLE_DEVICES", gpu->visible_id()}};
-                  return std::make_shared<runners::CommandProducer>(b.command, std::move(context));
-                });
-        break;
-      }
-      case config::Runner::LigerScripts: {  // its scripts choose their device
-        runners::CommandContext context;
-        context.probe = services.probe;
-        context.sampler = services.sampler;
-        context.cancel_fd = services.cancel_fd;
-        add(std::make_shared<runners::LigerScriptsProducer>(b.liger_scripts, std::move(context)));
-        break;
-      }
-      case config::Runner::LigerBench: {
-        // The loader took the kernel from core's names.
-        const core::Kernel kernel = core::parse_kernel(b.kernel.name()).value();
-        for (const auto& liger_case :
-             runners::liger_cases({kernel, b.pass, b.liger_providers, b.workloads})) {
-          per_gpu(liger_case.name(),
-                  [&](const runners::GpuDevice* gpu,
-                      runners::HostIdentity on) -> std::shared_ptr<runners::RunProducer> {
-                    runners::LigerBenchOptions options = b.liger;
-                    options.sampler = gpu != nullptr && services.device_sampler
-                                          ? services.device_sampler(*gpu)
-                                          : services.sampler;
-                    options.cancel_fd = services.cancel_fd;
-                    options.placement = on.placement;
-                    // A run that fails before the runner named its GPU is on the GPU probed here.
-                    if (!on.gpu_name.empty()) options.fallback_gpu_name = on.gpu_name;
-                    if (gpu != nullptr) {
-                      options.environment.emplace_back("CUDA_VISIBLE_DEVICES", gpu->visible_id());
-                    }
-                    return std::make_shared<runners::LigerBenchProducer>(std::move(options),
-                                                                         liger_case);
-                  });
-        }
-        break;
-      }
-      case config::Runner::Harness: {
-        runners::HarnessEntry entry{b.kernel, b.pass, b.providers, {}, backend, c.bench};
-        for (const auto& workload : b.workloads) {
-          auto spec = kernels::CaseSpec::from_workload(b.kernel, workload);
-          if (spec) entry.shapes.push_back(*spec);  // validated by the config loader
-        }
-        for (auto& request : runners::harness_cases(entry)) {
-          add(std::make_shared<runners::HarnessProducer>(std::move(request)));
-        }
-        break;
-      }
+    runners::HarnessEntry harness{b.kernel, b.pass, b.providers, {}, backend, c.bench};
+    for (const auto& workload : b.workloads) {
+      auto spec = kernels::CaseSpec::from_workload(b.kernel, workload);
+      if (spec) harness.shapes.push_back(*spec);  // validated by the config loader
+    }
+    for (auto& request : runners::harness_cases(harness)) {
+      out.push_back({entry, std::make_shared<runners::HarnessProducer>(std::move(request))});
     }
   }
   return out;
@@ -177,12 +81,12 @@ void EntrySchedule::sync(const config::Config& c, core::Timestamp now, config::A
   for (const auto& b : c.benchmarks) {
     EntryState e;
     e.name = entry_name(b);
-    e.runner = runner_name(b.runner);
+    e.runner = runner_name(b);
     e.interval = b.interval.value_or(c.schedule.interval);
     if (const EntryState* old = find(e.name)) {
       const auto interval = e.interval;
       e = *old;
-      e.runner = runner_name(b.runner);
+      e.runner = runner_name(b);
       if (e.interval != interval) {
         e.interval = interval;
         const bool ran = e.last_start.time_since_epoch().count() != 0;

@@ -16,8 +16,8 @@
 #include "config/config.hpp"
 #include "core/time.hpp"
 #include "kernels/types.hpp"
-#include "runners/gpus.hpp"
 #include "runners/producer.hpp"
+#include "runners/source_entry.hpp"
 
 namespace kernelwatch::daemon {
 
@@ -35,21 +35,14 @@ struct EntryState {
   core::Timestamp last_error_at{};
 };
 
-// An entry's name in logs and status: a command or liger-scripts entry's `name`, else
-// "<kernel>/<pass>" (with "liger-bench " before it for that runner).
+// An entry's name in logs and status (config::BenchmarkConfig::name()): its run source's name for
+// it (a command or liger-scripts entry's `name`, "liger-bench tvd/backward"), else
+// "<kernel>/<pass>".
 [[nodiscard]] std::string entry_name(const config::BenchmarkConfig& b);
 
-// What the cycle's runners share: the daemon's probe of the host, its GPU sampler, the pipe that
-// stops a program when the daemon stops.
-// The GPUs come from `inventory` at each plan: a runner entry runs on each GPU its `gpus`
-// selects (one producer per GPU, run at once), or as one process when the host has none.
-struct RunnerServices {
-  runners::GpuSampler sampler;
-  runners::HostProbe probe;
-  int cancel_fd = -1;
-  runners::GpuInventory inventory;         // empty: no GPU enumeration (one process per entry)
-  runners::DeviceSamplers device_sampler;  // empty: no samples of a selected GPU
-};
+// What the cycle's runners share (the daemon's probe of the host, its GPU sampler and GPU
+// inventory, the pipe that stops a program when the daemon stops): runners/source_entry.hpp.
+using RunnerServices = runners::RunnerServices;
 
 struct PlannedSource {
   std::string entry;  // entry_name() of the entry it belongs to
@@ -57,7 +50,8 @@ struct PlannedSource {
 };
 using Plan = std::vector<PlannedSource>;
 
-// The sources of the entries named in `entries`, in config order.
+// The sources of the entries named in `entries`, in config order: a run source's entry gives its
+// own producers (runners::SourceEntry::producers), kernelwatch's own kernels one per case.
 [[nodiscard]] Plan cycle_plan(const config::Config& c, kernels::Backend backend,
                               const RunnerServices& services, const std::set<std::string>& entries);
 

@@ -27,15 +27,12 @@
 #include "kernels/harness/environment.hpp"
 #include "runners/formats.hpp"
 #include "runners/liger_bench.hpp"
-#include "runners/sources.hpp"
 
 namespace kernelwatch::runners {
 
 inline constexpr std::string_view kCommandRunner = "command";
 // sourceNative.source of its runs.
 inline constexpr std::string_view kCommandSource = "kernelwatch-command";
-// Its place in the catalogue of run sources (runners/sources.hpp).
-inline constexpr RunSource kCommandRunSource{kCommandSource, kCommandRunner};
 // The placeholder of a fresh output path in `command` and `output`.
 inline constexpr std::string_view kOutPlaceholder = "{out}";
 

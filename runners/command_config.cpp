@@ -163,3 +163,51 @@ json command_entry_json(const CommandEntry& entry) {
 }
 
 }  // namespace kernelwatch::runners
+
+namespace kernelwatch::runners {
+
+core::Result<std::shared_ptr<const SourceEntry>> read_command_source(
+    const core::JsonField& object, const EntryReaderServices& services) {
+  GpuSelection gpus = KW_TRY(read_gpu_selection(object["gpus"]));
+  CommandEntry entry = KW_TRY(read_command_entry(object, services));
+  const bool pinned = std::any_of(entry.env.begin(), entry.env.end(),
+                                  [](const auto& v) { return v.first == "CUDA_VISIBLE_DEVICES"; });
+  if (pinned && gpus.given) {
+    return object["gpus"].error(
+        "and env.CUDA_VISIBLE_DEVICES both choose GPUs: keep one (gpus runs one process per "
+        "GPU, each with its own CUDA_VISIBLE_DEVICES)");
+  }
+  return std::make_shared<const CommandSource>(std::move(entry), std::move(gpus));
+}
+
+nlohmann::json CommandSource::to_json(const DurationText& duration) const {
+  nlohmann::json out = command_entry_json(entry);
+  out["timeout"] = duration(entry.timeout);
+  out["gpus"] = gpu_selection_json(gpus);
+  return out;
+}
+
+std::vector<std::shared_ptr<RunProducer>> CommandSource::producers(CycleHost& host) const {
+  auto selected = host.select(gpus, entry.env);
+  if (!selected) return {std::make_shared<FailingProducer>(name(), selected.error().message)};
+  const RunnerServices& services = host.services();
+  return {host.per_gpu(entry.name, *selected,
+                       [&](const GpuDevice* gpu, HostIdentity on) -> std::shared_ptr<RunProducer> {
+                         CommandContext context;
+                         context.probe = gpu == nullptr ? services.probe : [on] { return on; };
+                         context.sampler = gpu != nullptr && services.device_sampler
+                                               ? services.device_sampler(*gpu)
+                                               : services.sampler;
+                         context.cancel_fd = services.cancel_fd;
+                         if (gpu != nullptr)
+                           context.device_env = {{"CUDA_VISIBLE_DEVICES", gpu->visible_id()}};
+                         return std::make_shared<CommandProducer>(entry, std::move(context));
+                       })};
+}
+
+core::Result<std::vector<ListedCase>> CommandSource::list_cases(
+    const CommandContext& context) const {
+  return list_command(entry, context);
+}
+
+}  // namespace kernelwatch::runners

@@ -22,7 +22,6 @@
 #include "core/placement.hpp"
 #include "kernels/harness/bench.hpp"
 #include "kernels/harness/environment.hpp"
-#include "runners/sources.hpp"
 
 namespace kernelwatch::runners {
 
@@ -30,8 +29,6 @@ namespace kernelwatch::runners {
 inline constexpr std::string_view kLigerBenchRunner = "liger-bench";
 // sourceNative.source of its runs: the daemon's own runs (a breach is confirmed by a rerun).
 inline constexpr std::string_view kLigerBenchSource = "kernelwatch-liger-bench";
-// Its place in the catalogue of run sources (runners/sources.hpp).
-inline constexpr RunSource kLigerBenchRunSource{kLigerBenchSource, kLigerBenchRunner};
 
 // The providers liger_bench.py times: liger and torch for tvd, liger and huggingface
 // (torch.nn.LayerNorm) for layer_norm.

@@ -93,3 +93,93 @@ nlohmann::json liger_bench_entry_json(const std::vector<LigerProvider>& provider
 }
 
 }  // namespace kernelwatch::runners
+
+namespace kernelwatch::runners {
+namespace {
+
+// A kernel or pass name, parsed by core; the message lists the accepted names.
+template <class Enum, std::size_t N>
+core::Result<Enum> read_name(const JsonField& field, const EntryReaderServices& services,
+                             core::Result<Enum> (*parse)(std::string_view),
+                             const Enum (&values)[N]) {
+  const std::string text = KW_TRY(field.string());
+  auto parsed = parse(text);
+  if (!parsed)
+    return field.error(services.shown(text) + " is not one of " + core::names_of(values));
+  return parsed;
+}
+
+}  // namespace
+
+core::Result<std::shared_ptr<const SourceEntry>> read_liger_bench_source(
+    const JsonField& object, const EntryReaderServices& services) {
+  auto out = std::make_shared<LigerBenchSource>();
+  out->gpus = KW_TRY(read_gpu_selection(object["gpus"]));
+  KW_TRY(services.known_fields(object, {"runner", "kernel", "pass", "providers", "workloads",
+                                        "python", "script", "timeout", "interval", "gpus"}));
+  for (const std::string_view key : {"kernel", "pass", "workloads"}) {
+    if (!object[key].present()) return object.error(std::string(key) + " is missing");
+  }
+  out->kernel = KW_TRY(read_name(object["kernel"], services, core::parse_kernel, core::kKernels));
+  out->pass = KW_TRY(read_name(object["pass"], services, core::parse_pass, core::kPasses));
+  auto settings = KW_TRY(read_liger_bench_entry(object, out->kernel, services));
+  out->providers = std::move(settings.providers);
+  out->options = std::move(settings.options);
+  // Each workload must be one liger-bench runs for every provider listed.
+  const auto runs_everywhere = [&](const core::Workload& workload) -> core::Status {
+    return check_liger_workload(out->kernel, out->pass, out->providers, workload);
+  };
+  out->workloads = KW_TRY(
+      services.workloads(object["workloads"], kernels::KernelRef(out->kernel), runs_everywhere));
+  return std::shared_ptr<const SourceEntry>(std::move(out));
+}
+
+std::string LigerBenchSource::name() const {
+  return std::string(kLigerBenchRunner) + " " + std::string(core::to_string(kernel)) + "/" +
+         std::string(core::to_string(pass));
+}
+
+core::Status LigerBenchSource::name_taken(const JsonField& object, const std::string& earlier,
+                                          const EntryReaderServices& services) const {
+  (void)services;
+  return object.error(std::string(core::to_string(kernel)) + "/" +
+                      std::string(core::to_string(pass)) + " is already listed in " + earlier);
+}
+
+nlohmann::json LigerBenchSource::to_json(const DurationText& duration) const {
+  nlohmann::json out = liger_bench_entry_json(providers, options);
+  out["timeout"] = duration(options.timeout);
+  out["gpus"] = gpu_selection_json(gpus);
+  nlohmann::json labels = nlohmann::json::array();
+  for (const auto& workload : workloads) labels.push_back(workload.label());
+  out["kernel"] = std::string(core::to_string(kernel));
+  out["pass"] = core::to_string(pass);
+  out["workloads"] = std::move(labels);
+  return out;
+}
+
+std::vector<std::shared_ptr<RunProducer>> LigerBenchSource::producers(CycleHost& host) const {
+  auto selected = host.select(gpus, options.environment);
+  if (!selected) return {std::make_shared<FailingProducer>(name(), selected.error().message)};
+  const RunnerServices& services = host.services();
+  std::vector<std::shared_ptr<RunProducer>> out;
+  for (const auto& liger_case : liger_cases({kernel, pass, providers, workloads})) {
+    out.push_back(host.per_gpu(
+        liger_case.name(), *selected,
+        [&](const GpuDevice* gpu, HostIdentity on) -> std::shared_ptr<RunProducer> {
+          LigerBenchOptions run = options;
+          run.sampler = gpu != nullptr && services.device_sampler ? services.device_sampler(*gpu)
+                                                                  : services.sampler;
+          run.cancel_fd = services.cancel_fd;
+          run.placement = on.placement;
+          // A run that fails before the runner named its GPU is on the GPU probed here.
+          if (!on.gpu_name.empty()) run.fallback_gpu_name = on.gpu_name;
+          if (gpu != nullptr)
+            run.environment.emplace_back("CUDA_VISIBLE_DEVICES", gpu->visible_id());
+          return std::make_shared<LigerBenchProducer>(std::move(run), liger_case);
+        }));
+  }
+  return out;
+}
+
+}  // namespace kernelwatch::runners

@@ -22,7 +22,6 @@
 #include "core/error.hpp"
 #include "kernels/harness/bench.hpp"
 #include "runners/command.hpp"
-#include "runners/sources.hpp"
 #include "storage/liger_csv.hpp"
 
 namespace kernelwatch::runners {
@@ -30,8 +29,6 @@ namespace kernelwatch::runners {
 inline constexpr std::string_view kLigerScriptsRunner = "liger-scripts";
 // sourceNative.source of its runs (the daemon's own runs: a breach awaits its confirmation).
 inline constexpr std::string_view kLigerScriptsSource = "kernelwatch-liger-scripts";
-// Its place in the catalogue of run sources (runners/sources.hpp).
-inline constexpr RunSource kLigerScriptsRunSource{kLigerScriptsSource, kLigerScriptsRunner};
 // Where Liger's scripts are, relative to the checkout.
 inline constexpr std::string_view kLigerScriptsFolder = "benchmark/scripts/";
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runners/child_process.hpp"
+#include "runners/command_config.hpp"
 
 namespace kernelwatch::runners {
 namespace {
@@ -132,6 +133,33 @@ json liger_scripts_entry_json(const LigerScriptsEntry& entry) {
               {"args", entry.args},
               {"env", std::move(env)},
               {"confirm", entry.confirm == ConfirmMode::Rerun ? "rerun" : "next"}};
+}
+
+}  // namespace kernelwatch::runners
+
+namespace kernelwatch::runners {
+
+core::Result<std::shared_ptr<const SourceEntry>> read_liger_scripts_source(
+    const core::JsonField& object, const EntryReaderServices& services) {
+  return std::make_shared<const LigerScriptsSource>(
+      KW_TRY(read_liger_scripts_entry(object, services)));
+}
+
+nlohmann::json LigerScriptsSource::to_json(const DurationText& duration) const {
+  nlohmann::json out = liger_scripts_entry_json(entry);
+  out["timeout"] = duration(entry.timeout);
+  // The logged config has always shown every runner entry's `gpus`; this one's is the default.
+  out["gpus"] = gpu_selection_json(GpuSelection{});
+  return out;
+}
+
+std::vector<std::shared_ptr<RunProducer>> LigerScriptsSource::producers(CycleHost& host) const {
+  const RunnerServices& services = host.services();
+  CommandContext context;
+  context.probe = services.probe;
+  context.sampler = services.sampler;
+  context.cancel_fd = services.cancel_fd;
+  return {std::make_shared<LigerScriptsProducer>(entry, std::move(context))};
 }
 
 }  // namespace kernelwatch::runners

@@ -75,7 +75,7 @@ class RunProducer {
 };
 
 // kernelwatch's own kernels in the catalogue of run sources (runners/sources.hpp).
-inline constexpr RunSource kHarnessRunSource{kernels::kHarnessSource, ""};
+inline constexpr RunSource kHarnessRunSource{.source = kernels::kHarnessSource, .runner = ""};
 
 // kernels::run_benchmark in this process.
 class HarnessProducer final : public RunProducer {

@@ -16,6 +16,7 @@
 #include "config/environment.hpp"
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
+#include "runners/sources.hpp"
 
 namespace kernelwatch::config::detail {
 
@@ -43,11 +44,12 @@ inline std::string shown(std::string_view text) {
 class Reader {
  public:
   Reader(std::string_view source, const Environment& environment,
-         const std::filesystem::path& base_dir)
+         const std::filesystem::path& base_dir, const runners::SourceCatalogue& sources)
       : errors_{std::string(source), ErrorCode::InvalidArgument, /*name_found=*/true,
                 /*null_is_absent=*/false, /*whole_floats=*/false},
         environment_(environment),
-        base_dir_(base_dir) {}
+        base_dir_(base_dir),
+        sources_(sources) {}
 
   [[nodiscard]] JsonField root(const json& document) const {
     return JsonField(document, "", errors_);
@@ -59,12 +61,15 @@ class Reader {
   }
 
   [[nodiscard]] const Environment& environment() const { return environment_; }
+  // The run sources an entry's `runner` names.
+  [[nodiscard]] const runners::SourceCatalogue& sources() const { return sources_; }
   std::vector<std::string>& warnings() { return warnings_; }
 
  private:
   core::JsonErrors errors_;
   const Environment& environment_;
   std::filesystem::path base_dir_;
+  const runners::SourceCatalogue& sources_;
   std::vector<std::string> warnings_;
 };
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "config/config.hpp"
+#include "runners/command_config.hpp"
 
 namespace kernelwatch::config {
 namespace {
@@ -36,9 +37,10 @@ TEST(CommandEntry, ReadsEveryField) {
   ASSERT_TRUE(config) << config.error().message;
   ASSERT_EQ(config->benchmarks.size(), 3U);
   const auto& b = config->benchmarks[0];
-  EXPECT_EQ(b.runner, Runner::Command);
+  EXPECT_EQ(b.runner(), "command");
   EXPECT_EQ(b.interval, std::chrono::hours(1));
-  const runners::CommandEntry& e = b.command;
+  ASSERT_NE(b.source_as<runners::CommandSource>(), nullptr);
+  const runners::CommandEntry& e = b.source_as<runners::CommandSource>()->entry;
   EXPECT_EQ(e.name, "my-gemm");
   EXPECT_EQ(e.command.size(), 3U);
   EXPECT_EQ(e.format, runners::OutputFormat::GbenchJson);
@@ -47,8 +49,9 @@ TEST(CommandEntry, ReadsEveryField) {
   EXPECT_EQ(e.confirm, runners::ConfirmMode::Next);
   EXPECT_EQ(e.env.size(), 2U);
   EXPECT_EQ(e.working_directory, "/tmp");
-  EXPECT_EQ(config->benchmarks[1].command.output, "{out}");
-  EXPECT_EQ(config->benchmarks[1].command.timeout, std::chrono::minutes(10));
+  EXPECT_EQ(config->benchmarks[1].source_as<runners::CommandSource>()->entry.output, "{out}");
+  EXPECT_EQ(config->benchmarks[1].source_as<runners::CommandSource>()->entry.timeout,
+            std::chrono::minutes(10));
   EXPECT_FALSE(config->benchmarks[1].interval);
   EXPECT_EQ(config->benchmarks[2].interval, std::chrono::minutes(5));
   const json redacted = redacted_json(*config);

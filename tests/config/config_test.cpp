@@ -12,6 +12,7 @@
 
 #include "config/duration.hpp"
 #include "kernels/catalogue.hpp"
+#include "runners/liger_bench_config.hpp"
 #include "tests/config/config_test_support.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -620,12 +621,14 @@ TEST(ParseConfig, LigerBenchEntryParsesItsFields) {
   ASSERT_TRUE(config.has_value()) << config.error().message;
   ASSERT_EQ(config->benchmarks.size(), 2U);  // the same kernel and pass under two runners
   const auto& b = config->benchmarks[0];
-  EXPECT_EQ(b.runner, Runner::LigerBench);
-  EXPECT_EQ(b.liger.python, kBaseDir / "venv/bin/python3");  // relative to the config file
-  EXPECT_EQ(b.liger.timeout, std::chrono::seconds(90));
-  EXPECT_TRUE(b.liger.script.empty());
+  EXPECT_EQ(b.runner(), "liger-bench");
+  ASSERT_NE(b.source_as<runners::LigerBenchSource>(), nullptr);
+  const runners::LigerBenchSource& liger = *b.source_as<runners::LigerBenchSource>();
+  EXPECT_EQ(liger.options.python, kBaseDir / "venv/bin/python3");  // relative to the config file
+  EXPECT_EQ(liger.options.timeout, std::chrono::seconds(90));
+  EXPECT_TRUE(liger.options.script.empty());
   EXPECT_TRUE(b.providers.empty());
-  EXPECT_EQ(config->benchmarks[1].runner, Runner::Harness);
+  EXPECT_EQ(config->benchmarks[1].runner(), "");
 }
 
 TEST(ParseConfig, LigerBenchEntryErrorsNameThePath) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "config/config.hpp"
+#include "runners/liger_scripts_config.hpp"
 
 namespace kernelwatch::config {
 namespace {
@@ -30,9 +31,11 @@ TEST(LigerScriptsEntry, ReadsEveryField) {
        "python": "python3", "scripts": "all", "interval": "24h", "confirm": "next"}]})");
   ASSERT_TRUE(config) << config.error().message;
   ASSERT_EQ(config->benchmarks.size(), 2U);
-  EXPECT_EQ(config->benchmarks[0].runner, Runner::LigerScripts);
+  EXPECT_EQ(config->benchmarks[0].runner(), "liger-scripts");
   EXPECT_EQ(config->benchmarks[0].interval, std::chrono::hours(1));
-  const runners::LigerScriptsEntry& e = config->benchmarks[0].liger_scripts;
+  ASSERT_NE(config->benchmarks[0].source_as<runners::LigerScriptsSource>(), nullptr);
+  const runners::LigerScriptsEntry& e =
+      config->benchmarks[0].source_as<runners::LigerScriptsSource>()->entry;
   EXPECT_EQ(e.name, "liger-rms");
   EXPECT_EQ(e.checkout, "/opt/Liger-Kernel");
   EXPECT_EQ(e.python, "/etc/kernelwatch/venv/bin/python3");
@@ -40,7 +43,8 @@ TEST(LigerScriptsEntry, ReadsEveryField) {
   EXPECT_EQ(e.args.size(), 2U);
   EXPECT_EQ(e.timeout, std::chrono::minutes(30));
   EXPECT_EQ(e.confirm, runners::ConfirmMode::Rerun);
-  const runners::LigerScriptsEntry& all = config->benchmarks[1].liger_scripts;
+  const runners::LigerScriptsEntry& all =
+      config->benchmarks[1].source_as<runners::LigerScriptsSource>()->entry;
   EXPECT_TRUE(all.all());
   EXPECT_EQ(all.checkout, "/etc/kernelwatch/liger");
   EXPECT_EQ(all.python, "python3");  // a bare name is looked up in PATH when it runs

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config/duration.hpp"
+#include "runners/liger_bench_config.hpp"
 #include "tests/config/config_test_support.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -166,17 +167,18 @@ TEST(LoadConfig, ShippedH100LigerExampleRunsBothSeedProvidersAndOwnKernels) {
                                   Environment::from_map({{"KERNELWATCH_TOKEN", kToken}}));
   ASSERT_TRUE(config.has_value()) << config.error().message;
   ASSERT_EQ(config->benchmarks.size(), 4U);
-  EXPECT_EQ(config->benchmarks[0].runner, Runner::Harness);
-  const auto& tvd = config->benchmarks[3];
-  EXPECT_EQ(tvd.runner, Runner::LigerBench);
+  EXPECT_EQ(config->benchmarks[0].runner(), "");
+  EXPECT_EQ(config->benchmarks[3].runner(), "liger-bench");
+  ASSERT_NE(config->benchmarks[3].source_as<runners::LigerBenchSource>(), nullptr);
+  const auto& tvd = *config->benchmarks[3].source_as<runners::LigerBenchSource>();
   EXPECT_EQ(tvd.kernel, Kernel::Tvd);
   EXPECT_EQ(tvd.pass, Pass::Backward);
-  EXPECT_EQ(tvd.liger_providers,
+  EXPECT_EQ(tvd.providers,
             (std::vector{runners::LigerProvider::Torch, runners::LigerProvider::Liger}));
-  EXPECT_EQ(tvd.liger.python, "/opt/venvs/liger/bin/python3");
-  EXPECT_EQ(tvd.liger.timeout, std::chrono::minutes(10));
+  EXPECT_EQ(tvd.options.python, "/opt/venvs/liger/bin/python3");
+  EXPECT_EQ(tvd.options.timeout, std::chrono::minutes(10));
   EXPECT_EQ(tvd.workloads.at(0).label(), "tokens16384-vocab65536-fp32");
-  EXPECT_EQ(config->benchmarks[2].liger_providers,
+  EXPECT_EQ(config->benchmarks[2].source_as<runners::LigerBenchSource>()->providers,
             (std::vector{runners::LigerProvider::Liger, runners::LigerProvider::Huggingface}));
   const json redacted = redacted_json(*config);
   EXPECT_EQ(redacted["benchmarks"][3]["runner"], "liger-bench");

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runners/command_config.hpp"
+
 namespace kernelwatch::daemon {
 namespace {
 
@@ -12,10 +14,11 @@ using namespace std::chrono_literals;
 config::BenchmarkConfig command_entry(const std::string& name,
                                       std::optional<std::chrono::milliseconds> interval) {
   config::BenchmarkConfig b;
-  b.runner = config::Runner::Command;
   b.interval = interval;
-  b.command.name = name;
-  b.command.command = {"true"};
+  runners::CommandEntry command;
+  command.name = name;
+  command.command = {"true"};
+  b.source = std::make_shared<runners::CommandSource>(std::move(command), runners::GpuSelection{});
   return b;
 }
 
