@@ -183,7 +183,11 @@ core::Result<std::shared_ptr<const SourceEntry>> read_command_source(
 nlohmann::json CommandSource::to_json(const DurationText& duration) const {
   nlohmann::json out = command_entry_json(entry);
   out["timeout"] = duration(entry.timeout);
-  out["gpus"] = gpu_selection_json(gpus);
+  // An entry whose env pins CUDA_VISIBLE_DEVICES runs where that says and cannot also take
+  // `gpus`: the logged entry shows its env only, and reads back as itself.
+  const bool pinned = std::any_of(entry.env.begin(), entry.env.end(),
+                                  [](const auto& v) { return v.first == "CUDA_VISIBLE_DEVICES"; });
+  if (gpus.given || !pinned) out["gpus"] = gpu_selection_json(gpus);
   return out;
 }
 

@@ -86,10 +86,12 @@ nlohmann::json liger_bench_entry_json(const std::vector<LigerProvider>& provider
                                       const LigerBenchOptions& options) {
   nlohmann::json names = nlohmann::json::array();
   for (const auto provider : providers) names.push_back(to_string(provider));
-  return {{"providers", std::move(names)},
-          {"runner", kLigerBenchRunner},
-          {"python", options.python.string()},
-          {"script", options.script.string()}};
+  nlohmann::json out = {{"providers", std::move(names)},
+                        {"runner", kLigerBenchRunner},
+                        {"python", options.python.string()}};
+  // No `script`: the one built in, which the field's absence says (an empty path is not a file).
+  if (!options.script.empty()) out["script"] = options.script.string();
+  return out;
 }
 
 }  // namespace kernelwatch::runners

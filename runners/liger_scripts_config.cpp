@@ -148,8 +148,8 @@ core::Result<std::shared_ptr<const SourceEntry>> read_liger_scripts_source(
 nlohmann::json LigerScriptsSource::to_json(const DurationText& duration) const {
   nlohmann::json out = liger_scripts_entry_json(entry);
   out["timeout"] = duration(entry.timeout);
-  // The logged config has always shown every runner entry's `gpus`; this one's is the default.
-  out["gpus"] = gpu_selection_json(GpuSelection{});
+  // No `gpus`: this runner takes none (its scripts choose their device), so the logged entry
+  // reads back as itself.
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "config/duration.hpp"
 #include "kernels/catalogue.hpp"
 #include "runners/liger_bench_config.hpp"
+#include "runners/sources.hpp"
 #include "tests/config/config_test_support.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -610,6 +612,37 @@ TEST(Secrets, RedactedExampleReloadsWithoutTheSecretFields) {
   ASSERT_TRUE(again.has_value()) << again.error().message;
   EXPECT_EQ(redacted_json(*again)["benchmarks"], redacted["benchmarks"]);
   EXPECT_EQ(redacted_json(*again)["detector"], redacted["detector"]);
+}
+
+// The logged config of an entry of every registered runner (and of kernelwatch's own kernels) is
+// a config that reads back as the same entries. A runner added to runners/sources.cpp without an
+// entry here fails the first check.
+TEST(Secrets, TheLoggedEntryOfEveryRunnerReadsBackAsItself) {
+  const auto config = parse(R"({"benchmarks": [
+      {"kernel": "tvd", "pass": "forward", "workloads": ["tokens1024-vocab4096-fp32"]},
+      {"runner": "liger-bench", "python": "python3", "kernel": "tvd", "pass": "backward",
+       "providers": ["torch", "liger"], "workloads": ["tokens1024-vocab4096-fp32"],
+       "gpus": [1, 3], "interval": "1h"},
+      {"runner": "liger-scripts", "name": "liger-rms", "checkout": "/opt/Liger-Kernel",
+       "python": "python3", "scripts": ["benchmark/scripts/benchmark_rms_norm.py"],
+       "env": {"CUDA_VISIBLE_DEVICES": "0", "HF_TOKEN": "secret"}, "confirm": "next"},
+      {"runner": "command", "name": "gemm", "command": ["./bench_gemm", "--benchmark_format=json"],
+       "format": "gbench-json", "output": "stdout", "env": {"CUDA_VISIBLE_DEVICES": "2"}},
+      {"runner": "command", "name": "saxpy", "command": ["./saxpy"], "format": "gbench-json",
+       "output": "stdout", "gpus": "all"}]})");
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  std::set<std::string_view> covered;
+  for (const auto& b : config->benchmarks) {
+    if (b.source) covered.insert(b.runner());
+  }
+  for (const auto runner : runners::source_catalogue().runners()) {
+    EXPECT_TRUE(covered.contains(runner)) << runner << " has no entry in this test";
+  }
+  const nlohmann::json logged = redacted_json(*config)["benchmarks"];
+  expect_no_secret(logged.dump());
+  const auto again = parse(nlohmann::json{{"benchmarks", logged}}.dump());
+  ASSERT_TRUE(again.has_value()) << again.error().message << "\n" << logged.dump(2);
+  EXPECT_EQ(redacted_json(*again)["benchmarks"], logged);
 }
 
 TEST(ParseConfig, LigerBenchEntryParsesItsFields) {
