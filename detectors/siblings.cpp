@@ -88,7 +88,8 @@ Grouped by_host(std::span<const PlacedRun> runs) {
 struct Tally {
   std::size_t compared = 0;
   std::size_t out = 0;
-  std::map<Direction, std::vector<double>> changes;  // log ratios of its out-of-line keys
+  std::map<Direction, std::vector<double>> changes;         // log ratios of its out-of-line keys
+  std::map<Direction, std::vector<std::string_view>> keys;  // and those keys, the same order
   std::size_t siblings = 0;
 };
 
@@ -123,6 +124,7 @@ std::map<std::string_view, Tally> tally(const Grouped& grouped,
         if (!beyond) continue;
         ++t.out;
         t.changes[*run.moved].push_back(ratio);
+        t.keys[*run.moved].push_back(key);
       }
     }
   }
@@ -153,6 +155,8 @@ void collect(const Grouped& grouped, bool host_level, const ControlParameters& p
     o.keys_compared = t.compared;
     o.siblings = t.siblings;
     if (2 * o.keys_out <= o.keys_compared) continue;
+    const auto& keys = t.keys.at(way);
+    o.keys.assign(keys.begin(), keys.end());  // in key order: the groups' maps are sorted
     out.push_back(std::move(o));
   }
 }

@@ -40,6 +40,9 @@ struct OutOfLine {
   std::size_t keys_out = 0;       // keys on which it is out of line
   std::size_t keys_compared = 0;  // keys it ran with at least two siblings in the cycle
   std::size_t siblings = 0;       // the other units of its group that ran in the cycle
+  // The keys (PlacedRun::key) on which it is out of line its way (keys_out of them), sorted:
+  // what `kernelwatch backtest --benchmark/--provider/--workload` select it by.
+  std::vector<std::string> keys;
 
   // "GPU 3 (UUID GPU-...) of host h100-a is 12.0% slower than its 7 siblings on 9 of 9
   // benchmarks"

@@ -62,6 +62,23 @@ TEST(Siblings, OneGpuTwelvePercentSlowerThanItsSevenSiblingsIsOutOfLine) {
             "GPU 3 (UUID GPU-h100-a-3) of host h100-a is 11.9% slower than its 7 siblings on 9 of "
             "9 benchmarks");
   EXPECT_EQ(out[0].unit_id(), "gpu:h100-a/GPU-h100-a-3");
+  EXPECT_EQ(out[0].keys, (std::vector<std::string>{"key-0", "key-1", "key-2", "key-3", "key-4",
+                                                   "key-5", "key-6", "key-7", "key-8"}));
+}
+
+TEST(Siblings, AGpuOutOfLineNamesTheKeysItIsOutOfLineOnOnly) {
+  auto runs = cycle({"h100-a"}, [](const std::string&, int) { return 1.0; });
+  for (auto& run : runs) {  // GPU 5 slower on keys 0..5 of 9: most of its keys
+    if (run.placement.gpu == "5" && run.key < "key-6") {
+      run.median *= 1.12;
+      run.moved = Direction::Regression;
+    }
+  }
+  const auto out = out_of_line(runs, ControlParameters{});
+  ASSERT_EQ(out.size(), 1U);
+  EXPECT_EQ(out[0].keys_out, 6U);
+  EXPECT_EQ(out[0].keys,
+            (std::vector<std::string>{"key-0", "key-1", "key-2", "key-3", "key-4", "key-5"}));
 }
 
 TEST(Siblings, AllEightGpusSlowerAreNoGpusStory) {
@@ -157,6 +174,10 @@ TEST(SiblingsWatch, OneSlowGpuOfEightIsOneGpuAlertAndNoKeyAlertThenResolves) {
                                        "than its 7 siblings on 9 of 9 benchmarks"),
               std::string::npos)
         << e.alert.explanation;
+    // The keys it was out of line on, by their labels (what `backtest`'s filters select by).
+    ASSERT_EQ(e.alert.keys.size(), static_cast<std::size_t>(kKeys));
+    EXPECT_EQ(e.alert.keys[0].benchmark, "fake/BM_K0");
+    EXPECT_EQ(e.alert.keys[8].digest, "digest-8");
   }
   // Still slow: nothing new. Back in line: the one alert resolves.
   EXPECT_TRUE(
