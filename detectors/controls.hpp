@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <tuple>
@@ -55,6 +56,12 @@ struct StepDecision {
 class Controls {
  public:
   explicit Controls(ControlParameters parameters);
+  // Not copied: its placed runs are views of its own identities and placements (moved, they
+  // stay valid).
+  Controls(const Controls&) = delete;
+  Controls& operator=(const Controls&) = delete;
+  Controls(Controls&&) = default;
+  Controls& operator=(Controls&&) = default;
 
   // A judged run of `key` and its verdict: joins its environment's current cycle (a new cycle
   // when it comes more than cycle_gap after the environment's newest run).
@@ -77,7 +84,10 @@ class Controls {
   };
   [[nodiscard]] std::vector<PlacedCycle> placed_cycles() const;
   // The cycle is judged: its placed runs are forgotten (memory is one cycle's runs).
-  void clear_placed() { placed_.clear(); }
+  void clear_placed() {
+    placed_.clear();
+    placements_.clear();
+  }
   [[nodiscard]] const ControlParameters& parameters() const { return parameters_; }
 
  private:
@@ -111,8 +121,16 @@ class Controls {
                                                             std::string* reference) const;
 
   ControlParameters parameters_;
-  std::map<std::string, std::deque<Cycle>> cycles_;        // per environment, newest last
-  std::map<std::string, Placed> placed_;                   // per environment, since clear_placed
+  std::map<std::string, std::deque<Cycle>> cycles_;  // per environment, newest last
+  std::map<std::string, Placed> placed_;             // per environment, since clear_placed
+  // Where the placed runs ran, each placement once (their PlacedRun::placement).
+  struct PlacementLess {
+    bool operator()(const core::Placement& a, const core::Placement& b) const {
+      return std::tie(a.host, a.gpu, a.gpu_uuid, a.pci_bus_id) <
+             std::tie(b.host, b.gpu, b.gpu_uuid, b.pci_bus_id);
+    }
+  };
+  std::set<core::Placement, PlacementLess> placements_;
   std::map<Subject, std::vector<std::string>> same_work_;  // key identities per subject
   std::unordered_set<std::string> known_;                  // every identity in same_work_
 };

@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/alert.hpp"
@@ -22,11 +23,12 @@
 
 namespace kernelwatch::detectors {
 
-// One judged run of one key in a cycle, where it ran.
+// One judged run of one key in a cycle, where it ran. Views: the caller keeps the identity and
+// the placement alive while the runs are judged (the Controls keep each once, not per run).
 struct PlacedRun {
-  std::string key;  // the key's identity
-  core::Placement placement;
-  double median = 0;                     // ns
+  std::string_view key;                        // the key's identity
+  const core::Placement* placement = nullptr;  // never null
+  double median = 0;                           // ns
   std::optional<core::Direction> moved;  // breached its band (or moved moved_threshold) this way
   core::Timestamp at{};                  // observed_at
 };

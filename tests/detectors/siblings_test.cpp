@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "detectors/watch.hpp"
 #include "detectors_test_support.hpp"
@@ -25,6 +27,16 @@ Placement gpu(const std::string& host, int index) {
                    "00000000:1" + std::to_string(index) + ":00.0"};
 }
 
+// What the runs view (PlacedRun holds views), kept while the tests run.
+std::string_view kept(std::string key) {
+  static std::deque<std::string> keys;
+  return keys.emplace_back(std::move(key));
+}
+const Placement* kept(Placement placement) {
+  static std::deque<Placement> placements;
+  return &placements.emplace_back(std::move(placement));
+}
+
 // One cycle of `keys` keys on the GPUs of `hosts`; factor(host, gpu) scales a GPU's medians and
 // a scaled GPU's runs moved that way.
 using Factor = std::function<double(const std::string&, int)>;
@@ -35,8 +47,8 @@ std::vector<PlacedRun> cycle(const std::vector<std::string>& hosts, const Factor
     for (int g = 0; g < kGpus; ++g) {
       for (int k = 0; k < keys; ++k) {
         const double f = factor(host, g);
-        PlacedRun run{"key-" + std::to_string(k),
-                      gpu(host, g),
+        PlacedRun run{kept("key-" + std::to_string(k)),
+                      kept(gpu(host, g)),
                       1e6 * (k + 1) * f * (1 + 0.001 * (g % 3)),
                       std::nullopt,
                       {}};
@@ -69,7 +81,7 @@ TEST(Siblings, OneGpuTwelvePercentSlowerThanItsSevenSiblingsIsOutOfLine) {
 TEST(Siblings, AGpuOutOfLineNamesTheKeysItIsOutOfLineOnOnly) {
   auto runs = cycle({"h100-a"}, [](const std::string&, int) { return 1.0; });
   for (auto& run : runs) {  // GPU 5 slower on keys 0..5 of 9: most of its keys
-    if (run.placement.gpu == "5" && run.key < "key-6") {
+    if (run.placement->gpu == "5" && run.key < "key-6") {
       run.median *= 1.12;
       run.moved = Direction::Regression;
     }
@@ -89,7 +101,7 @@ TEST(Siblings, AllEightGpusSlowerAreNoGpusStory) {
 TEST(Siblings, AGpuOutOfLineOnAFewKeysOnlyIsNotAGpuAlert) {
   auto runs = cycle({"h100-a"}, [](const std::string&, int) { return 1.0; });
   for (auto& run : runs) {  // GPU 5 slower on keys 0..3 of 9: not most of its keys
-    if (run.placement.gpu == "5" && run.key < "key-4") {
+    if (run.placement->gpu == "5" && run.key < "key-4") {
       run.median *= 1.12;
       run.moved = Direction::Regression;
     }
