@@ -51,8 +51,7 @@ void Controls::record(const KeyLabels& key, const Observation& run, const Verdic
     if (placed.runs.empty()) placed.start = run.observed_at;
     placed.newest = std::max(placed.newest, run.observed_at);
     // Views of the identity kept in known_ and of the placement kept once in placements_.
-    auto where = placements_.find(run.placement);
-    if (where == placements_.end()) where = placements_.insert(run.placement).first;
+    const auto where = placements_.insert(run.placement).first;
     placed.runs.push_back(PlacedRun{*known, &*where, static_cast<double>(run.median.count()),
                                     row.moved, run.observed_at});
   }

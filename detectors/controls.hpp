@@ -17,7 +17,6 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <tuple>
@@ -124,13 +123,19 @@ class Controls {
   std::map<std::string, std::deque<Cycle>> cycles_;  // per environment, newest last
   std::map<std::string, Placed> placed_;             // per environment, since clear_placed
   // Where the placed runs ran, each placement once (their PlacedRun::placement).
-  struct PlacementLess {
-    bool operator()(const core::Placement& a, const core::Placement& b) const {
-      return std::tie(a.host, a.gpu, a.gpu_uuid, a.pci_bus_id) <
-             std::tie(b.host, b.gpu, b.gpu_uuid, b.pci_bus_id);
+  struct PlacementHash {
+    std::size_t operator()(const core::Placement& p) const {
+      const std::hash<std::string> h;
+      return ((h(p.host) * 31 + h(p.gpu)) * 31 + h(p.gpu_uuid)) * 31 + h(p.pci_bus_id);
     }
   };
-  std::set<core::Placement, PlacementLess> placements_;
+  struct PlacementEqual {
+    bool operator()(const core::Placement& a, const core::Placement& b) const {
+      return a.gpu_uuid == b.gpu_uuid && a.gpu == b.gpu && a.host == b.host &&
+             a.pci_bus_id == b.pci_bus_id;
+    }
+  };
+  std::unordered_set<core::Placement, PlacementHash, PlacementEqual> placements_;
   std::map<Subject, std::vector<std::string>> same_work_;  // key identities per subject
   std::unordered_set<std::string> known_;                  // every identity in same_work_
 };

@@ -46,8 +46,12 @@ struct Grouped {
   std::vector<std::uint32_t> unit_group;    // by unit index
 
   std::uint32_t key(std::string_view identity) {
+    // The Controls' runs of a key view one string: found by where it is, else by its text.
+    const auto seen = key_at_.find(identity.data());
+    if (seen != key_at_.end() && keys[seen->second].size() == identity.size()) return seen->second;
     const auto [it, fresh] = key_index_.try_emplace(identity, keys.size());
     if (fresh) keys.push_back(identity);
+    key_at_[identity.data()] = it->second;
     return it->second;
   }
   // The unit named `id`, made from `placement` when new, in group `group`.
@@ -63,6 +67,7 @@ struct Grouped {
 
  private:
   std::unordered_map<std::string_view, std::uint32_t> key_index_;
+  std::unordered_map<const char*, std::uint32_t> key_at_;  // by the first character's address
   std::map<std::string, std::uint32_t> unit_index_;
 };
 
