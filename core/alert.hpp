@@ -144,6 +144,11 @@ struct Alert {
   // An alert about a GPU or a host out of line with its siblings (kind Environment, no
   // members): which one. Empty for every other alert.
   Placement placement;
+  // Such an alert's keys: those on which the GPU or host was out of line its way, in display
+  // order, as the detectors decided it (`kernelwatch backtest` selects and prints it by them).
+  // Not part of the one JSON form below (an alert read back from it has none). Empty for
+  // every other alert.
+  std::vector<KeyLabels> keys;
 };
 
 // An incident: an alert with member keys (kind Environment). A member: a key's step that is part

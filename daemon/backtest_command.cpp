@@ -49,14 +49,16 @@ int run_backtest(const BacktestCommandOptions& options, std::ostream& out, std::
   }
   std::vector<core::Alert> alerts;
   for (auto& alert : replayed->alerts) {
-    // An incident is selected when one of its member keys is.
-    const bool member_matches =
-        std::any_of(alert.members.begin(), alert.members.end(),
-                    [&](const core::Alert& member) { return options.filter.matches(member.key); });
-    if (options.filter.matches(alert.key) || member_matches) alerts.push_back(std::move(alert));
+    // An incident is selected when one of its member keys is, a GPU or host alert when one of
+    // the keys it was out of line on is: those keys first in what is printed of it.
+    if (!options.filter.selects(alert)) continue;
+    std::stable_partition(alert.keys.begin(), alert.keys.end(),
+                          [&](const core::KeyLabels& key) { return options.filter.matches(key); });
+    alerts.push_back(std::move(alert));
   }
   std::stable_sort(alerts.begin(), alerts.end(), [](const core::Alert& a, const core::Alert& b) {
-    if (a.fired.observed_at != b.fired.observed_at) return a.fired.observed_at < b.fired.observed_at;
+    if (a.fired.observed_at != b.fired.observed_at)
+      return a.fired.observed_at < b.fired.observed_at;
     return a.key.display() < b.key.display();
   });
   if (options.format == OutputFormat::Json) {

@@ -10,12 +10,44 @@
 #include "detectors/watch.hpp"
 
 namespace kernelwatch::detectors {
+namespace {
+
+// A GPU or host out of line with its siblings: no key, no members, not an incident's member.
+bool is_unit_alert(const Alert& alert) {
+  return !alert.placement.empty() && alert.members.empty() && alert.incident.empty();
+}
+
+// "; out of line on: <key>, <key>, <key> and 6 more" (each key without its environment, which
+// is the alert's), "" for none.
+std::string some_keys(const std::vector<KeyLabels>& keys) {
+  constexpr std::size_t kShown = 3;
+  if (keys.empty()) return "";
+  std::string text = "; out of line on: ";
+  for (std::size_t i = 0; i < keys.size() && i < kShown; ++i) {
+    text +=
+        (i == 0 ? "" : ", ") + keys[i].benchmark + " " + keys[i].provider + " " + keys[i].workload;
+  }
+  if (keys.size() > kShown) text += " and " + std::to_string(keys.size() - kShown) + " more";
+  return text;
+}
+
+}  // namespace
 
 bool KeyFilter::matches(const KeyLabels& key) const {
   return (benchmark.empty() || benchmark == key.benchmark) &&
          (provider.empty() || provider == key.provider) &&
          (workload.empty() || workload == key.workload) &&
          (environment.empty() || environment == key.environment);
+}
+
+bool KeyFilter::selects(const Alert& alert) const {
+  const auto any = [&](const auto& range, auto key_of) {
+    return std::any_of(range.begin(), range.end(),
+                       [&](const auto& x) { return matches(key_of(x)); });
+  };
+  return matches(alert.key) ||
+         any(alert.members, [](const Alert& member) -> const KeyLabels& { return member.key; }) ||
+         any(alert.keys, [](const KeyLabels& key) -> const KeyLabels& { return key; });
 }
 
 std::string_view to_string(ConfirmPolicy policy) noexcept {
@@ -56,11 +88,7 @@ std::vector<Alert> Backtest::finish() {
   apply(watch_.close_cycle());
   std::vector<Alert> selected;
   for (auto& alert : alerts_) {
-    // An incident is selected when one of its member keys is.
-    const bool member_matches =
-        std::any_of(alert.members.begin(), alert.members.end(),
-                    [&](const Alert& member) { return options_.filter.matches(member.key); });
-    if (options_.filter.matches(alert.key) || member_matches) selected.push_back(std::move(alert));
+    if (options_.filter.selects(alert)) selected.push_back(std::move(alert));
   }
   alerts_.clear();
   index_of_.clear();
@@ -93,18 +121,30 @@ std::vector<Alert> backtest(const std::vector<KeyHistory>& histories,
 
 nlohmann::json to_json(const std::vector<Alert>& alerts) {
   nlohmann::json array = nlohmann::json::array();
-  for (const auto& alert : alerts) array.push_back(core::to_json(alert));
+  for (const auto& alert : alerts) {
+    nlohmann::json doc = core::to_json(alert);
+    if (is_unit_alert(alert)) {
+      doc["unit"] = alert.placement.unit().empty() ? "host" : "gpu";
+      nlohmann::json keys = nlohmann::json::array();
+      for (const auto& key : alert.keys) {
+        keys.push_back(
+            {{"benchmark", key.benchmark}, {"provider", key.provider}, {"workload", key.workload}});
+      }
+      doc["keys"] = std::move(keys);
+    }
+    array.push_back(std::move(doc));
+  }
   return array;
 }
 
 std::string format_alert_line(const Alert& alert) {
   const std::string change = core::format_change(alert.relative_change);
-  if (!alert.placement.empty() && alert.members.empty() && alert.incident.empty()) {
+  if (is_unit_alert(alert)) {
     // A GPU or host out of line (siblings.hpp): no key, no band; what it is says its line.
     return core::format_timestamp(alert.fired.observed_at).substr(0, 19) + "  " +
            std::string(to_string(alert.direction)) + "  " + std::string(to_string(alert.kind)) +
-           "  " + change + "  " + alert.key.environment + "  " + alert.explanation + "  [" +
-           std::string(to_string(alert.state)) + "]";
+           "  " + change + "  " + alert.key.environment + "  " + alert.explanation +
+           some_keys(alert.keys) + "  [" + std::string(to_string(alert.state)) + "]";
   }
   auto changes = alert.attribution;
   for (auto& c : changes) {

@@ -30,6 +30,10 @@ struct KeyFilter {
   std::string environment;
 
   [[nodiscard]] bool matches(const KeyLabels& key) const;
+  // Whether the alert is selected: its key matches, or for an incident one of its members' keys,
+  // or for a GPU or host alert (which has no key of its own) one of the keys it was out of line
+  // on (Alert::keys).
+  [[nodiscard]] bool selects(const Alert& alert) const;
 };
 
 struct BacktestOptions {
@@ -67,11 +71,14 @@ class Backtest {
 [[nodiscard]] std::vector<Alert> backtest(const std::vector<KeyHistory>& histories,
                                           const BacktestOptions& options);
 
-// An array of the alerts' one JSON form (core::to_json, core/alert.hpp).
+// An array of the alerts' one JSON form (core::to_json, core/alert.hpp); a GPU or host alert
+// also with "unit" ("gpu" | "host") and "keys" (the keys it was out of line on, each
+// {"benchmark","provider","workload"}; its environment is the alert's).
 [[nodiscard]] nlohmann::json to_json(const std::vector<Alert>& alerts);
 
 // One readable line per alert and a header: the table `kernelwatch backtest` prints without
-// --json. Environment alerts of one incident are printed under one incident line.
+// --json. Environment alerts of one incident are printed under one incident line; a GPU or host
+// alert's line ends with the first keys it was out of line on.
 [[nodiscard]] std::string format_alert_line(const Alert& alert);
 [[nodiscard]] std::string format_alert_table(const std::vector<Alert>& alerts);
 

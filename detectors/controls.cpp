@@ -29,7 +29,8 @@ void Controls::record(const KeyLabels& key, const Observation& run, const Verdic
   Cycle& cycle = cycles.back();
   cycle.newest = std::max(cycle.newest, run.observed_at);
   std::string identity = key.identity();
-  if (known_.insert(identity).second) {  // a key's first run: it joins its subject's keys
+  const auto [known, first] = known_.insert(identity);
+  if (first) {  // a key's first run: it joins its subject's keys
     same_work_[{key.benchmark, key.workload, key.environment}].push_back(identity);
   }
   Row row;
@@ -49,9 +50,10 @@ void Controls::record(const KeyLabels& key, const Observation& run, const Verdic
     Placed& placed = placed_[key.environment];
     if (placed.runs.empty()) placed.start = run.observed_at;
     placed.newest = std::max(placed.newest, run.observed_at);
-    placed.runs.push_back(PlacedRun{identity, run.placement,
-                                    static_cast<double>(run.median.count()), row.moved,
-                                    run.observed_at});
+    // Views of the identity kept in known_ and of the placement kept once in placements_.
+    const auto where = placements_.insert(run.placement).first;
+    placed.runs.push_back(PlacedRun{*known, &*where, static_cast<double>(run.median.count()),
+                                    row.moved, run.observed_at});
   }
   cycle.rows[identity] = std::move(row);
 }

@@ -55,6 +55,12 @@ struct StepDecision {
 class Controls {
  public:
   explicit Controls(ControlParameters parameters);
+  // Not copied: its placed runs are views of its own identities and placements (moved, they
+  // stay valid).
+  Controls(const Controls&) = delete;
+  Controls& operator=(const Controls&) = delete;
+  Controls(Controls&&) = default;
+  Controls& operator=(Controls&&) = default;
 
   // A judged run of `key` and its verdict: joins its environment's current cycle (a new cycle
   // when it comes more than cycle_gap after the environment's newest run).
@@ -77,7 +83,10 @@ class Controls {
   };
   [[nodiscard]] std::vector<PlacedCycle> placed_cycles() const;
   // The cycle is judged: its placed runs are forgotten (memory is one cycle's runs).
-  void clear_placed() { placed_.clear(); }
+  void clear_placed() {
+    placed_.clear();
+    placements_.clear();
+  }
   [[nodiscard]] const ControlParameters& parameters() const { return parameters_; }
 
  private:
@@ -111,8 +120,22 @@ class Controls {
                                                             std::string* reference) const;
 
   ControlParameters parameters_;
-  std::map<std::string, std::deque<Cycle>> cycles_;        // per environment, newest last
-  std::map<std::string, Placed> placed_;                   // per environment, since clear_placed
+  std::map<std::string, std::deque<Cycle>> cycles_;  // per environment, newest last
+  std::map<std::string, Placed> placed_;             // per environment, since clear_placed
+  // Where the placed runs ran, each placement once (their PlacedRun::placement).
+  struct PlacementHash {
+    std::size_t operator()(const core::Placement& p) const {
+      const std::hash<std::string> h;
+      return ((h(p.host) * 31 + h(p.gpu)) * 31 + h(p.gpu_uuid)) * 31 + h(p.pci_bus_id);
+    }
+  };
+  struct PlacementEqual {
+    bool operator()(const core::Placement& a, const core::Placement& b) const {
+      return a.gpu_uuid == b.gpu_uuid && a.gpu == b.gpu && a.host == b.host &&
+             a.pci_bus_id == b.pci_bus_id;
+    }
+  };
+  std::unordered_set<core::Placement, PlacementHash, PlacementEqual> placements_;
   std::map<Subject, std::vector<std::string>> same_work_;  // key identities per subject
   std::unordered_set<std::string> known_;                  // every identity in same_work_
 };

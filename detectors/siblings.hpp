@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/alert.hpp"
@@ -22,11 +23,12 @@
 
 namespace kernelwatch::detectors {
 
-// One judged run of one key in a cycle, where it ran.
+// One judged run of one key in a cycle, where it ran. Views: the caller keeps the identity and
+// the placement alive while the runs are judged (the Controls keep each once, not per run).
 struct PlacedRun {
-  std::string key;  // the key's identity
-  core::Placement placement;
-  double median = 0;                     // ns
+  std::string_view key;                        // the key's identity
+  const core::Placement* placement = nullptr;  // never null
+  double median = 0;                           // ns
   std::optional<core::Direction> moved;  // breached its band (or moved moved_threshold) this way
   core::Timestamp at{};                  // observed_at
 };
@@ -40,6 +42,9 @@ struct OutOfLine {
   std::size_t keys_out = 0;       // keys on which it is out of line
   std::size_t keys_compared = 0;  // keys it ran with at least two siblings in the cycle
   std::size_t siblings = 0;       // the other units of its group that ran in the cycle
+  // The keys (PlacedRun::key) on which it is out of line its way (keys_out of them), sorted:
+  // what `kernelwatch backtest --benchmark/--provider/--workload` select it by.
+  std::vector<std::string> keys;
 
   // "GPU 3 (UUID GPU-...) of host h100-a is 12.0% slower than its 7 siblings on 9 of 9
   // benchmarks"

@@ -288,6 +288,12 @@ std::vector<AlertEvent> Watch::judge_units() {
       alert.fired = core::AlertRun{out.unit_id(), cycle.newest, {}};
       alert.relative_change = out.relative_change;
       alert.placement = out.placement;
+      for (const auto& identity : out.keys) {
+        const auto key = keys_.find(identity);
+        if (key != keys_.end()) alert.keys.push_back(key->second.monitor->key());
+      }
+      std::sort(alert.keys.begin(), alert.keys.end(),
+                [](const KeyLabels& a, const KeyLabels& b) { return a.display() < b.display(); });
       alert.explanation =
           out.describe() + " in the cycle of " + core::format_timestamp(cycle.start) + ": " +
           (out.host_level ? "the host" : "the GPU") +

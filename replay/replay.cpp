@@ -1,6 +1,8 @@
 #include "replay/replay.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -122,10 +124,9 @@ class Driver {
     // the last close begins the next round: the GPUs and hosts are compared round by round.
     if (previous_ && order - *previous_ > options_.parameters.controls.cycle_gap) close();
     if (!run.judgement && !run.placement.empty()) {
-      std::string unit =
-          std::to_string(run.key_id) + '/' + run.placement.host + '/' + run.placement.unit();
+      const RoundRun unit{run.key_id, unit_index(run.placement)};
       if (round_.contains(unit)) close();
-      round_.insert(std::move(unit));
+      round_.insert(unit);
     }
     if (run.judgement && run.judgement->cycle != 0) {
       if (cycle_ && *cycle_ != run.judgement->cycle) close();
@@ -155,6 +156,32 @@ class Driver {
     round_.clear();
   }
 
+  // A small number for the host and GPU of `placement` (its host and its GPU's UUID, else index),
+  // the same for every run there: no string is made per run.
+  std::uint32_t unit_index(const core::Placement& placement) {
+    const std::string& gpu = placement.gpu_uuid.empty() ? placement.gpu : placement.gpu_uuid;
+    unit_key_.assign(placement.host);
+    unit_key_ += '\0';
+    unit_key_ += gpu;
+    auto it = units_.find(unit_key_);
+    if (it == units_.end()) {
+      it = units_.emplace(unit_key_, static_cast<std::uint32_t>(units_.size())).first;
+    }
+    return it->second;
+  }
+
+  // A key's run of one host and GPU (unit_index()).
+  struct RoundRun {
+    std::int64_t key_id = 0;
+    std::uint32_t unit = 0;
+    bool operator==(const RoundRun&) const = default;
+  };
+  struct RoundRunHash {
+    std::size_t operator()(const RoundRun& r) const {
+      return std::hash<std::int64_t>()(r.key_id) * 0x9E3779B97F4A7C15ULL ^ r.unit;
+    }
+  };
+
   Replay& out_;
   const Options& options_;
   std::vector<storage::AlertActionRow> actions_;
@@ -165,8 +192,10 @@ class Driver {
   std::map<std::string, std::size_t> index_;
   std::set<std::string> open_runs_;  // "<key identity>/<externalId>" of runs in an open cycle
   std::optional<core::Timestamp> first_open_;  // the oldest of them
-  // "<key id>/<host>/<GPU>" of the never-judged placed runs since the last close.
-  std::unordered_set<std::string> round_;
+  // The never-judged placed runs since the last close, by key and host and GPU.
+  std::unordered_set<RoundRun, RoundRunHash> round_;
+  std::unordered_map<std::string, std::uint32_t> units_;  // "<host>\0<GPU>" -> unit_index()
+  std::string unit_key_;                                  // reused: no allocation per run
   std::optional<detectors::Observation> previous_run_;
   bool rebaselined_ = false;
 };

@@ -15,9 +15,12 @@ The CSV has no status column: all its rows are passed speed rows. Deterministic 
 With --gpus N (N > 1) each key runs on the N GPUs of one host each hour (one run per GPU, GPU i
 at the hour + i ms, labelled host, gpu_index, gpu_uuid and pci_bus_id as the daemon labels them):
 RUNS runs are then RUNS / N rounds of the keys on every GPU, and only the JSON Lines are
-written (a Liger CSV has no labels).
+written (a Liger CSV has no labels). --no-labels writes the same runs without those labels (the
+same history as the daemon would store it from runs that do not say where they ran: what the
+labelled replay's cost is measured against, docs/PERFORMANCE.md).
 
 Usage: make_history.py --runs 1000000 --keys 5000 --out /tmp/kwscale/h1m [--seed 1] [--gpus 8]
+                       [--no-labels]
 """
 import argparse
 import hashlib
@@ -79,6 +82,8 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--gpus", type=int, default=1)
+    parser.add_argument("--no-labels", action="store_true",
+                        help="with --gpus: leave out the host and GPU labels")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     keys = keys_for(args.keys)
@@ -165,6 +170,7 @@ def main():
                     spec["observedAt"] = t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{g:03d}Z"
                     metadata["name"] += f"-gpu{g}"
                     spec["sourceNative"]["externalId"] += f"/gpu{g}"
+                if gpus > 1 and not args.no_labels:
                     metadata["labels"].update({
                         "host": "synth-host", "gpu_index": str(g),
                         "gpu_uuid": f"GPU-{g:08d}-synth", "pci_bus_id": f"00000000:{0x19 + g:02X}:00.0"})

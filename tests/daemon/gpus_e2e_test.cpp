@@ -380,11 +380,9 @@ TEST(GpusE2E, AGpuAlertOpenAtARestartIsTheSameAlertAfterItNotifiedOnceAndCanBeAc
 }
 
 // History of several hosts, imported with their `host` labels (as a fleet's runs gathered in one
-// place would be): 4 hosts run 6 benchmarks each hour; in the last two hours host h100-c is 12%
-// slower. `kernelwatch backtest` decides the host alert from the runs' labels, as the daemon
-// does, and no key alert (the other hosts' runs of each key stay in band).
-TEST(GpusE2E, BacktestOfImportedHistoryOfFourHostsListsOneHostAlertAndNoKeyAlert) {
-  testing::TempDir dir;
+// place would be): 4 hosts run 6 benchmarks (workloads w0 to w5) each hour; in the last two hours
+// host h100-c is 12% slower on the first `slow_keys` of them. Returns the database.
+std::string import_fleet_history(const testing::TempDir& dir, int slow_keys) {
   const std::vector<std::string> hosts = {"h100-a", "h100-b", "h100-c", "h100-d"};
   constexpr int kHours = 12;
   constexpr int kKeys = 6;
@@ -401,7 +399,8 @@ TEST(GpusE2E, BacktestOfImportedHistoryOfFourHostsListsOneHostAlertAndNoKeyAlert
         run.source = "fleet";
         // +-0.2% of noise around each key's level; host h100-c 12% slower in the last two hours.
         const double noise = 1.0 + 0.001 * ((hour * 7 + static_cast<int>(h) * 3 + k) % 5 - 2);
-        const double slow = hosts[h] == "h100-c" && hour >= kHours - 2 ? 1.12 : 1.0;
+        const double slow =
+            hosts[h] == "h100-c" && hour >= kHours - 2 && k < slow_keys ? 1.12 : 1.0;
         run.median_ns = static_cast<std::int64_t>(1'000'000.0 * (1 + 0.1 * k) * noise * slow);
         json record = testing::posted_record(run);
         record["run"]["metadata"]["name"] =
@@ -415,8 +414,15 @@ TEST(GpusE2E, BacktestOfImportedHistoryOfFourHostsListsOneHostAlertAndNoKeyAlert
   const std::string db = (dir / "fleet.db").string();
   const auto imported =
       testing::run_kernelwatch({"import", "--db", db, (dir / "fleet.jsonl").string()});
-  ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
+  EXPECT_EQ(imported.exit_code, 0) << imported.out << imported.err;
+  return db;
+}
 
+// `kernelwatch backtest` decides the host alert from the runs' labels, as the daemon does, and no
+// key alert (the other hosts' runs of each key stay in band).
+TEST(GpusE2E, BacktestOfImportedHistoryOfFourHostsListsOneHostAlertAndNoKeyAlert) {
+  testing::TempDir dir;
+  const std::string db = import_fleet_history(dir, 6);
   const auto backtest = testing::run_kernelwatch({"backtest", "--db", db, "--json"});
   ASSERT_EQ(backtest.exit_code, 0) << backtest.err;
   const json alerts = json::parse(backtest.out);
@@ -437,6 +443,65 @@ TEST(GpusE2E, BacktestOfImportedHistoryOfFourHostsListsOneHostAlertAndNoKeyAlert
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("environment  +1"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("host h100-c is 1"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("1 alert(s), 0 environment incident(s)"), std::string::npos)
+      << table.out;
+}
+
+// The filters of `kernelwatch backtest` select a host alert (it has no key of its own) by the
+// keys it was out of line on: host h100-c is slower on w0 to w3 only, so --workload w1 lists it
+// and --workload w5 does not; a filter no key matches lists nothing. What is printed says it is a
+// host alert and on which keys, the filter's first.
+TEST(GpusE2E, BacktestFiltersListAHostAlertWhenOneOfItsKeysMatches) {
+  testing::TempDir dir;
+  const std::string db = import_fleet_history(dir, 4);
+  const auto alerts_of = [&](std::vector<std::string> filter) {
+    std::vector<std::string> args = {"backtest", "--db", db, "--json"};
+    args.insert(args.end(), filter.begin(), filter.end());
+    const auto backtest = testing::run_kernelwatch(args);
+    EXPECT_EQ(backtest.exit_code, 0) << backtest.err;
+    return json::parse(backtest.out);
+  };
+  const json all = alerts_of({});
+  ASSERT_EQ(all.size(), 1U) << all.dump(2);
+  EXPECT_EQ(all[0]["placement"]["host"], "h100-c") << all.dump(2);
+
+  for (const auto& filter :
+       std::vector<std::vector<std::string>>{{"--workload", "w1"},
+                                             {"--benchmark", "synthetic/forward"},
+                                             {"--provider", "posted"},
+                                             {"--provider", "posted", "--workload", "w3",
+                                              "--environment", "nvidia-h100-80gb-hbm3"}}) {
+    const json selected = alerts_of(filter);
+    ASSERT_EQ(selected.size(), 1U) << filter[1] << ": " << selected.dump(2);
+    EXPECT_EQ(selected[0]["id"], all[0]["id"]);
+    EXPECT_EQ(selected[0]["unit"], "host");
+  }
+  EXPECT_EQ(all[0]["unit"], "host");
+  EXPECT_NE(all[0]["explanation"].get<std::string>().find("on 4 of 6 benchmarks"),
+            std::string::npos)
+      << all.dump(2);
+  ASSERT_EQ(all[0]["keys"].size(), 4U) << all.dump(2);
+  EXPECT_EQ(all[0]["keys"][0],
+            json({{"benchmark", "synthetic/forward"}, {"provider", "posted"}, {"workload", "w0"}}));
+  EXPECT_EQ(all[0]["keys"][3]["workload"], "w3");
+  // The matching keys come first.
+  EXPECT_EQ(alerts_of({"--workload", "w2"})[0]["keys"][0]["workload"], "w2");
+  for (const auto& filter :
+       std::vector<std::vector<std::string>>{{"--workload", "w5"},  // a key it was in line on
+                                             {"--workload", "w9"},
+                                             {"--benchmark", "synthetic/backward"},
+                                             {"--provider", "torch"},
+                                             {"--environment", "nvidia-a100-sxm4-80gb"}}) {
+    EXPECT_TRUE(alerts_of(filter).empty()) << filter[1];
+  }
+
+  const auto table = testing::run_kernelwatch({"backtest", "--db", db, "--workload", "w3"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("host h100-c is 1"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("; out of line on: synthetic/forward posted w3, synthetic/forward "
+                           "posted w0, synthetic/forward posted w1 and 1 more"),
+            std::string::npos)
+      << table.out;
   EXPECT_NE(table.out.find("1 alert(s), 0 environment incident(s)"), std::string::npos)
       << table.out;
 }

@@ -81,6 +81,46 @@ TEST(Backtest, FilterSelectsAlertsButControlsSeeEveryKey) {
   EXPECT_TRUE(backtest(histories, options).empty());
 }
 
+// A GPU or host alert has no key of its own: the filters select it by the keys it was out of
+// line on, and its JSON and table line say which unit and keys.
+TEST(Backtest, FilterSelectsAGpuAlertByTheKeysItWasOutOfLineOn) {
+  Alert gpu;
+  gpu.id = "nvidia-h100-80gb-hbm3@gpu:h100-a/GPU-3@2026-01-01T00:00:00Z";
+  gpu.kind = AlertKind::Environment;
+  gpu.key.environment = "nvidia-h100-80gb-hbm3";
+  gpu.placement = core::Placement{"h100-a", "3", "GPU-3", "00000000:1C:00.0"};
+  gpu.explanation = "GPU 3 (UUID GPU-3) of host h100-a is 12.0% slower than its 7 siblings";
+  for (const char* workload : {"w1", "w2"}) {
+    gpu.keys.push_back({"tvd/forward", "liger", workload, "nvidia-h100-80gb-hbm3", "p", ""});
+  }
+  const auto selects = [&](KeyFilter filter) { return filter.selects(gpu); };
+  EXPECT_TRUE(selects({}));
+  EXPECT_TRUE(selects({"tvd/forward", "", "", ""}));
+  EXPECT_TRUE(selects({"", "liger", "w2", ""}));
+  EXPECT_TRUE(selects({"", "", "", "nvidia-h100-80gb-hbm3"}));
+  EXPECT_FALSE(selects({"", "", "w3", ""}));
+  EXPECT_FALSE(selects({"", "torch", "", ""}));
+  EXPECT_FALSE(selects({"tvd/backward", "", "w1", ""}));
+  EXPECT_FALSE(selects({"", "", "", "nvidia-a100-sxm4-80gb"}));
+
+  const auto doc = to_json({gpu})[0];
+  EXPECT_EQ(doc["unit"], "gpu");
+  EXPECT_EQ(
+      doc["keys"],
+      nlohmann::json::parse(R"([{"benchmark": "tvd/forward", "provider": "liger", "workload": "w1"},
+                                      {"benchmark": "tvd/forward", "provider": "liger", "workload": "w2"}])"));
+  const auto step = backtest({stepped_history("liger", "w")}, BacktestOptions{});
+  ASSERT_EQ(step.size(), 1u);
+  EXPECT_FALSE(to_json(step)[0].contains("unit"));
+  EXPECT_FALSE(to_json(step)[0].contains("keys"));
+  gpu.placement = core::Placement{"h100-a", "", "", ""};
+  EXPECT_EQ(to_json({gpu})[0]["unit"], "host");
+  EXPECT_NE(format_alert_line(gpu).find("siblings; out of line on: tvd/forward liger w1, "
+                                        "tvd/forward liger w2  [firing]"),
+            std::string::npos)
+      << format_alert_line(gpu);
+}
+
 TEST(Backtest, JsonHasTheDocumentedFields) {
   const auto alerts = backtest({stepped_history("liger", "w")}, BacktestOptions{});
   ASSERT_EQ(alerts.size(), 1u);

@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "detectors/watch.hpp"
 #include "detectors_test_support.hpp"
@@ -25,6 +27,16 @@ Placement gpu(const std::string& host, int index) {
                    "00000000:1" + std::to_string(index) + ":00.0"};
 }
 
+// What the runs view (PlacedRun holds views), kept while the tests run.
+std::string_view kept(std::string key) {
+  static std::deque<std::string> keys;
+  return keys.emplace_back(std::move(key));
+}
+const Placement* kept(Placement placement) {
+  static std::deque<Placement> placements;
+  return &placements.emplace_back(std::move(placement));
+}
+
 // One cycle of `keys` keys on the GPUs of `hosts`; factor(host, gpu) scales a GPU's medians and
 // a scaled GPU's runs moved that way.
 using Factor = std::function<double(const std::string&, int)>;
@@ -35,8 +47,8 @@ std::vector<PlacedRun> cycle(const std::vector<std::string>& hosts, const Factor
     for (int g = 0; g < kGpus; ++g) {
       for (int k = 0; k < keys; ++k) {
         const double f = factor(host, g);
-        PlacedRun run{"key-" + std::to_string(k),
-                      gpu(host, g),
+        PlacedRun run{kept("key-" + std::to_string(k)),
+                      kept(gpu(host, g)),
                       1e6 * (k + 1) * f * (1 + 0.001 * (g % 3)),
                       std::nullopt,
                       {}};
@@ -62,6 +74,23 @@ TEST(Siblings, OneGpuTwelvePercentSlowerThanItsSevenSiblingsIsOutOfLine) {
             "GPU 3 (UUID GPU-h100-a-3) of host h100-a is 11.9% slower than its 7 siblings on 9 of "
             "9 benchmarks");
   EXPECT_EQ(out[0].unit_id(), "gpu:h100-a/GPU-h100-a-3");
+  EXPECT_EQ(out[0].keys, (std::vector<std::string>{"key-0", "key-1", "key-2", "key-3", "key-4",
+                                                   "key-5", "key-6", "key-7", "key-8"}));
+}
+
+TEST(Siblings, AGpuOutOfLineNamesTheKeysItIsOutOfLineOnOnly) {
+  auto runs = cycle({"h100-a"}, [](const std::string&, int) { return 1.0; });
+  for (auto& run : runs) {  // GPU 5 slower on keys 0..5 of 9: most of its keys
+    if (run.placement->gpu == "5" && run.key < "key-6") {
+      run.median *= 1.12;
+      run.moved = Direction::Regression;
+    }
+  }
+  const auto out = out_of_line(runs, ControlParameters{});
+  ASSERT_EQ(out.size(), 1U);
+  EXPECT_EQ(out[0].keys_out, 6U);
+  EXPECT_EQ(out[0].keys,
+            (std::vector<std::string>{"key-0", "key-1", "key-2", "key-3", "key-4", "key-5"}));
 }
 
 TEST(Siblings, AllEightGpusSlowerAreNoGpusStory) {
@@ -72,7 +101,7 @@ TEST(Siblings, AllEightGpusSlowerAreNoGpusStory) {
 TEST(Siblings, AGpuOutOfLineOnAFewKeysOnlyIsNotAGpuAlert) {
   auto runs = cycle({"h100-a"}, [](const std::string&, int) { return 1.0; });
   for (auto& run : runs) {  // GPU 5 slower on keys 0..3 of 9: not most of its keys
-    if (run.placement.gpu == "5" && run.key < "key-4") {
+    if (run.placement->gpu == "5" && run.key < "key-4") {
       run.median *= 1.12;
       run.moved = Direction::Regression;
     }
@@ -157,6 +186,10 @@ TEST(SiblingsWatch, OneSlowGpuOfEightIsOneGpuAlertAndNoKeyAlertThenResolves) {
                                        "than its 7 siblings on 9 of 9 benchmarks"),
               std::string::npos)
         << e.alert.explanation;
+    // The keys it was out of line on, by their labels (what `backtest`'s filters select by).
+    ASSERT_EQ(e.alert.keys.size(), static_cast<std::size_t>(kKeys));
+    EXPECT_EQ(e.alert.keys[0].benchmark, "fake/BM_K0");
+    EXPECT_EQ(e.alert.keys[8].digest, "digest-8");
   }
   // Still slow: nothing new. Back in line: the one alert resolves.
   EXPECT_TRUE(
