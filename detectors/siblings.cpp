@@ -270,8 +270,9 @@ bool back_in_line(std::span<const PlacedRun> runs, const std::string& unit,
   const Grouped grouped = host_level ? by_host(runs) : by_gpu(runs);
   const auto it = std::find(grouped.unit_ids.begin(), grouped.unit_ids.end(), unit);
   if (it == grouped.unit_ids.end()) return false;
-  const Tally& t =
-      tally(grouped, parameters)[static_cast<std::size_t>(it - grouped.unit_ids.begin())];
+  // The tallies are kept: a reference into tally()'s temporary would dangle at the `;`.
+  const std::vector<Tally> tallies = tally(grouped, parameters);
+  const Tally& t = tallies[static_cast<std::size_t>(it - grouped.unit_ids.begin())];
   if (!t.compared_any) return false;
   const std::size_t needed =
       std::max<std::size_t>(1, std::min(parameters.incident_min_keys, t.compared));

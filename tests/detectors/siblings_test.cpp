@@ -138,6 +138,20 @@ TEST(Siblings, BackInLineNeedsTheUnitComparedOnEnoughKeys) {
   EXPECT_FALSE(back_in_line(in_line, "gpu:h100-z/GPU-h100-z-3", ControlParameters{}));
 }
 
+// The unit seen first in the runs (GPU 0, the first host) is judged like any other: a reference
+// into a freed tally once read the allocator's bookkeeping there and said it was back in line
+// while it was 30% slower, so its alert resolved and fired again every cycle.
+TEST(Siblings, TheUnitSeenFirstIsNotBackInLineWhileItIsStillOutOfLine) {
+  const auto gpu0 = cycle({"h100-a"}, [](const std::string&, int g) { return g == 0 ? 1.3 : 1.0; });
+  ASSERT_EQ(out_of_line(gpu0, ControlParameters{}).size(), 1U);
+  EXPECT_FALSE(back_in_line(gpu0, "gpu:h100-a/GPU-h100-a-0", ControlParameters{}));
+  const auto host0 =
+      cycle({"h100-a", "h100-b", "h100-c", "h100-d"},
+            [](const std::string& host, int) { return host == "h100-a" ? 1.3 : 1.0; });
+  ASSERT_EQ(out_of_line(host0, ControlParameters{}).size(), 1U);
+  EXPECT_FALSE(back_in_line(host0, "host:h100-a", ControlParameters{}));
+}
+
 // Through the Watch, as the daemon feeds it: cycle c of every key on every GPU, GPU after GPU
 // (1 ms apart, as runners/gpus.hpp observes them), closed at its end.
 struct Fed {
