@@ -166,13 +166,21 @@ json command_entry_json(const CommandEntry& entry) {
 
 namespace kernelwatch::runners {
 
+namespace {
+
+// Its env sets CUDA_VISIBLE_DEVICES: it runs where that says (runners/gpus.hpp: selection_for).
+bool pins_a_device(const CommandEntry& entry) {
+  return std::any_of(entry.env.begin(), entry.env.end(),
+                     [](const auto& v) { return v.first == "CUDA_VISIBLE_DEVICES"; });
+}
+
+}  // namespace
+
 core::Result<std::shared_ptr<const SourceEntry>> read_command_source(
     const core::JsonField& object, const EntryReaderServices& services) {
   GpuSelection gpus = KW_TRY(read_gpu_selection(object["gpus"]));
   CommandEntry entry = KW_TRY(read_command_entry(object, services));
-  const bool pinned = std::any_of(entry.env.begin(), entry.env.end(),
-                                  [](const auto& v) { return v.first == "CUDA_VISIBLE_DEVICES"; });
-  if (pinned && gpus.given) {
+  if (pins_a_device(entry) && gpus.given) {
     return object["gpus"].error(
         "and env.CUDA_VISIBLE_DEVICES both choose GPUs: keep one (gpus runs one process per "
         "GPU, each with its own CUDA_VISIBLE_DEVICES)");
@@ -185,9 +193,7 @@ nlohmann::json CommandSource::to_json(const DurationText& duration) const {
   out["timeout"] = duration(entry.timeout);
   // An entry whose env pins CUDA_VISIBLE_DEVICES runs where that says and cannot also take
   // `gpus`: the logged entry shows its env only, and reads back as itself.
-  const bool pinned = std::any_of(entry.env.begin(), entry.env.end(),
-                                  [](const auto& v) { return v.first == "CUDA_VISIBLE_DEVICES"; });
-  if (gpus.given || !pinned) out["gpus"] = gpu_selection_json(gpus);
+  if (gpus.given || !pins_a_device(entry)) out["gpus"] = gpu_selection_json(gpus);
   return out;
 }
 
