@@ -128,15 +128,11 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
     out.interval = interval;
   }
   const runners::RunSource* source = KW_TRY(read_runner(reader, entry));
-  if (entry["gpus"].present() && (source == nullptr || !source->gpus)) {
+  if (entry["gpus"].present() && source != nullptr && !source->gpus) {
     const auto with_gpus = reader.sources().runners(/*gpus_only=*/true);
-    return entry["gpus"].error(
-        source == nullptr
-            ? "applies to a benchmark with a \"runner\" (" + runners::join_names(with_gpus, ", ") +
-                  "); kernelwatch's own kernels run on the daemon's CUDA device (set "
-                  "CUDA_VISIBLE_DEVICES for the daemon)"
-            : "applies to " + runners::join_names(with_gpus, ", ", " and ") + " entries; " +
-                  std::string(source->no_gpus));
+    return entry["gpus"].error("applies to kernelwatch's own kernels and to " +
+                               runners::join_names(with_gpus, ", ", " and ") + " entries; " +
+                               std::string(source->no_gpus));
   }
   if (source != nullptr) {
     // A runner reads its own fields; the config lends it durations, paths, how it quotes values
@@ -159,6 +155,7 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
   out.pass = KW_TRY(read_name(object["pass"], pass, core::parse_pass, core::kPasses));
   out.providers = KW_TRY(read_providers(object["providers"]));
   out.workloads = KW_TRY(read_workloads(object["workloads"], out.kernel));
+  out.gpus = KW_TRY(runners::read_gpu_selection(object["gpus"]));
   return {};
 }
 

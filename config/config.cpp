@@ -625,6 +625,7 @@ json redacted_json(const Config& config) {
       entry["kernel"] = std::string(benchmark.kernel.name());
       entry["pass"] = core::to_string(benchmark.pass);
       entry["workloads"] = std::move(workloads);
+      if (benchmark.gpus.given) entry["gpus"] = runners::gpu_selection_json(benchmark.gpus);
     }
     if (benchmark.interval) entry["interval"] = format_duration(*benchmark.interval);
     benchmarks.push_back(std::move(entry));

@@ -88,6 +88,9 @@ struct BenchmarkConfig {
   core::Pass pass = core::Pass::Forward;
   std::vector<core::Provider> providers;  // default both, fused first
   std::vector<core::Workload> workloads;  // at least one, each of `kernel` (its descriptor's form)
+  // `gpus`: the GPUs its cases run on, each in a child (runners/harness_child.hpp); absent: every
+  // GPU of a multi-GPU host.
+  runners::GpuSelection gpus;
 
   // Its `runner` ("command"); "" for kernelwatch's own kernels.
   [[nodiscard]] std::string_view runner() const {

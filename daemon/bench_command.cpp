@@ -187,6 +187,8 @@ core::Result<std::vector<kernels::CaseSpec>> specs_of(const BenchOptions& option
   return specs;
 }
 
+using Clock = std::function<core::Timestamp()>;
+
 // One request per provider and shape (the daemon's own expansion of an entry), from the
 // command line's options.
 core::Result<std::vector<kernels::BenchRequest>> plan(const BenchOptions& options) {
@@ -207,14 +209,14 @@ core::Result<std::vector<kernels::BenchRequest>> plan(const BenchOptions& option
 
 // Each request through the daemon's own source of harness runs (runners::HarnessProducer).
 core::Result<std::vector<kernels::BenchOutcome>> run_all(
-    const std::vector<kernels::BenchRequest>& requests, std::ostream& err) {
+    const std::vector<kernels::BenchRequest>& requests, const Clock& now, std::ostream& err) {
   Progress progress(err, requests.size());
   std::vector<kernels::BenchOutcome> outcomes;
   for (const auto& request : requests) {
     runners::HarnessProducer producer(request);
     producer.on_phase([&progress](std::string_view phase) { progress.phase(phase); });
     progress.begin(request.id.name());
-    auto produced = producer.run(wall_now);
+    auto produced = producer.run(now);
     progress.end();
     for (auto& outcome : KW_TRY(std::move(produced)).runs) outcomes.push_back(std::move(outcome));
   }
@@ -271,25 +273,36 @@ core::Result<LigerPlan> plan_liger(const BenchOptions& options) {
 
 // Every case through the daemon's own source of liger-bench runs (runners::LigerBenchProducer),
 // in one child process.
-core::Result<std::vector<kernels::BenchOutcome>> run_liger(const LigerPlan& plan,
+core::Result<std::vector<kernels::BenchOutcome>> run_liger(const LigerPlan& plan, const Clock& now,
                                                            std::ostream& err) {
   err << "bench: running " << plan.cases.size() << " case(s) through "
       << plan.options.python.string() << " liger_bench.py\n"
       << std::flush;
   runners::LigerBenchProducer producer(plan.options, plan.cases);
-  return KW_TRY(producer.run(wall_now)).runs;
+  return KW_TRY(producer.run(now)).runs;
 }
 
 // The options' cases, every option checked, ready to run: the harness's, or liger-bench's.
 using Runs = std::function<core::Result<std::vector<kernels::BenchOutcome>>()>;
 
+// The clock every run is observed by: the wall clock, or --observed-at's one instant.
+core::Result<Clock> clock_of(const BenchOptions& options) {
+  if (options.observed_at.empty()) return Clock(wall_now);
+  auto at = core::parse_timestamp(options.observed_at);
+  if (!at) {
+    return core::fail(core::ErrorCode::InvalidArgument, "--observed-at: " + at.error().message);
+  }
+  return Clock([at = *at] { return at; });
+}
+
 core::Result<Runs> plan_runs(const BenchOptions& options, std::ostream& err) {
+  Clock now = KW_TRY(clock_of(options));
   if (!options.runner.empty()) {
     LigerPlan liger = KW_TRY(plan_liger(options));
-    return Runs([liger = std::move(liger), &err] { return run_liger(liger, err); });
+    return Runs([liger = std::move(liger), now, &err] { return run_liger(liger, now, err); });
   }
   std::vector<kernels::BenchRequest> requests = KW_TRY(plan(options));
-  return Runs([requests = std::move(requests), &err] { return run_all(requests, err); });
+  return Runs([requests = std::move(requests), now, &err] { return run_all(requests, now, err); });
 }
 
 core::Status store_all(storage::Connection& store,

@@ -36,6 +36,9 @@ struct BenchOptions {
   std::filesystem::path script;        // empty: the installed or source tree's liger_bench.py
   std::vector<std::string> workloads;  // labels like tokens16384-vocab65536-fp32
   std::string timeout = "10m";
+  // An RFC 3339 instant every run is recorded as observed at (a daemon running a case on another
+  // GPU in a child passes its own clock's reading); "": each run's wall-clock instant.
+  std::string observed_at;
   OutputFormat format = OutputFormat::Table;
 };
 

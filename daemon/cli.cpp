@@ -162,6 +162,9 @@ void add_bench(CLI::App& app, Commands& c) {
       ->capture_default_str();
   sub->add_flag("--json", c.bench_json,
                 "Print the kernelindex records as a JSON array (`import` accepts it)");
+  sub->add_option("--observed-at", c.bench.observed_at,
+                  "Record every run as observed at this RFC 3339 instant (the daemon passes\n"
+                  "its clock when it runs a case on another GPU); default: each run's own");
   sub->callback([&c] {
     c.bench.format = c.bench_json ? OutputFormat::Json : OutputFormat::Table;
     c.action = [&c] { return run_bench(c.bench, std::cout, std::cerr); };

@@ -53,9 +53,10 @@ void Daemon::start_cycle(std::string reason, bool all) {
   const auto due = schedule_.take_due(wall_now(), all, jitter);
   cycle_.entries = schedule_.entries();
   if (due.empty()) return;
-  auto plan =
-      cycle_plan(config_, backend_,
-                 {sampler_, host_probe_, stop_pipe_.read_end(), inventory_, device_samplers_}, due);
+  auto plan = cycle_plan(config_, backend_,
+                         {sampler_, host_probe_, stop_pipe_.read_end(), inventory_,
+                          device_samplers_, runners::this_harness_host()},
+                         due);
   if (!inventory_problem_.empty()) {
     log_.error(std::string(runners::kFakeGpusVariable) + ": " + inventory_problem_);
     inventory_problem_.clear();

@@ -151,10 +151,11 @@ int run_discover(const DiscoverOptions& options, std::ostream& out, std::ostream
   }
   if (options.list) return list_entries(*config, entries, options, out, err);
   const auto history = stored_keys(*config, err);
-  const Plan plan = cycle_plan(*config, kernels::Backend::Cpu,
-                               {runners::nvml_sampler(), runners::system_host_probe(), -1,
-                                runners::system_gpu_inventory(), runners::nvml_device_samplers()},
-                               entries);
+  const Plan plan = cycle_plan(
+      *config, kernels::Backend::Cpu,
+      {runners::nvml_sampler(), runners::system_host_probe(), -1, runners::system_gpu_inventory(),
+       runners::nvml_device_samplers(), runners::this_harness_host()},
+      entries);
   int status = 0;
   json records = json::array();
   std::vector<std::vector<std::string>> rows;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/names.hpp"
+#include "runners/harness_child.hpp"
 
 namespace kernelwatch::daemon {
 
@@ -38,8 +39,12 @@ Plan cycle_plan(const config::Config& c, kernels::Backend backend, const RunnerS
       auto spec = kernels::CaseSpec::from_workload(b.kernel, workload);
       if (spec) harness.shapes.push_back(*spec);  // validated by the config loader
     }
+    // Each case in this process, or on each GPU the entry runs on (runners/harness_child.hpp).
+    runners::HarnessChildOptions child;
+    child.cancel_fd = services.cancel_fd;
     for (auto& request : runners::harness_cases(harness)) {
-      out.push_back({entry, std::make_shared<runners::HarnessProducer>(std::move(request))});
+      out.push_back({entry, runners::harness_producer(host, b.gpus, std::move(request),
+                                                      services.harness_host, child)});
     }
   }
   return out;

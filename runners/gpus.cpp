@@ -188,6 +188,14 @@ GpuInventory system_gpu_inventory(std::string* problem) {
   };
 }
 
+HarnessHost this_harness_host() {
+  HarnessHost out;
+  out.stand_in_gpus = !fake_gpus_notice().empty();
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"))
+    out.daemon_visible_devices = visible;
+  return out;
+}
+
 std::string host_name() {
   char buffer[256] = {};
   if (::gethostname(buffer, sizeof buffer - 1) != 0 || buffer[0] == '\0') return "localhost";

@@ -76,6 +76,17 @@ inline constexpr std::string_view kFakeGpusVariable = "KERNELWATCH_FAKE_GPUS";
 // (an unreadable one: no GPU, and the reason in `problem` when given).
 [[nodiscard]] GpuInventory system_gpu_inventory(std::string* problem = nullptr);
 
+// What decides where kernelwatch's own kernels run (runners/harness_child.hpp): whether the GPUs
+// are the stand-in list of KERNELWATCH_FAKE_GPUS (a test without a GPU then runs the CPU
+// backend's cases on each listed GPU, as CUDA cases would), and the daemon's own pin.
+struct HarnessHost {
+  bool stand_in_gpus = false;
+  // The daemon's own CUDA_VISIBLE_DEVICES ("" when unset): an operator's pin of the daemon to
+  // its GPUs, which an entry without `gpus` keeps.
+  std::string daemon_visible_devices;
+};
+[[nodiscard]] HarnessHost this_harness_host();
+
 // gethostname(), "localhost" when it fails.
 [[nodiscard]] std::string host_name();
 // The host identity of one of its GPUs: hardware from the GPU's name and compute capability,

@@ -60,6 +60,8 @@ struct RunnerServices {
   int cancel_fd = -1;
   GpuInventory inventory;         // empty: no GPU enumeration (one process per entry)
   DeviceSamplers device_sampler;  // empty: no samples of a selected GPU
+  // Of kernelwatch's own kernels: whether the GPUs are stand-ins, the daemon's own pin.
+  HarnessHost harness_host;
 };
 
 // One cycle plan's view of the host: the services, and the host's GPUs and identity, found once

@@ -144,4 +144,22 @@ core::Result<BenchOutcome> run_benchmark(const BenchRequest& request, const Benc
   return outcome;
 }
 
+core::Record failed_record(const BenchRequest& request, const std::optional<GpuInfo>& gpu,
+                           core::RunStatus status, std::string reason,
+                           core::Timestamp observed_at) {
+  // The fields of the key as run_benchmark() fills them; the GPU is the caller's.
+  RunContext run;
+  run.id = request.id;
+  run.spec = request.spec;
+  run.policy = request.policy;
+  run.build = current_build(request.id.kernel);
+  run.cpu = probe_cpu();
+  run.flush_bytes = flush_bytes_for(request.id.backend, request.policy);
+  if (request.id.backend == Backend::Cuda) run.gpu = gpu;
+  run.status = status;
+  run.reason = std::move(reason);
+  run.observed_at = observed_at;
+  return make_record(run);
+}
+
 }  // namespace kernelwatch::kernels

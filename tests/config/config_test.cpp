@@ -620,6 +620,8 @@ TEST(Secrets, RedactedExampleReloadsWithoutTheSecretFields) {
 TEST(Secrets, TheLoggedEntryOfEveryRunnerReadsBackAsItself) {
   const auto config = parse(R"({"benchmarks": [
       {"kernel": "tvd", "pass": "forward", "workloads": ["tokens1024-vocab4096-fp32"]},
+      {"kernel": "tvd", "pass": "backward", "workloads": ["tokens1024-vocab4096-fp32"],
+       "gpus": [2, "GPU-8c3a0d4e-1f2b-4c5d-9e6f-0a1b2c3d4e5f"]},
       {"runner": "liger-bench", "python": "python3", "kernel": "tvd", "pass": "backward",
        "providers": ["torch", "liger"], "workloads": ["tokens1024-vocab4096-fp32"],
        "gpus": [1, 3], "interval": "1h"},
@@ -640,6 +642,11 @@ TEST(Secrets, TheLoggedEntryOfEveryRunnerReadsBackAsItself) {
   }
   const nlohmann::json logged = redacted_json(*config)["benchmarks"];
   expect_no_secret(logged.dump());
+  // kernelwatch's own kernels: `gpus` as given; none when absent (every GPU of a multi-GPU host).
+  EXPECT_FALSE(logged[0].contains("gpus")) << logged[0].dump();
+  EXPECT_EQ(logged[1]["gpus"],
+            nlohmann::json::parse(R"([2, "GPU-8c3a0d4e-1f2b-4c5d-9e6f-0a1b2c3d4e5f"])"))
+      << logged[1].dump();
   const auto again = parse(nlohmann::json{{"benchmarks", logged}}.dump());
   ASSERT_TRUE(again.has_value()) << again.error().message << "\n" << logged.dump(2);
   EXPECT_EQ(redacted_json(*again)["benchmarks"], logged);

@@ -132,6 +132,66 @@ TEST(GpusE2E, EachFakeGpuRunsItsOwnProcessAndEveryRunNamesItsHostAndGpu) {
   daemon.child().stop(20s);
 }
 
+// kernelwatch's own kernels on every GPU: each case on each GPU a child `kernelwatch bench` that
+// sees only that GPU (here the CPU backend stands in for CUDA, as the device list does for NVML),
+// each run in the key of the same case run in one process and labelled with its GPU; `gpus`
+// picks GPUs by index or UUID.
+TEST(GpusE2E, OwnKernelsRunOnEveryFakeGpuEachRunInTheKeyOfTheCaseRunInOneProcess) {
+  const json own = json::array({{{"kernel", "tvd"},
+                                 {"pass", "forward"},
+                                 {"providers", {"kernelwatch-fused"}},
+                                 {"workloads", {"tokens64-vocab512-fp32"}}},
+                                {{"kernel", "layer_norm"},
+                                 {"pass", "forward"},
+                                 {"providers", {"kernelwatch-fused"}},
+                                 {"workloads", {"hidden512-rows64-fp32"}},
+                                 {"gpus", {2, uuid_of(5)}}}});
+  FakeGpuHost host(own);
+  auto& daemon = host.daemon();
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  ASSERT_TRUE(daemon.wait_for_cycles(1)) << daemon.log();
+
+  std::map<std::string, std::set<std::string>> gpus_of;  // workload -> GPUs that ran it
+  std::map<std::string, json> digests;                   // workload -> the digests of its runs
+  for (const auto& run : daemon.runs()) {
+    if (run["run"]["spec"]["sourceNative"]["source"] != "kernelwatch") continue;
+    const std::string workload = label(run, "workload");
+    const std::string gpu = label(run, "gpu_index");
+    EXPECT_EQ(run["run"]["spec"]["status"], "passed") << run.dump();
+    EXPECT_TRUE(gpus_of[workload].insert(gpu).second) << "GPU " << gpu << " twice";
+    EXPECT_EQ(label(run, "gpu_uuid"), uuid_of(std::stoi(gpu))) << run.dump();
+    EXPECT_FALSE(label(run, "pci_bus_id").empty()) << run.dump();
+    const json& spec = run["run"]["spec"];
+    const json these = {spec["protocolDigest"], spec["workloadDigest"], spec["environmentDigest"],
+                        spec["implementationDigest"]};
+    if (digests.contains(workload)) {
+      EXPECT_EQ(these, digests[workload]) << "GPU " << gpu;
+    }
+    digests[workload] = these;
+  }
+  const std::set<std::string> eight = {"0", "1", "2", "3", "4", "5", "6", "7"};
+  EXPECT_EQ(gpus_of["tokens64-vocab512-fp32"], eight) << daemon.log();
+  EXPECT_EQ(gpus_of["hidden512-rows64-fp32"], (std::set<std::string>{"2", "5"})) << daemon.log();
+
+  // The same cases run in one process (the daemon's harness, as `kernelwatch bench`) are in the
+  // same keys: runs on any GPU and runs in one process share their band.
+  for (const auto& [kernel, workload] :
+       {std::pair{"tvd", "tokens64-vocab512-fp32"}, {"layer_norm", "hidden512-rows64-fp32"}}) {
+    const auto bench =
+        testing::run_kernelwatch({"bench", "--json", "--kernel", kernel, "--pass", "forward",
+                                  "--provider", "kernelwatch-fused", "--backend", "cpu",
+                                  "--workload", workload, "--warmup-ms", "25", "--rep-ms", "100"});
+    ASSERT_EQ(bench.exit_code, 0) << bench.err;
+    const json printed = json::parse(bench.out);
+    const json& spec = printed.at(0).at("run").at("spec");
+    EXPECT_EQ(digests[workload], json({spec["protocolDigest"], spec["workloadDigest"],
+                                       spec["environmentDigest"], spec["implementationDigest"]}))
+        << workload;
+  }
+  daemon.child().stop(20s);
+}
+
 // Runs `baseline` cycles at one speed, then one cycle with `speeds`.
 void baseline_then(FakeGpuHost& host, const json& speeds) {
   auto& daemon = host.daemon();

@@ -1,0 +1,163 @@
+#include "runners/harness_child.hpp"
+
+#include <cstdlib>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "core/key.hpp"
+#include "runners/child_process.hpp"
+
+namespace kernelwatch::runners {
+namespace {
+
+// A record is a few kilobytes; a child printing more than this is not the harness.
+constexpr std::size_t kMaxChildOutput = 4 * 1024 * 1024;
+
+// The child's one record, or why it is not one: a JSON array of exactly one record of the case
+// (benchmark, provider, workload and protocol of `expected`; its environment is the child's
+// own, as the CUDA runtime named its GPU).
+core::Result<core::Record> read_child_record(const std::string& text,
+                                             const core::ComparabilityKey& expected) {
+  const auto fail = [](std::string why) {
+    return core::fail(core::ErrorCode::InvalidArgument,
+                      "kernelwatch bench printed " + std::move(why));
+  };
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return fail("output that is not JSON");
+  if (!doc.is_array() || doc.size() != 1) return fail("not a JSON array of one record");
+  auto record = core::parse_record(doc.front());
+  if (!record) return fail("a record that does not parse: " + record.error().message);
+  const auto key = core::key_of(*record);
+  if (!key) return fail("a record without a key: " + key.error().message);
+  if (key->benchmark.digest != expected.benchmark.digest ||
+      key->provider.digest != expected.provider.digest ||
+      key->workload.digest != expected.workload.digest ||
+      key->protocol.digest != expected.protocol.digest) {
+    return fail("a record of " + key->display() + " (" + key->protocol.label +
+                "), not of the case it was asked for: " + expected.display() + " (" +
+                expected.protocol.label + ")");
+  }
+  return std::move(*record);
+}
+
+}  // namespace
+
+std::vector<std::string> harness_child_argv(const std::filesystem::path& program,
+                                            const kernels::BenchRequest& request,
+                                            core::Timestamp observed) {
+  const kernels::CaseId& id = request.id;
+  return {program.string(),
+          "bench",
+          "--json",
+          "--kernel",
+          std::string(id.kernel.name()),
+          "--pass",
+          std::string(core::to_string(id.pass)),
+          "--provider",
+          std::string(core::to_string(id.provider)),
+          "--backend",
+          std::string(kernels::to_string(id.backend)),
+          "--workload",
+          kernels::workload_of(id.kernel, request.spec).label(),
+          "--warmup-ms",
+          std::to_string(request.policy.warmup.count()),
+          "--rep-ms",
+          std::to_string(request.policy.repetitions.count()),
+          "--seed",
+          std::to_string(request.seed),
+          "--observed-at",
+          core::format_timestamp(observed)};
+}
+
+kernels::GpuInfo gpu_info_of(const GpuDevice& gpu) {
+  kernels::GpuInfo info;
+  info.index = static_cast<int>(gpu.index);
+  info.name = gpu.name;
+  info.uuid = gpu.uuid;
+  info.compute_major = gpu.compute_major;
+  info.compute_minor = gpu.compute_minor;
+  info.memory_bytes = gpu.memory_bytes;
+  return info;
+}
+
+std::string HarnessChildProducer::name() const {
+  return request_.id.name() + " on GPU " + std::to_string(gpu_.index);
+}
+
+core::Result<Produced> HarnessChildProducer::run(const std::function<core::Timestamp()>& now) {
+  const core::Timestamp observed = now();
+  ChildRequest request;
+  request.argv = harness_child_argv(options_.program, request_, observed);
+  request.timeout = options_.timeout;
+  request.environment_base = EnvironmentBase::Inherit;  // as the daemon's own harness runs
+  request.environment = {{"CUDA_VISIBLE_DEVICES", gpu_.visible_id()}};
+  request.stdout_keep_bytes = kMaxChildOutput;
+  request.cancel_fd = options_.cancel_fd;
+  const auto child = run_child(request, {});
+  Produced out;
+  if (child && child->end == ChildEnd::Cancelled) {
+    out.cancelled = true;
+    return out;
+  }
+
+  // The key a run of the case on this GPU has: where a failure is recorded, and what the
+  // child's record must be of.
+  core::Record failed = kernels::failed_record(request_, gpu_info_of(gpu_),
+                                               core::RunStatus::RuntimeError, "", observed);
+  const auto expected = core::key_of(failed);
+  KW_ASSERT(expected.has_value(), "the harness's own record has a key");
+
+  std::string failure =
+      child_failure(child, "kernelwatch bench", request.argv.front(), options_.timeout);
+  std::optional<core::Record> record;
+  if (failure.empty() && child->stdout_overflow) {
+    failure = "kernelwatch bench printed more than " + std::to_string(kMaxChildOutput) + " bytes";
+  } else if (failure.empty()) {
+    auto read = read_child_record(child->stdout_text, *expected);
+    if (read) {
+      record = std::move(*read);
+    } else {
+      failure = read.error().message;
+    }
+  }
+  if (!record) {
+    const bool timed_out = child && child->end == ChildEnd::TimedOut;
+    record = kernels::failed_record(
+        request_, gpu_info_of(gpu_),
+        timed_out ? core::RunStatus::Timeout : core::RunStatus::RuntimeError,
+        "on GPU " + std::to_string(gpu_.index) + ", kernelwatch bench " + failure, observed);
+    out.error = record->run.status_reason;
+  }
+  // The child saw its GPU as CUDA device 0: the host's index, UUID and bus id are the daemon's.
+  core::set_placement(record->run.metadata, placement_);
+  kernels::BenchOutcome outcome;
+  outcome.record = std::move(*record);
+  out.runs.push_back(std::move(outcome));
+  return out;
+}
+
+std::shared_ptr<RunProducer> harness_producer(CycleHost& host, const GpuSelection& selection,
+                                              kernels::BenchRequest request,
+                                              const HarnessHost& where,
+                                              const HarnessChildOptions& options) {
+  const std::string name = request.id.name();
+  const auto in_process = [&] { return std::make_shared<HarnessProducer>(std::move(request)); };
+  const bool on_gpus = request.id.backend == kernels::Backend::Cuda || where.stand_in_gpus;
+  if (!on_gpus) {
+    if (!selection.given) return in_process();
+    return std::make_shared<FailingProducer>(
+        name,
+        "\"gpus\" applies to the CUDA backend; this daemon runs kernelwatch's kernels on "
+        "the CPU (built without CUDA, or no GPU found)");
+  }
+  if (!selection.given && !where.daemon_visible_devices.empty()) return in_process();
+  auto gpus = host.select(selection, {});
+  if (!gpus) return std::make_shared<FailingProducer>(name, gpus.error().message);
+  if (gpus->empty() || (!selection.given && gpus->size() == 1)) return in_process();
+  return host.per_gpu(name, *gpus, [&](const GpuDevice* gpu, const HostIdentity& on) {
+    return std::make_shared<HarnessChildProducer>(request, *gpu, on.placement, options);
+  });
+}
+
+}  // namespace kernelwatch::runners
