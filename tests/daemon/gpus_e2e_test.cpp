@@ -50,13 +50,15 @@ json fake_gpus() {
   return out;
 }
 
-// The daemon with one command entry on every GPU of the fake host (`gpus` left at "all").
+// The daemon with one command entry on every GPU of the fake host (`gpus` left at "all"), unless
+// `command` is false, and the `extra` entries.
 class FakeGpuHost {
  public:
-  explicit FakeGpuHost(json extra = json::array(), json notifiers = json::array())
+  explicit FakeGpuHost(json extra = json::array(), json notifiers = json::array(),
+                       bool command = true)
       : devices_(dir_ / "fake-nvml-devices.json"),
         speeds_(dir_ / "speeds.json"),
-        daemon_(dir_.path(), entries(devices_, speeds_, std::move(extra)),
+        daemon_(dir_.path(), entries(devices_, speeds_, std::move(extra), command),
                 json{{"confirm_reruns", 1}}, "1h", std::move(notifiers)) {
     testing::write_file(devices_, fake_gpus().dump(2));
     set_speeds(json::object());
@@ -65,15 +67,18 @@ class FakeGpuHost {
   ~FakeGpuHost() { ::unsetenv("KERNELWATCH_FAKE_GPUS"); }
 
   static json entries(const std::filesystem::path& devices, const std::filesystem::path& speeds,
-                      json extra) {
-    json out = json::array(
-        {{{"runner", "command"},
-          {"name", "fakegpu"},
-          {"command", {"/usr/bin/python3", program().string()}},
-          {"format", "gbench-json"},
-          {"env",
-           {{"KERNELWATCH_FAKE_GPUS", devices.string()}, {"KW_GPU_SPEEDS", speeds.string()}}},
-          {"timeout", "2m"}}});
+                      json extra, bool command) {
+    json out = json::array();
+    if (command) {
+      out = json::array(
+          {{{"runner", "command"},
+            {"name", "fakegpu"},
+            {"command", {"/usr/bin/python3", program().string()}},
+            {"format", "gbench-json"},
+            {"env",
+             {{"KERNELWATCH_FAKE_GPUS", devices.string()}, {"KW_GPU_SPEEDS", speeds.string()}}},
+            {"timeout", "2m"}}});
+    }
     for (auto& entry : extra) out.push_back(std::move(entry));
     return out;
   }
@@ -140,13 +145,13 @@ TEST(GpusE2E, OwnKernelsRunOnEveryFakeGpuEachRunInTheKeyOfTheCaseRunInOneProcess
   const json own = json::array({{{"kernel", "tvd"},
                                  {"pass", "forward"},
                                  {"providers", {"kernelwatch-fused"}},
-                                 {"workloads", {"tokens64-vocab512-fp32"}}},
+                                 {"workloads", {"tokens1024-vocab4096-fp32"}}},
                                 {{"kernel", "layer_norm"},
                                  {"pass", "forward"},
                                  {"providers", {"kernelwatch-fused"}},
-                                 {"workloads", {"hidden512-rows64-fp32"}},
+                                 {"workloads", {"hidden2048-rows2048-fp32"}},
                                  {"gpus", {2, uuid_of(5)}}}});
-  FakeGpuHost host(own);
+  FakeGpuHost host(own, json::array(), /*command=*/false);
   auto& daemon = host.daemon();
   daemon.start();
   ASSERT_NE(daemon.port(), 0) << daemon.log();
@@ -171,13 +176,13 @@ TEST(GpusE2E, OwnKernelsRunOnEveryFakeGpuEachRunInTheKeyOfTheCaseRunInOneProcess
     digests[workload] = these;
   }
   const std::set<std::string> eight = {"0", "1", "2", "3", "4", "5", "6", "7"};
-  EXPECT_EQ(gpus_of["tokens64-vocab512-fp32"], eight) << daemon.log();
-  EXPECT_EQ(gpus_of["hidden512-rows64-fp32"], (std::set<std::string>{"2", "5"})) << daemon.log();
+  EXPECT_EQ(gpus_of["tokens1024-vocab4096-fp32"], eight) << daemon.log();
+  EXPECT_EQ(gpus_of["hidden2048-rows2048-fp32"], (std::set<std::string>{"2", "5"})) << daemon.log();
 
   // The same cases run in one process (the daemon's harness, as `kernelwatch bench`) are in the
   // same keys: runs on any GPU and runs in one process share their band.
   for (const auto& [kernel, workload] :
-       {std::pair{"tvd", "tokens64-vocab512-fp32"}, {"layer_norm", "hidden512-rows64-fp32"}}) {
+       {std::pair{"tvd", "tokens1024-vocab4096-fp32"}, {"layer_norm", "hidden2048-rows2048-fp32"}}) {
     const auto bench =
         testing::run_kernelwatch({"bench", "--json", "--kernel", kernel, "--pass", "forward",
                                   "--provider", "kernelwatch-fused", "--backend", "cpu",
