@@ -44,7 +44,7 @@ GpuDevice gpu(unsigned index) {
 }
 
 core::Timestamp fixed_instant() {
-  return core::parse_timestamp("2031-05-06T07:08:09.010Z").value();
+  return core::parse_timestamp("2031-05-06T07:08:09.010000123Z").value();
 }
 
 std::string key_digest(const kernels::BenchOutcome& outcome) {
@@ -153,7 +153,7 @@ TEST_F(FailingChild, EachFailureBeforeItsRecordIsAFailedRunInTheCasesKeyOnThatGp
             gpu(5).uuid +
                 " bench --json --kernel tvd --pass forward --provider kernelwatch-fused --backend "
                 "cpu --workload tokens64-vocab512-fp32 --warmup-ms 1 --rep-ms 5 --seed 1 "
-                "--observed-at 2031-05-06T07:08:09.010Z\n");
+                "--observed-at 2031-05-06T07:08:09.010000123Z\n");
 }
 
 TEST_F(FailingChild, AChildTheDaemonStopsLeavesNothingToStore) {
