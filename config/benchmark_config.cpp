@@ -65,6 +65,15 @@ Result<std::vector<core::Workload>> read_workloads(
       return item.error(shown(label) + " is not a " + kernel_name + " workload like \"" +
                         std::string(kernel->example_workload) + "\"");
     }
+    // Its runs carry the label the kernel writes for its shape, which must read back as a label
+    // (an eps of 1e6 would be written "eps1e+06", which no label may hold).
+    if (const auto spec = kernels::CaseSpec::from_workload(kernel, workload)) {
+      const std::string written = kernels::workload_of(kernel, *spec).label();
+      if (const auto back = core::Workload::from_label(written); !back) {
+        return item.error(shown(label) + " would be recorded as " + shown(written) + ": " +
+                          back.error().message);
+      }
+    }
     for (const auto& earlier : workloads) {
       if (earlier.label() == workload.label()) return item.error(shown(label) + " is listed twice");
     }

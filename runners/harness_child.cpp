@@ -82,11 +82,31 @@ kernels::GpuInfo gpu_info_of(const GpuDevice& gpu) {
 }
 
 std::string HarnessChildProducer::name() const {
-  return request_.id.name() + " on GPU " + std::to_string(gpu_.index);
+  return request_.id.name() + " " +
+         kernels::workload_of(request_.id.kernel, request_.spec).label() + " on GPU " +
+         std::to_string(gpu_.index);
+}
+
+void HarnessChildProducer::learn_from(const RunProducer& earlier) {
+  const auto* same = dynamic_cast<const HarnessChildProducer*>(&earlier);
+  if (same == nullptr || same->gpu_.index != gpu_.index || same->gpu_.uuid != gpu_.uuid) return;
+  if (!hardware_) hardware_ = same->hardware_;
 }
 
 core::Result<Produced> HarnessChildProducer::run(const std::function<core::Timestamp()>& now) {
   const core::Timestamp observed = now();
+  const std::string on_gpu = "on GPU " + std::to_string(gpu_.index);
+  // The key a run of the case on this GPU has: where a failure is recorded, and what the
+  // child's record must be of.
+  const auto failed = [&](core::RunStatus status, std::string reason) {
+    return kernels::failed_record(request_, gpu_info_of(gpu_), hardware_, status, std::move(reason),
+                                  observed);
+  };
+  const auto expected = core::key_of(failed(core::RunStatus::RuntimeError, ""));
+  if (!expected) {
+    return core::fail(core::ErrorCode::InvalidArgument, name() + ": " + expected.error().message);
+  }
+
   ChildRequest request;
   request.argv = harness_child_argv(options_.program, request_, observed);
   request.timeout = options_.timeout;
@@ -100,13 +120,15 @@ core::Result<Produced> HarnessChildProducer::run(const std::function<core::Times
     out.cancelled = true;
     return out;
   }
-
-  // The key a run of the case on this GPU has: where a failure is recorded, and what the
-  // child's record must be of.
-  core::Record failed = kernels::failed_record(request_, gpu_info_of(gpu_),
-                                               core::RunStatus::RuntimeError, "", observed);
-  const auto expected = core::key_of(failed);
-  KW_ASSERT(expected.has_value(), "the harness's own record has a key");
+  // `kernelwatch bench: <message>` and status 1: the case cannot run at all (no CUDA device, a
+  // shape larger than the GPU's free memory), an error as in the daemon's own process, no run.
+  if (child && child->end == ChildEnd::Exited && child->exit_code == 1) {
+    constexpr std::string_view kPrefix = "kernelwatch bench: ";
+    const std::string last = child->last_stderr_lines(1);
+    if (last.starts_with(kPrefix)) {
+      return core::fail(core::ErrorCode::Unavailable, on_gpu + ": " + last.substr(kPrefix.size()));
+    }
+  }
 
   std::string failure =
       child_failure(child, "kernelwatch bench", request.argv.front(), options_.timeout);
@@ -117,16 +139,15 @@ core::Result<Produced> HarnessChildProducer::run(const std::function<core::Times
     auto read = read_child_record(child->stdout_text, *expected);
     if (read) {
       record = std::move(*read);
+      hardware_ = record->environment.hardware;  // where the next failure is recorded
     } else {
       failure = read.error().message;
     }
   }
   if (!record) {
     const bool timed_out = child && child->end == ChildEnd::TimedOut;
-    record = kernels::failed_record(
-        request_, gpu_info_of(gpu_),
-        timed_out ? core::RunStatus::Timeout : core::RunStatus::RuntimeError,
-        "on GPU " + std::to_string(gpu_.index) + ", kernelwatch bench " + failure, observed);
+    record = failed(timed_out ? core::RunStatus::Timeout : core::status_for_failure_reason(failure),
+                    on_gpu + ", kernelwatch bench " + failure);
     out.error = record->run.status_reason;
   }
   // The child saw its GPU as CUDA device 0: the host's index, UUID and bus id are the daemon's.
@@ -141,7 +162,8 @@ std::shared_ptr<RunProducer> harness_producer(CycleHost& host, const GpuSelectio
                                               kernels::BenchRequest request,
                                               const HarnessHost& where,
                                               const HarnessChildOptions& options) {
-  const std::string name = request.id.name();
+  const std::string name =
+      request.id.name() + " " + kernels::workload_of(request.id.kernel, request.spec).label();
   const auto in_process = [&] { return std::make_shared<HarnessProducer>(std::move(request)); };
   const bool on_gpus = request.id.backend == kernels::Backend::Cuda || where.stand_in_gpus;
   if (!on_gpus) {

@@ -55,15 +55,23 @@ class HarnessChildProducer final : public RunProducer {
         gpu_(std::move(gpu)),
         placement_(std::move(placement)),
         options_(std::move(options)) {}
-  // "tvd/backward/kernelwatch-fused/cuda on GPU 3"
+  // "tvd/backward/kernelwatch-fused/cuda tokens16384-vocab65536-fp32 on GPU 3"
   [[nodiscard]] std::string name() const override;
+  // One run: the child's record, or a failed run of the case on this GPU. An error (no run) when
+  // the case cannot run at all, as in the daemon's own process: the child said so on stderr
+  // (`kernelwatch bench: ...`, status 1), or its workload has no key.
   [[nodiscard]] core::Result<Produced> run(const std::function<core::Timestamp()>& now) override;
+  // The hardware an earlier producer's child named for the same GPU.
+  void learn_from(const RunProducer& earlier) override;
 
  private:
   kernels::BenchRequest request_;
   GpuDevice gpu_;
   core::Placement placement_;
   HarnessChildOptions options_;
+  // The hardware the last record of a child on this GPU named (the CUDA runtime's name of it):
+  // the key a failed run is recorded in; before any, the inventory's (NVML's) name.
+  std::optional<core::Hardware> hardware_;
 };
 
 // The producer of one case of an entry of kernelwatch's own kernels whose `gpus` is `selection`:

@@ -145,8 +145,8 @@ core::Result<BenchOutcome> run_benchmark(const BenchRequest& request, const Benc
 }
 
 core::Record failed_record(const BenchRequest& request, const std::optional<GpuInfo>& gpu,
-                           core::RunStatus status, std::string reason,
-                           core::Timestamp observed_at) {
+                           const std::optional<core::Hardware>& hardware, core::RunStatus status,
+                           std::string reason, core::Timestamp observed_at) {
   // The fields of the key as run_benchmark() fills them; the GPU is the caller's.
   RunContext run;
   run.id = request.id;
@@ -155,7 +155,10 @@ core::Record failed_record(const BenchRequest& request, const std::optional<GpuI
   run.build = current_build(request.id.kernel);
   run.cpu = probe_cpu();
   run.flush_bytes = flush_bytes_for(request.id.backend, request.policy);
-  if (request.id.backend == Backend::Cuda) run.gpu = gpu;
+  if (request.id.backend == Backend::Cuda) {
+    run.gpu = gpu;
+    run.hardware = hardware;
+  }
   run.status = status;
   run.reason = std::move(reason);
   run.observed_at = observed_at;

@@ -57,12 +57,14 @@ struct BenchContext {
 
 // The record of a run of the case that failed before the harness reported one (the process that
 // ran it on another GPU crashed, timed out, printed nothing): in the key a run of the case on
-// `gpu` has (its hardware: the GPU's name and compute capability; the CPU's on the CPU backend),
-// with `status` and `reason`, observed at `observed_at`, nothing timed. Nothing runs and no
-// device is touched.
+// `gpu` has (its hardware: `hardware` when given, the one an earlier run on that GPU named; else
+// the GPU's name and compute capability; the CPU's on the CPU backend), with `status` and
+// `reason`, observed at `observed_at`, nothing timed. Nothing runs and no device is touched.
 [[nodiscard]] core::Record failed_record(const BenchRequest& request,
-                                         const std::optional<GpuInfo>& gpu, core::RunStatus status,
-                                         std::string reason, core::Timestamp observed_at);
+                                         const std::optional<GpuInfo>& gpu,
+                                         const std::optional<core::Hardware>& hardware,
+                                         core::RunStatus status, std::string reason,
+                                         core::Timestamp observed_at);
 
 // Bytes a case allocates, at least: every tensor it reads or writes once (bytes_moved), plus the
 // flush buffer on its backend.

@@ -49,10 +49,13 @@ json protocol_document(const RunContext& c) {
 }
 
 core::Hardware hardware_of(const RunContext& c) {
+  if (c.hardware) return *c.hardware;
   if (c.gpu) {
     core::Hardware hw = core::hardware_from_gpu_name(c.gpu->name);
-    hw.architecture =
-        "sm_" + std::to_string(c.gpu->compute_major) + std::to_string(c.gpu->compute_minor);
+    if (c.gpu->compute_major > 0) {  // else the name's (NVML may not say)
+      hw.architecture =
+          "sm_" + std::to_string(c.gpu->compute_major) + std::to_string(c.gpu->compute_minor);
+    }
     return hw;
   }
   return cpu_hardware(c.cpu);

@@ -56,6 +56,9 @@ struct RunContext {
   core::Timestamp observed_at{};
   CpuInfo cpu;
   std::optional<GpuInfo> gpu;  // CUDA cases
+  // The hardware the environment names when it is known otherwise (a failed run recorded on the
+  // GPU an earlier run of the case reported); absent: from `gpu`, else the CPU.
+  std::optional<core::Hardware> hardware;
   GpuSample before;
   GpuSample after;
   BuildInfo build;

@@ -434,6 +434,12 @@ TEST(ParseConfig, RejectsBadBenchmarks) {
                                          "workloads": ["hidden2048-rows2048-fp32"]}]})"),
             "kernelwatch.json: benchmarks[0].workloads[0]: \"hidden2048-rows2048-fp32\" is a "
             "layer_norm workload, not a tvd one");
+  // An eps its runs could not carry in their workload label (the daemon would store nothing).
+  EXPECT_EQ(error_of(R"({"benchmarks": [{"kernel": "layer_norm", "pass": "forward",
+                                         "workloads": ["hidden512-rows64-fp32-eps1000000"]}]})"),
+            "kernelwatch.json: benchmarks[0].workloads[0]: \"hidden512-rows64-fp32-eps1000000\" "
+            "would be recorded as \"hidden512-rows64-fp32-eps1e+06\": workload "
+            "\"hidden512-rows64-fp32-eps1e+06\": only a-z, 0-9, '-', '_' and '.' are allowed");
   EXPECT_EQ(error_of(R"({"benchmarks": [{"kernel": "tvd", "pass": "forward",
                                          "workloads": ["softmax-4096"]}]})"),
             "kernelwatch.json: benchmarks[0].workloads[0]: \"softmax-4096\" is not a tvd "

@@ -7,14 +7,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/key.hpp"
 #include "core/placement.hpp"
+#include "core/record.hpp"
 #include "kernels/catalogue.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -68,7 +71,7 @@ Produced run_on_gpu_5(const std::filesystem::path& program,
   options.program = program;
   options.timeout = timeout;
   HarnessChildProducer producer(small_case(), gpu(5), placement_on("h100-a", gpu(5)), options);
-  EXPECT_EQ(producer.name(), "tvd/forward/kernelwatch-fused/cpu on GPU 5");
+  EXPECT_EQ(producer.name(), "tvd/forward/kernelwatch-fused/cpu tokens64-vocab512-fp32 on GPU 5");
   auto produced = producer.run([] { return fixed_instant(); });
   EXPECT_TRUE(produced.has_value()) << produced.error().message;
   return produced ? std::move(*produced) : Produced{};
@@ -133,6 +136,11 @@ TEST_F(FailingChild, EachFailureBeforeItsRecordIsAFailedRunInTheCasesKeyOnThatGp
            "--backend cpu --workload tokens64-vocab512-fp32 --warmup-ms 1 --rep-ms 5",
        core::RunStatus::RuntimeError, "not of the case it was asked for"},
       {"exec sleep 60", core::RunStatus::Timeout, "still running after its timeout", 1s},
+      // Status 1 without kernelwatch bench's own last line: a failure, not "cannot run".
+      {"echo 'Segmentation fault in libcuda' >&2; exit 1", core::RunStatus::RuntimeError,
+       "exited with status 1: Segmentation fault in libcuda"},
+      {"echo 'CUDA error: out of memory' >&2; exit 2", core::RunStatus::ResourceExceeded,
+       "out of memory"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.body);
@@ -154,6 +162,71 @@ TEST_F(FailingChild, EachFailureBeforeItsRecordIsAFailedRunInTheCasesKeyOnThatGp
                 " bench --json --kernel tvd --pass forward --provider kernelwatch-fused --backend "
                 "cpu --workload tokens64-vocab512-fp32 --warmup-ms 1 --rep-ms 5 --seed 1 "
                 "--observed-at 2031-05-06T07:08:09.010000123Z\n");
+}
+
+// `kernelwatch bench: ...` and status 1: the case cannot run at all on that GPU (here: larger
+// than its free memory), an error of the cycle as in the daemon's own process, never a run.
+TEST_F(FailingChild, AChildSayingTheCaseCannotRunIsAnErrorNamingTheGpuAndNoRun) {
+  HarnessChildOptions options;
+  options.program = script(
+      "echo 'bench: [1/1] tvd/forward/kernelwatch-fused/cpu: checking correctness' >&2\n"
+      "echo 'kernelwatch bench: tvd/forward/kernelwatch-fused/cpu tokens64-vocab512-fp32 needs at "
+      "least 9 bytes (0.00 GiB) but 1 bytes (0.00 GiB) are free' >&2\nexit 1");
+  HarnessChildProducer producer(small_case(), gpu(5), placement_on("h100-a", gpu(5)), options);
+  const auto produced = producer.run([] { return fixed_instant(); });
+  ASSERT_FALSE(produced.has_value());
+  EXPECT_EQ(produced.error().message,
+            "on GPU 5: tvd/forward/kernelwatch-fused/cpu tokens64-vocab512-fp32 needs at least 9 "
+            "bytes (0.00 GiB) but 1 bytes (0.00 GiB) are free");
+}
+
+// On a GPU: a failed run is recorded in the key of the hardware the GPU's last record named (the
+// CUDA runtime's name of it), not NVML's name when the two differ; before any record, NVML's,
+// and an unknown compute capability is never "sm_00".
+TEST_F(FailingChild, AFailedRunOnAGpuIsInTheKeyItsLastRecordNamed) {
+  kernels::BenchRequest cuda = small_case();
+  cuda.id.backend = kernels::Backend::Cuda;
+  kernels::GpuInfo runtime;  // what cudaGetDeviceProperties said in the child
+  runtime.name = "NVIDIA H200";
+  runtime.compute_major = 9;
+  const core::Record printed = kernels::failed_record(
+      cuda, runtime, std::nullopt, core::RunStatus::RuntimeError, "x", fixed_instant());
+  const std::string h200 = core::key_of(printed)->digest();
+  testing::write_file(dir_.path() / "record.json",
+                      nlohmann::json::array({core::to_json(printed)}).dump());
+  const auto ok = dir_.path() / "ok";
+  testing::write_file(ok, "");
+  HarnessChildOptions options;
+  options.program = script("if [ -f '" + ok.string() + "' ]; then cat '" +
+                           (dir_.path() / "record.json").string() + "'; else exit 3; fi");
+  const auto key_of_run = [&](HarnessChildProducer& producer) {
+    const auto produced = producer.run([] { return fixed_instant(); });
+    EXPECT_TRUE(produced.has_value());
+    EXPECT_EQ(produced->runs.size(), 1U);
+    return std::pair{core::key_of(produced->runs.front().record)->digest(),
+                     produced->runs.front().record.environment.hardware.architecture};
+  };
+  // NVML names GPU 5 another way ("NVIDIA H100 80GB HBM3").
+  HarnessChildProducer first(cuda, gpu(5), placement_on("h100-a", gpu(5)), options);
+  EXPECT_EQ(key_of_run(first).first, h200);
+  std::filesystem::remove(ok);
+  EXPECT_EQ(key_of_run(first).first, h200);  // failed: in the key its last record named
+  // The next cycle's producer of the same GPU learns it; another GPU's does not.
+  HarnessChildProducer next(cuda, gpu(5), placement_on("h100-a", gpu(5)), options);
+  next.learn_from(first);
+  EXPECT_EQ(key_of_run(next).first, h200);
+  HarnessChildProducer other(cuda, gpu(6), placement_on("h100-a", gpu(6)), options);
+  other.learn_from(first);
+  const auto nvml = key_of_run(other);
+  EXPECT_NE(nvml.first, h200);
+  EXPECT_EQ(nvml.second, "sm_90");
+  // NVML without a compute capability: the name's architecture, not "sm_00".
+  GpuDevice unknown = gpu(7);
+  unknown.compute_major = 0;
+  HarnessChildProducer bare(cuda, unknown, placement_on("h100-a", unknown), options);
+  const auto named = key_of_run(bare);
+  EXPECT_EQ(named.first, nvml.first);
+  EXPECT_EQ(named.second, "sm_90");
 }
 
 TEST_F(FailingChild, AChildTheDaemonStopsLeavesNothingToStore) {
@@ -209,18 +282,20 @@ TEST(HarnessProducerChoice, ACaseRunsInProcessOnOneGpuAndInAChildPerGpuOnSeveral
 
   // The CPU backend on a host whose GPUs are real: the CPU's kernels, once.
   Where cpu{eight, {}, kernels::Backend::Cpu};
-  EXPECT_TRUE(is<HarnessProducer>(cpu.producer(all)));
+  const auto in_process = cpu.producer(all);
+  ASSERT_TRUE(is<HarnessProducer>(in_process));
+  EXPECT_EQ(in_process->name(), "tvd/forward/kernelwatch-fused/cpu");  // the case, not moved from
   EXPECT_TRUE(is<FailingProducer>(cpu.producer(all_given)));
 
   // CUDA on 8 GPUs: a child per GPU, all eight at once; `gpus` picks some; one is one child.
   Where cuda{eight, {}, kernels::Backend::Cuda};
   const auto per_gpu = cuda.producer(all);
   ASSERT_TRUE(is<PerGpuProducer>(per_gpu));
-  EXPECT_EQ(per_gpu->name(), "tvd/forward/kernelwatch-fused/cuda");
+  EXPECT_EQ(per_gpu->name(), "tvd/forward/kernelwatch-fused/cuda tokens64-vocab512-fp32");
   EXPECT_TRUE(is<PerGpuProducer>(cuda.producer(gpus({"2", gpu(6).uuid}))));
   const auto one = cuda.producer(gpus({"3"}));
   ASSERT_TRUE(is<HarnessChildProducer>(one));
-  EXPECT_EQ(one->name(), "tvd/forward/kernelwatch-fused/cuda on GPU 3");
+  EXPECT_EQ(one->name(), "tvd/forward/kernelwatch-fused/cuda tokens64-vocab512-fp32 on GPU 3");
   // A GPU the host lacks: the case fails this cycle, saying why.
   const auto missing = cuda.producer(gpus({"9"}));
   ASSERT_TRUE(is<FailingProducer>(missing));
