@@ -1,5 +1,7 @@
 #include "core/placement.hpp"
 
+#include <utility>
+
 namespace kernelwatch::core {
 namespace {
 
@@ -26,6 +28,17 @@ std::string Placement::describe() const {
   }
   if (!host.empty()) text += (text.empty() ? "host " : " of host ") + host;
   return text;
+}
+
+SharedPlacement::SharedPlacement(Placement placement) {
+  const bool none = placement.host.empty() && placement.gpu.empty() && placement.gpu_uuid.empty() &&
+                    placement.pci_bus_id.empty();
+  if (!none) p_ = std::make_shared<const Placement>(std::move(placement));
+}
+
+const Placement& SharedPlacement::empty_placement() {
+  static const Placement empty;
+  return empty;
 }
 
 Placement placement_of(const Metadata& metadata) {

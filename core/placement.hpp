@@ -6,6 +6,7 @@
 // `pci_bus_id`: daemon/prometheus.cpp). Plain C++, no I/O.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,27 @@ struct Placement {
   [[nodiscard]] std::string unit() const { return gpu_uuid.empty() ? gpu : gpu_uuid; }
   // "GPU 3 (UUID GPU-8c3a...) of host h100-a", "host h100-a", "" when nothing is known.
   [[nodiscard]] std::string describe() const;
+};
+
+// A placement shared by the runs that ran there: a copy is a reference count, not four strings
+// (a replay copies each run's observation several times, and keeps one placement per host and
+// GPU, shared by all of their runs). Null, it is the empty placement. Immutable.
+class SharedPlacement {
+ public:
+  SharedPlacement() = default;
+  // Implicit: a placement is one. An empty one (no field set) stays null.
+  SharedPlacement(Placement placement);  // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] const Placement& operator*() const { return p_ ? *p_ : empty_placement(); }
+  [[nodiscard]] const Placement* operator->() const { return &**this; }
+  [[nodiscard]] bool empty() const { return !p_ || p_->empty(); }
+  // Which shared placement this is (null for none): copies share it. Two with the same address
+  // are the same placement while one of them is alive (a cache keyed by it keeps a copy).
+  [[nodiscard]] const Placement* address() const { return p_.get(); }
+
+ private:
+  [[nodiscard]] static const Placement& empty_placement();
+  std::shared_ptr<const Placement> p_;
 };
 
 [[nodiscard]] Placement placement_of(const Metadata& metadata);

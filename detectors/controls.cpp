@@ -51,9 +51,13 @@ void Controls::record(const KeyLabels& key, const Observation& run, const Verdic
     if (placed.runs.empty()) placed.start = run.observed_at;
     placed.newest = std::max(placed.newest, run.observed_at);
     // Views of the identity kept in known_ and of the placement kept once in placements_.
-    const auto where = placements_.insert(run.placement).first;
-    placed.runs.push_back(PlacedRun{*known, &*where, static_cast<double>(run.median.count()),
-                                    row.moved, run.observed_at});
+    const auto [where, fresh_address] = by_address_.try_emplace(run.placement.address());
+    if (fresh_address) {
+      where->second = Kept{run.placement, &*placements_.insert(*run.placement).first};
+    }
+    placed.runs.push_back(PlacedRun{*known, where->second.once,
+                                    static_cast<double>(run.median.count()), row.moved,
+                                    run.observed_at});
   }
   cycle.rows[identity] = std::move(row);
 }

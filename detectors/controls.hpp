@@ -85,6 +85,7 @@ class Controls {
   // The cycle is judged: its placed runs are forgotten (memory is one cycle's runs).
   void clear_placed() {
     placed_.clear();
+    by_address_.clear();
     placements_.clear();
   }
   [[nodiscard]] const ControlParameters& parameters() const { return parameters_; }
@@ -136,6 +137,13 @@ class Controls {
     }
   };
   std::unordered_set<core::Placement, PlacementHash, PlacementEqual> placements_;
+  // The runs' shared placements (a replay's runs share one per host and GPU) found by address,
+  // not by their four strings; each kept, so that its address is not reused while it is a key.
+  struct Kept {
+    core::SharedPlacement shared;
+    const core::Placement* once = nullptr;  // in placements_
+  };
+  std::unordered_map<const core::Placement*, Kept> by_address_;
   std::map<Subject, std::vector<std::string>> same_work_;  // key identities per subject
   std::unordered_set<std::string> known_;                  // every identity in same_work_
 };

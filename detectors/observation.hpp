@@ -31,7 +31,9 @@ struct Observation {
   // of the key, compared only to attribute a step.
   std::map<std::string, std::string> software;
   std::string status_reason;  // why a failed or inconclusive run was not timed ("" when none)
-  core::Placement placement;  // the host and GPU it ran on (run labels; empty when unknown)
+  // The host and GPU it ran on (run labels; empty when unknown), shared: copied with the run into
+  // the key detector's window and recent runs, it is a pointer, not four strings.
+  core::SharedPlacement placement;
 
   [[nodiscard]] std::chrono::nanoseconds p20_or_median() const { return p20.value_or(median); }
   [[nodiscard]] std::chrono::nanoseconds p80_or_median() const { return p80.value_or(median); }

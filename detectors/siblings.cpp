@@ -29,9 +29,54 @@ std::string host_unit(const core::Placement& p) {
   return "host:" + p.host;
 }
 
-// One level's runs (GPUs by host, or hosts), each key and unit a small index: a replay judges
-// every round of a history (5,000 runs a round in docs/PERFORMANCE.md's), so the runs are grouped
-// by sorting indices, not in maps of strings.
+// The runs of a cycle as small indices, made once for both levels: a replay judges every round
+// of a history (5,000 runs a round in docs/PERFORMANCE.md's), so the runs are grouped by counting
+// and sorting indices, not in maps of strings.
+struct Indexed {
+  std::vector<std::string_view> keys;  // by key index: the runs' views
+  // The runs with a median, by key index (counting sort: in run order within a key).
+  std::vector<std::uint32_t> order;
+  std::vector<std::uint32_t> key_of;  // by run index (those in `order`)
+};
+
+Indexed index_runs(std::span<const PlacedRun> runs) {
+  Indexed out;
+  // The Controls' runs of a key view one string: found by where it is, else by its text.
+  std::unordered_map<const char*, std::uint32_t> key_at;
+  std::unordered_map<std::string_view, std::uint32_t> key_index;
+  std::vector<std::uint32_t> per_key;  // runs per key index
+  out.key_of.assign(runs.size(), 0);
+  for (std::uint32_t r = 0; r < runs.size(); ++r) {
+    const PlacedRun& run = runs[r];
+    if (run.median <= 0) continue;
+    std::uint32_t k = 0;
+    const auto seen = key_at.find(run.key.data());
+    if (seen != key_at.end() && out.keys[seen->second].size() == run.key.size()) {
+      k = seen->second;
+    } else {
+      const auto [it, fresh] =
+          key_index.try_emplace(run.key, static_cast<std::uint32_t>(out.keys.size()));
+      if (fresh) {
+        out.keys.push_back(run.key);
+        per_key.push_back(0);
+      }
+      k = it->second;
+      key_at[run.key.data()] = k;
+    }
+    out.key_of[r] = k;
+    ++per_key[k];
+  }
+  // Where each key's runs begin in `order`.
+  std::uint32_t at = 0;
+  for (auto& n : per_key) at += std::exchange(n, at);
+  out.order.resize(at);
+  for (std::uint32_t r = 0; r < runs.size(); ++r) {
+    if (runs[r].median > 0) out.order[per_key[out.key_of[r]]++] = r;
+  }
+  return out;
+}
+
+// One level's runs (GPUs by host, or hosts), each unit a small index.
 struct Grouped {
   struct Entry {
     std::uint32_t group = 0;
@@ -39,24 +84,16 @@ struct Grouped {
     std::uint32_t unit = 0;
     UnitRun run;
   };
-  std::vector<Entry> entries;               // by group, key, unit: one per unit and key
+  std::vector<Entry> entries;               // by key, group, unit: one per unit and key
   std::vector<std::string_view> keys;       // by index: the runs' views
   std::vector<std::string> unit_ids;        // by index: "gpu:<host>/<GPU>" or "host:<host>"
   std::vector<core::Placement> placements;  // by unit index: the first run's
   std::vector<std::uint32_t> unit_group;    // by unit index
 
-  std::uint32_t key(std::string_view identity) {
-    // The Controls' runs of a key view one string: found by where it is, else by its text.
-    const auto seen = key_at_.find(identity.data());
-    if (seen != key_at_.end() && keys[seen->second].size() == identity.size()) return seen->second;
-    const auto [it, fresh] = key_index_.try_emplace(identity, keys.size());
-    if (fresh) keys.push_back(identity);
-    key_at_[identity.data()] = it->second;
-    return it->second;
-  }
   // The unit named `id`, made from `placement` when new, in group `group`.
   std::uint32_t unit(std::string id, const core::Placement& placement, std::uint32_t group) {
-    const auto [it, fresh] = unit_index_.try_emplace(std::move(id), unit_ids.size());
+    const auto [it, fresh] =
+        unit_index_.try_emplace(std::move(id), static_cast<std::uint32_t>(unit_ids.size()));
     if (fresh) {
       unit_ids.push_back(it->first);
       placements.push_back(placement);
@@ -66,36 +103,83 @@ struct Grouped {
   }
 
  private:
-  std::unordered_map<std::string_view, std::uint32_t> key_index_;
-  std::unordered_map<const char*, std::uint32_t> key_at_;  // by the first character's address
   std::map<std::string, std::uint32_t> unit_index_;
 };
 
 bool entry_less(const Grouped::Entry& a, const Grouped::Entry& b) {
-  return std::tie(a.group, a.key, a.unit) < std::tie(b.group, b.key, b.unit);
+  return std::tie(a.key, a.group, a.unit) < std::tie(b.key, b.group, b.unit);
 }
 
-Grouped by_gpu(std::span<const PlacedRun> runs) {
-  Grouped out;
-  // Each placement's unit, made once: a cycle's runs repeat a few placements many times.
-  std::unordered_map<const core::Placement*, std::uint32_t> units;
-  std::map<std::string_view, std::uint32_t> groups;  // by host
-  std::vector<Grouped::Entry> entries;
-  entries.reserve(runs.size());
-  for (const auto& run : runs) {
-    const auto& p = *run.placement;
-    if ((p.gpu.empty() && p.gpu_uuid.empty()) || run.median <= 0) continue;
-    auto [it, fresh] = units.try_emplace(run.placement);
-    if (fresh) {
-      const auto group = groups.try_emplace(p.host, groups.size()).first->second;
-      it->second = out.unit(gpu_unit(p), p, group);
-    }
-    entries.push_back(
-        {out.unit_group[it->second], out.key(run.key), it->second, UnitRun{run.median, run.moved}});
+// A's entries sorted by key, group and unit, in run order among equals: a key's runs are few
+// (one per unit), and come in unit order in a replay.
+void sort_key_entries(std::vector<Grouped::Entry>& entries, std::size_t begin) {
+  const auto first = entries.begin() + static_cast<std::ptrdiff_t>(begin);
+  if (entries.size() - begin > 32) {
+    std::stable_sort(first, entries.end(), entry_less);
+    return;
   }
-  // A unit's later run of a key in the cycle stands for it (stable: in run order).
-  std::stable_sort(entries.begin(), entries.end(), entry_less);
-  for (auto& entry : entries) {
+  for (auto it = first; it != entries.end(); ++it) {
+    const Grouped::Entry entry = *it;
+    auto at = it;
+    for (; at != first && entry_less(entry, *(at - 1)); --at) *at = *(at - 1);
+    *at = entry;
+  }
+}
+
+// Every run's entry at one level, by key, group and unit, in run order among equals.
+// `make_unit(placement)`: its unit at this level (kNoUnit: none), asked once per placement, in
+// run order (a unit's first run names its placement).
+constexpr std::uint32_t kNoUnit = UINT32_MAX;
+template <typename MakeUnit>
+std::vector<Grouped::Entry> level_entries(std::span<const PlacedRun> runs, const Indexed& indexed,
+                                          const MakeUnit& make_unit, const Grouped& out) {
+  // Made once per placement: a cycle's runs repeat a few placements many times (the same one in
+  // a row, GPU after GPU).
+  std::vector<std::uint32_t> unit_of(runs.size(), kNoUnit);
+  {
+    std::unordered_map<const core::Placement*, std::uint32_t> units;
+    const core::Placement* last = nullptr;
+    std::uint32_t last_unit = kNoUnit;
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      if (runs[r].median <= 0) continue;
+      if (runs[r].placement != last) {
+        const auto [it, fresh] = units.try_emplace(runs[r].placement, kNoUnit);
+        if (fresh) it->second = make_unit(*runs[r].placement);
+        last = runs[r].placement;
+        last_unit = it->second;
+      }
+      unit_of[r] = last_unit;
+    }
+  }
+  std::vector<Grouped::Entry> entries;
+  entries.reserve(indexed.order.size());
+  std::size_t key_begin = 0;  // where the current key's entries begin
+  for (const std::uint32_t r : indexed.order) {
+    const std::uint32_t unit = unit_of[r];
+    if (unit == kNoUnit) continue;
+    const std::uint32_t key = indexed.key_of[r];
+    if (!entries.empty() && entries.back().key != key) {
+      sort_key_entries(entries, key_begin);
+      key_begin = entries.size();
+    }
+    entries.push_back({out.unit_group[unit], key, unit, UnitRun{runs[r].median, runs[r].moved}});
+  }
+  sort_key_entries(entries, key_begin);
+  return entries;
+}
+
+Grouped by_gpu(std::span<const PlacedRun> runs, const Indexed& indexed) {
+  Grouped out;
+  out.keys = indexed.keys;
+  std::map<std::string_view, std::uint32_t> groups;  // by host
+  const auto make_unit = [&](const core::Placement& p) {
+    if (p.gpu.empty() && p.gpu_uuid.empty()) return kNoUnit;
+    const auto group =
+        groups.try_emplace(p.host, static_cast<std::uint32_t>(groups.size())).first->second;
+    return out.unit(gpu_unit(p), p, group);
+  };
+  // A unit's later run of a key in the cycle stands for it (the entries are in run order).
+  for (auto& entry : level_entries(runs, indexed, make_unit, out)) {
     if (!out.entries.empty() && !entry_less(out.entries.back(), entry)) {
       out.entries.back() = entry;
     } else {
@@ -106,19 +190,15 @@ Grouped by_gpu(std::span<const PlacedRun> runs) {
 }
 
 // A host's run of a key: the median of its GPUs' medians, moved the way most of them moved.
-Grouped by_host(std::span<const PlacedRun> runs) {
+Grouped by_host(std::span<const PlacedRun> runs, const Indexed& indexed) {
   Grouped out;
-  std::unordered_map<const core::Placement*, std::uint32_t> units;
-  std::vector<Grouped::Entry> entries;  // every run, by key and host
-  entries.reserve(runs.size());
-  for (const auto& run : runs) {
-    const auto& p = *run.placement;
-    if (p.host.empty() || run.median <= 0) continue;
-    auto [it, fresh] = units.try_emplace(run.placement);
-    if (fresh) it->second = out.unit(host_unit(p), core::Placement{p.host, "", "", ""}, 0);
-    entries.push_back({0, out.key(run.key), it->second, UnitRun{run.median, run.moved}});
-  }
-  std::stable_sort(entries.begin(), entries.end(), entry_less);
+  out.keys = indexed.keys;
+  const auto make_unit = [&](const core::Placement& p) {
+    if (p.host.empty()) return kNoUnit;
+    return out.unit(host_unit(p), core::Placement{p.host, "", "", ""}, 0);
+  };
+  // Every run, by key and host.
+  const std::vector<Grouped::Entry> entries = level_entries(runs, indexed, make_unit, out);
   std::vector<double> medians;
   for (std::size_t i = 0; i < entries.size();) {
     std::size_t end = i;
@@ -153,8 +233,8 @@ struct Tally {
 std::vector<Tally> tally(const Grouped& grouped, const ControlParameters& parameters) {
   std::vector<Tally> out(grouped.unit_ids.size());
   const double threshold = std::log1p(parameters.moved_threshold);
-  // The units of each group that ran anything in the cycle.
-  std::map<std::uint32_t, std::size_t> in_group;
+  // The units of each group that ran anything in the cycle (by group index: fewer than units).
+  std::vector<std::size_t> in_group(grouped.unit_ids.size() + 1, 0);
   {
     std::vector<bool> counted(grouped.unit_ids.size(), false);
     for (const auto& entry : grouped.entries) {
@@ -259,15 +339,17 @@ std::string OutOfLine::unit_id() const {
 std::vector<OutOfLine> out_of_line(std::span<const PlacedRun> runs,
                                    const ControlParameters& parameters) {
   std::vector<OutOfLine> out;
-  collect(by_gpu(runs), false, parameters, out);
-  collect(by_host(runs), true, parameters, out);
+  const Indexed indexed = index_runs(runs);
+  collect(by_gpu(runs, indexed), false, parameters, out);
+  collect(by_host(runs, indexed), true, parameters, out);
   return out;
 }
 
 bool back_in_line(std::span<const PlacedRun> runs, const std::string& unit,
                   const ControlParameters& parameters) {
   const bool host_level = unit.starts_with("host:");
-  const Grouped grouped = host_level ? by_host(runs) : by_gpu(runs);
+  const Indexed indexed = index_runs(runs);
+  const Grouped grouped = host_level ? by_host(runs, indexed) : by_gpu(runs, indexed);
   const auto it = std::find(grouped.unit_ids.begin(), grouped.unit_ids.end(), unit);
   if (it == grouped.unit_ids.end()) return false;
   // The tallies are kept: a reference into tally()'s temporary would dangle at the `;`.

@@ -31,8 +31,8 @@ std::string some_names(const std::map<std::string, std::size_t>& counts, std::si
 }  // namespace
 
 bool confirmed_by_a_sibling(const Trigger& trigger) {
-  const auto& onset = trigger.onset.placement;
-  const auto& run = trigger.run.placement;
+  const auto& onset = *trigger.onset.placement;
+  const auto& run = *trigger.run.placement;
   return trigger.kind == AlertKind::Step && !onset.empty() && !run.empty() &&
          (onset.host != run.host || onset.unit() != run.unit());
 }

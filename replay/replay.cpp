@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "detectors/attribution.hpp"
 
@@ -24,7 +25,7 @@ class Driver {
 
   void feed(const storage::RunSummary& run) {
     ++out_.runs;
-    if (!run.placement.empty()) out_.placed.count(run.placement, run.observed_at);
+    if (!run.placement.empty()) PlacedCounts::add(*where(run.placement).count, run.observed_at);
     const core::Timestamp order = run.judgement ? run.judgement->order : run.observed_at;
     // A run the daemon judged just after a newer one of its key (it came a little late) waits
     // for the stream to reach the place it was judged at.
@@ -124,9 +125,11 @@ class Driver {
     // the last close begins the next round: the GPUs and hosts are compared round by round.
     if (previous_ && order - *previous_ > options_.parameters.controls.cycle_gap) close();
     if (!run.judgement && !run.placement.empty()) {
-      const RoundRun unit{run.key_id, unit_index(run.placement)};
-      if (round_.contains(unit)) close();
-      round_.insert(unit);
+      const std::uint32_t unit = where(run.placement).unit;
+      auto& rounds = last_round_[run.key_id];
+      if (rounds.size() <= unit) rounds.resize(unit + 1, 0);
+      if (rounds[unit] == round_) close();  // (it leaves last_round_ as it is)
+      rounds[unit] = round_;
     }
     if (run.judgement && run.judgement->cycle != 0) {
       if (cycle_ && *cycle_ != run.judgement->cycle) close();
@@ -153,34 +156,28 @@ class Driver {
 
   void close() {
     collect(out_.watch.close_cycle());
-    round_.clear();
+    ++round_;
   }
 
-  // A small number for the host and GPU of `placement` (its host and its GPU's UUID, else index),
-  // the same for every run there: no string is made per run.
-  std::uint32_t unit_index(const core::Placement& placement) {
-    const std::string& gpu = placement.gpu_uuid.empty() ? placement.gpu : placement.gpu_uuid;
-    unit_key_.assign(placement.host);
-    unit_key_ += '\0';
-    unit_key_ += gpu;
-    auto it = units_.find(unit_key_);
-    if (it == units_.end()) {
-      it = units_.emplace(unit_key_, static_cast<std::uint32_t>(units_.size())).first;
+  // What the replay keeps of a shared placement (storage reads one per host and GPU): a small
+  // number for its host and GPU (its host and its GPU's UUID, else index) and its count.
+  struct Where {
+    core::SharedPlacement kept;  // so that its address is not reused while it is a key
+    std::uint32_t unit = 0;
+    PlacedCount* count = nullptr;  // in out_.placed, which outlives this driver
+  };
+  // Found by the placement's address: no string is made or hashed per run.
+  Where& where(const core::SharedPlacement& placement) {
+    auto [it, fresh] = where_.try_emplace(placement.address());
+    if (fresh) {
+      const core::Placement& p = *placement;
+      std::string unit = p.host + '\0' + (p.gpu_uuid.empty() ? p.gpu : p.gpu_uuid);
+      const auto known =
+          units_.try_emplace(std::move(unit), static_cast<std::uint32_t>(units_.size())).first;
+      it->second = Where{placement, known->second, &out_.placed.slot(p)};
     }
     return it->second;
   }
-
-  // A key's run of one host and GPU (unit_index()).
-  struct RoundRun {
-    std::int64_t key_id = 0;
-    std::uint32_t unit = 0;
-    bool operator==(const RoundRun&) const = default;
-  };
-  struct RoundRunHash {
-    std::size_t operator()(const RoundRun& r) const {
-      return std::hash<std::int64_t>()(r.key_id) * 0x9E3779B97F4A7C15ULL ^ r.unit;
-    }
-  };
 
   Replay& out_;
   const Options& options_;
@@ -192,10 +189,12 @@ class Driver {
   std::map<std::string, std::size_t> index_;
   std::set<std::string> open_runs_;  // "<key identity>/<externalId>" of runs in an open cycle
   std::optional<core::Timestamp> first_open_;  // the oldest of them
-  // The never-judged placed runs since the last close, by key and host and GPU.
-  std::unordered_set<RoundRun, RoundRunHash> round_;
-  std::unordered_map<std::string, std::uint32_t> units_;  // "<host>\0<GPU>" -> unit_index()
-  std::string unit_key_;                                  // reused: no allocation per run
+  // Closes so far: the round of never-judged placed runs since the last close. By key id and
+  // host and GPU (Where::unit), the round in which it last ran (0: none).
+  std::uint64_t round_ = 1;
+  std::unordered_map<std::int64_t, std::vector<std::uint64_t>> last_round_;
+  std::unordered_map<const core::Placement*, Where> where_;
+  std::unordered_map<std::string, std::uint32_t> units_;  // "<host>\0<GPU>" -> Where::unit
   std::optional<detectors::Observation> previous_run_;
   bool rebaselined_ = false;
 };
@@ -203,14 +202,23 @@ class Driver {
 }  // namespace
 
 void PlacedCounts::count(const core::Placement& placement, core::Timestamp observed_at) {
-  if (placement.empty()) return;
+  if (!placement.empty()) add(slot(placement), observed_at);
+}
+
+PlacedCount& PlacedCounts::slot(const core::Placement& placement) {
   key_.assign(placement.host);
   key_ += '\0';
   key_ += placement.gpu_uuid.empty() ? placement.gpu : placement.gpu_uuid;
   auto it = counts_.find(key_);
-  if (it == counts_.end()) it = counts_.emplace(key_, PlacedCount{placement, 0, observed_at}).first;
-  ++it->second.runs;
-  it->second.last_observed = std::max(it->second.last_observed, observed_at);
+  if (it == counts_.end()) {
+    it = counts_.emplace(key_, PlacedCount{placement, 0, core::Timestamp::min()}).first;
+  }
+  return it->second;
+}
+
+void PlacedCounts::add(PlacedCount& count, core::Timestamp observed_at) {
+  ++count.runs;
+  count.last_observed = std::max(count.last_observed, observed_at);
 }
 
 core::Result<std::map<std::int64_t, core::KeyLabels>> key_labels_by_id(

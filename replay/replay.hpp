@@ -69,6 +69,10 @@ struct PlacedCount {
 class PlacedCounts {
  public:
   void count(const core::Placement& placement, core::Timestamp observed_at);
+  // The count of the host and GPU of `placement` (not empty; made when new, with no run): it
+  // stays where it is while this lives (a replay counts each run through its placement's).
+  [[nodiscard]] PlacedCount& slot(const core::Placement& placement);
+  static void add(PlacedCount& count, core::Timestamp observed_at);
   [[nodiscard]] const std::unordered_map<std::string, PlacedCount>& all() const { return counts_; }
 
  private:

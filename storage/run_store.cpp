@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "core/digest.hpp"
 #include "core/names.hpp"
@@ -226,13 +230,51 @@ core::Placement placement_from_labels(const json& labels) {
 
 // Where the runs of a run template ran: its labels are strings, kept in the template (never a
 // run's own values, storage/detail/record_layout.hpp), so every run of it shares them.
+// The four labels from an object as SQLite's json_extract() writes one (minified): read from the
+// text while it is flat, every value a string without escapes; nullopt for anything else (then
+// parsed). Parsing each template's labels as a JSON document cost more than the rest of its read.
+std::optional<core::Placement> flat_placement(std::string_view text) {
+  std::size_t at = 0;
+  const auto take = [&](char c) {
+    if (at >= text.size() || text[at] != c) return false;
+    ++at;
+    return true;
+  };
+  const auto string = [&](std::string_view& out) {
+    if (!take('"')) return false;
+    const std::size_t end = text.find('"', at);
+    if (end == std::string_view::npos) return false;
+    out = text.substr(at, end - at);
+    at = end + 1;
+    return out.find('\\') == std::string_view::npos;
+  };
+  core::Placement out;
+  if (!take('{')) return std::nullopt;
+  if (take('}')) return at == text.size() ? std::optional(out) : std::nullopt;
+  for (;;) {
+    std::string_view name;
+    std::string_view value;
+    if (!string(name) || !take(':') || !string(value)) return std::nullopt;
+    if (name == core::kHostLabel) out.host = value;
+    if (name == core::kGpuLabel) out.gpu = value;
+    if (name == core::kGpuUuidLabel) out.gpu_uuid = value;
+    if (name == core::kPciBusIdLabel) out.pci_bus_id = value;
+    if (take(',')) continue;
+    return take('}') && at == text.size() ? std::optional(out) : std::nullopt;
+  }
+}
+
+// Where the runs of a run template ran: its labels are strings, kept in the template (never a
+// run's own values, storage/detail/record_layout.hpp), so every run of it shares them.
 Result<core::Placement> template_placement(Database& db, std::int64_t id) {
   auto stmt =
       KW_TRY(db.statement("SELECT json_extract(body, '$.metadata.labels') FROM documents WHERE "
                           "id = ?1 AND json_valid(body)"));
   stmt->bind(1, id);
   if (!KW_TRY(stmt->step()) || stmt->column_is_null(0)) return core::Placement{};
-  return placement_from_labels(json::parse(stmt->column_text(0), nullptr, false));
+  const std::string labels = stmt->column_text(0);
+  if (auto flat = flat_placement(labels)) return *std::move(flat);
+  return placement_from_labels(json::parse(labels, nullptr, false));
 }
 
 // Where a run kept whole ran: its record's labels.
@@ -256,8 +298,10 @@ Status visit_summaries(Database& db, Statement& stmt,
   // The software parsed last: an environment document's (its id; 0 for none) or a row's own.
   std::int64_t last_document = 0;
   std::optional<std::string> last_text;
-  // Placements by run template (a few per key: one per host and GPU).
-  std::unordered_map<std::int64_t, core::Placement> placements;
+  // Placements by run template (a few per key: one per host and GPU), and each host and GPU's
+  // one shared placement (the templates of its runs of each key share it), by its fields.
+  std::unordered_map<std::int64_t, core::SharedPlacement> placements;
+  std::unordered_map<std::string, core::SharedPlacement> distinct;
   std::int64_t last_template = -1;  // the template of run.placement (-1: none)
   while (KW_TRY(stmt.step())) {
     const Statement& s = stmt;
@@ -311,8 +355,15 @@ Status visit_summaries(Database& db, Statement& stmt,
       last_template = -1;
     } else if (const std::int64_t id = s.column_int(18); id != last_template) {
       auto it = placements.find(id);
-      if (it == placements.end())
-        it = placements.emplace(id, KW_TRY(template_placement(db, id))).first;
+      if (it == placements.end()) {
+        core::Placement placement = KW_TRY(template_placement(db, id));
+        const std::string fields = placement.host + '\0' + placement.gpu + '\0' +
+                                   placement.gpu_uuid + '\0' + placement.pci_bus_id;
+        auto known = distinct.find(fields);
+        if (known == distinct.end())
+          known = distinct.emplace(fields, core::SharedPlacement(std::move(placement))).first;
+        it = placements.emplace(id, known->second).first;
+      }
       run.placement = it->second;
       last_template = id;
     }

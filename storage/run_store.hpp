@@ -69,8 +69,9 @@ struct RunSummary {
   std::string status_reason;
   std::string source;  // sourceNative.source ("kernelwatch" for the daemon's own runs)
   // Where it ran (its host, gpu_index, gpu_uuid and pci_bus_id labels): read from its run
-  // template, once per template, not per run (the siblings rule of a replay needs it).
-  core::Placement placement;
+  // template, once per template, not per run (the siblings rule of a replay needs it); the
+  // templates of one host and GPU share one (core::SharedPlacement: a copy is a pointer).
+  core::SharedPlacement placement;
   Judged judged = Judged::Never;
   std::optional<Judgement> judgement;  // nullopt: never judged by the daemon (imported)
 };

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <random>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "core/placement.hpp"
 #include "storage/detail/queries.hpp"
 #include "tests/storage/storage_test_support.hpp"
 #include "tests/support/test_support.hpp"
@@ -187,6 +189,48 @@ TEST_F(RunStoreTest, AReplayReadsEachRunsFieldsInTimeOrderAlsoAfterMigratingFrom
   ASSERT_TRUE(reopened) << reopened.error().message;
   EXPECT_EQ(testing::user_version(path), kSchemaVersion);
   check(replay(RunStore(*reopened)));
+}
+
+// Where each run ran (its host and GPU labels) comes from its run template, read once per
+// template: the labels of its GPUs' templates read as they were written, whatever characters they
+// hold (an escaped quote or backslash, non-ASCII), and the runs of one GPU share one placement.
+TEST_F(RunStoreTest, AReplayReadsWhereEachRunRanFromItsTemplateAndSharesItPerGpu) {
+  const core::Record base = fixture_record(kTvdFixture);
+  const std::vector<core::Placement> gpus = {
+      {"h100-a", "0", "GPU-8c3a0000-0000-0000-0000-000000000000", "00000000:19:00.0"},
+      {"h100-a", "1", "GPU-8c3a0000-0000-0000-0000-000000000001", "00000000:1A:00.0"},
+      {"h100-b", "2", "GPU-\\x-\u00e9t\u00e9", ""},  // a backslash (escaped), non-ASCII
+      {"h\"\u00f6st", "3", "", "00000000:1C:00.0"},  // a quote (escaped), no UUID
+  };
+  {
+    auto tx = connection_->begin();
+    ASSERT_TRUE(tx);
+    int minutes = 0;
+    for (int round = 0; round < 2; ++round) {
+      for (const auto& gpu : gpus) {
+        ++minutes;
+        core::Record run = shifted(base, minutes, 1000 + minutes);
+        core::set_placement(run.run.metadata, gpu);
+        ASSERT_TRUE(runs_->insert_run(*tx, run, ""));
+      }
+    }
+    ASSERT_TRUE(tx->commit());
+  }
+  std::vector<core::SharedPlacement> seen;
+  ASSERT_TRUE(runs_->for_each_in_time_order([&](const RunSummary& run) -> core::Status {
+    seen.push_back(run.placement);
+    return {};
+  }));
+  ASSERT_EQ(seen.size(), 2 * gpus.size());
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    const core::Placement& want = gpus[i % gpus.size()];
+    EXPECT_EQ(seen[i]->host, want.host) << i;
+    EXPECT_EQ(seen[i]->gpu, want.gpu) << i;
+    EXPECT_EQ(seen[i]->gpu_uuid, want.gpu_uuid) << i;
+    EXPECT_EQ(seen[i]->pci_bus_id, want.pci_bus_id) << i;
+    EXPECT_EQ(seen[i].address(), seen[i % gpus.size()].address()) << i;
+  }
+  EXPECT_NE(seen[0].address(), seen[1].address());
 }
 
 TEST_F(RunStoreTest, NewestRunsQueryWalksTheIndexWithoutScanOrSort) {
