@@ -233,8 +233,13 @@ struct Tally {
 std::vector<Tally> tally(const Grouped& grouped, const ControlParameters& parameters) {
   std::vector<Tally> out(grouped.unit_ids.size());
   const double threshold = std::log1p(parameters.moved_threshold);
-  // The units of each group that ran anything in the cycle (by group index: fewer than units).
-  std::vector<std::size_t> in_group(grouped.unit_ids.size() + 1, 0);
+  // The units of each group that ran anything in the cycle, by group index. Not bounded by the
+  // units: two placements of one unit id ("a" GPU "b/c" and "a/b" GPU "c") use two groups.
+  std::size_t groups = 0;
+  for (const auto& entry : grouped.entries) {
+    groups = std::max<std::size_t>(groups, std::size_t{entry.group} + 1);
+  }
+  std::vector<std::size_t> in_group(groups, 0);
   {
     std::vector<bool> counted(grouped.unit_ids.size(), false);
     for (const auto& entry : grouped.entries) {

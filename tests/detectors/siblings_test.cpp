@@ -141,6 +141,29 @@ TEST(Siblings, BackInLineNeedsTheUnitComparedOnEnoughKeys) {
 // The unit seen first in the runs (GPU 0, the first host) is judged like any other: a reference
 // into a freed tally once read the allocator's bookkeeping there and said it was back in line
 // while it was 30% slower, so its alert resolved and fired again every cycle.
+// Labels are the clients' (a POST, an import): hosts and GPU indices with '/' make two placements
+// one unit id ("gpu:a/b/c"), so there are more host groups than units. Each group's count is still
+// in bounds (the tally once sized them by the units: a heap write past its end under ASan).
+TEST(Siblings, PlacementsWhoseUnitIdsCoincideAreCountedInBounds) {
+  const std::vector<Placement> placements = {{"a", "b/c", "", ""},
+                                             {"a/b", "c", "", ""},
+                                             {"p", "q/r", "", ""},
+                                             {"p/q", "r", "", ""},
+                                             {"z", "0", "", ""}};
+  std::vector<PlacedRun> runs;
+  for (int k = 0; k < kKeys; ++k) {
+    for (std::size_t i = 0; i < placements.size(); ++i) {
+      runs.push_back({kept("key-" + std::to_string(k)),
+                      kept(placements[i]),
+                      1e6 * (k + 1) * (i == 4 ? 1.3 : 1.0),
+                      std::nullopt,
+                      {}});
+    }
+  }
+  const auto out = out_of_line(runs, ControlParameters{});
+  for (const auto& unit : out) EXPECT_FALSE(unit.unit_id().empty());
+}
+
 TEST(Siblings, TheUnitSeenFirstIsNotBackInLineWhileItIsStillOutOfLine) {
   const auto gpu0 = cycle({"h100-a"}, [](const std::string&, int g) { return g == 0 ? 1.3 : 1.0; });
   ASSERT_EQ(out_of_line(gpu0, ControlParameters{}).size(), 1U);
