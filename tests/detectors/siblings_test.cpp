@@ -143,7 +143,7 @@ TEST(Siblings, BackInLineNeedsTheUnitComparedOnEnoughKeys) {
 // while it was 30% slower, so its alert resolved and fired again every cycle.
 // Labels are the clients' (a POST, an import): hosts and GPU indices with '/' make two placements
 // one unit id ("gpu:a/b/c"), so there are more host groups than units. Each group's count is still
-// in bounds (the tally once sized them by the units: a heap write past its end under ASan).
+// in bounds (the tally once sized them by the units: a heap write past its end).
 TEST(Siblings, PlacementsWhoseUnitIdsCoincideAreCountedInBounds) {
   const std::vector<Placement> placements = {{"a", "b/c", "", ""},
                                              {"a/b", "c", "", ""},
@@ -160,8 +160,9 @@ TEST(Siblings, PlacementsWhoseUnitIdsCoincideAreCountedInBounds) {
                       {}});
     }
   }
-  const auto out = out_of_line(runs, ControlParameters{});
-  for (const auto& unit : out) EXPECT_FALSE(unit.unit_id().empty());
+  // What it checks is the memory access: it fails under -fsanitize=address (heap-buffer-overflow
+  // before the fix), not in a plain build. Each host here has one GPU, so no GPU has a sibling.
+  for (const auto& unit : out_of_line(runs, ControlParameters{})) EXPECT_TRUE(unit.host_level);
 }
 
 TEST(Siblings, TheUnitSeenFirstIsNotBackInLineWhileItIsStillOutOfLine) {
