@@ -1,5 +1,6 @@
 // Robust statistics the detectors are built from: median, quantile, MAD, the Mann-Kendall trend
-// test and the Theil-Sen slope. Pure functions over plain vectors; standard library only.
+// test, the Theil-Sen slope, and the normal and Student t distributions (a young key's band and
+// `kernelwatch compare` draw their intervals from them). Pure functions over plain vectors; standard library only.
 #pragma once
 
 #include <span>
@@ -33,5 +34,16 @@ struct TheilSen {
   double intercept = 0;
 };
 [[nodiscard]] TheilSen theil_sen(std::span<const double> values);
+
+// The standard normal distribution: P(Z <= z), and the z with P(Z <= z) = p (p in (0, 1); the
+// ends clamp to +-38).
+[[nodiscard]] double normal_cdf(double z);
+[[nodiscard]] double normal_quantile(double p);
+
+// Student's t distribution with `df` > 0 degrees of freedom (fractional allowed): P(T <= t), and
+// the t with P(T <= t) = p. Exact to about 1e-10 (the regularized incomplete beta function);
+// the quantile of an integral df and a p already asked for is served from a small table.
+[[nodiscard]] double student_t_cdf(double t, double df);
+[[nodiscard]] double student_t_quantile(double p, double df);
 
 }  // namespace kernelwatch::detectors
