@@ -10,3 +10,8 @@ kernelwatch_target_defaults(detectors_liger_eval)
 target_link_libraries(detectors_liger_eval PRIVATE kernelwatch::daemon)
 target_compile_definitions(detectors_liger_eval PRIVATE
   KW_LIGER_DIR="${PROJECT_SOURCE_DIR}/data/liger")
+
+# Young keys (issue #36): a key's first runs on one host, steps of 5/10/30% (docs/DETECTION.md).
+add_executable(detectors_young_keys_eval detectors/young_keys_eval.cpp)
+kernelwatch_target_defaults(detectors_young_keys_eval)
+target_link_libraries(detectors_young_keys_eval PRIVATE kernelwatch::detectors_synthetic)

@@ -128,6 +128,49 @@ DetectorSetting providers(std::string_view name, std::vector<std::string> Owner:
           {}};
 }
 
+// A whole number of nanoseconds in [minimum, maximum] (a timer's resolution).
+template <class Owner>
+DetectorSetting nanoseconds(std::string_view name, std::chrono::nanoseconds Owner::*slot,
+                            std::size_t minimum, std::size_t maximum) {
+  return {name,
+          [=](const JsonField& field, DetectorSettings& settings) -> Status {
+            std::chrono::nanoseconds& out = part_of<Owner>(settings).*slot;
+            auto value = static_cast<std::size_t>(out.count());
+            KW_TRY(read_count(field, minimum, maximum, value));
+            out = std::chrono::nanoseconds(static_cast<std::int64_t>(value));
+            return {};
+          },
+          [=](const DetectorSettings& settings) {
+            return json((part_of<Owner>(settings).*slot).count());
+          },
+          {}};
+}
+
+// "auto", "always" or "never" (detectors::YoungPrior).
+DetectorSetting young_prior(std::string_view name) {
+  using detectors::YoungPrior;
+  static constexpr std::pair<std::string_view, YoungPrior> kWords[] = {
+      {"auto", YoungPrior::Auto}, {"always", YoungPrior::Always}, {"never", YoungPrior::Never}};
+  return {name,
+          [](const JsonField& field, DetectorSettings& settings) -> Status {
+            const std::string word = KW_TRY(field.string("\"auto\", \"always\" or \"never\""));
+            for (const auto& [text, value] : kWords) {
+              if (word == text) {
+                settings.parameters.band.young_prior = value;
+                return {};
+              }
+            }
+            return field.error("expected \"auto\", \"always\" or \"never\", got \"" + word + "\"");
+          },
+          [](const DetectorSettings& settings) {
+            for (const auto& [text, value] : kWords) {
+              if (settings.parameters.band.young_prior == value) return json(std::string(text));
+            }
+            return json("auto");
+          },
+          {}};
+}
+
 }  // namespace field
 
 constexpr std::size_t kMaxWindow = 10'000;
@@ -152,6 +195,13 @@ const std::vector<DetectorSetting>& detector_settings() {
       field::number("min_relative_margin", &BandParameters::min_relative_margin, 0.0, 1.0),
       field::microseconds("young_jitter_us", &BandParameters::young_jitter, 0, 60'000'000),
       field::number("trusted_relative_margin", &BandParameters::trusted_relative_margin, 0.0, 1.0),
+      field::young_prior("young_prior"),
+      field::nanoseconds("young_resolution_ns", &BandParameters::young_resolution, 0,
+                         60'000'000'000),
+      field::number("young_spread_weight", &BandParameters::young_spread_weight, 0.0, 1000.0),
+      field::number("young_tail", &BandParameters::young_tail, 0.0, 0.5, LowerBound::Open),
+      field::number("young_tail_alone", &BandParameters::young_tail_alone, 0.0, 0.5,
+                    LowerBound::Open),
       field::number("spread_factor", &BandParameters::spread_factor, 0.0, kHuge),
       field::count("noise_window", &BandParameters::noise_window, 1, kMaxWindow),
       field::count("noise_min_runs", &BandParameters::noise_min_runs, 1, kMaxWindow,

@@ -46,6 +46,14 @@ Excursions excursions(std::span<const double> residuals, const BandParameters& p
   return {std::expm1(p.noise_factor * up), std::expm1(p.noise_factor * down)};
 }
 
+// One run's own spread as a normal sigma, log scale: (log p80 - log p20) / 1.6832 (p80 - p20
+// spans 1.6832 sigma of a normal); 0 without both quantiles.
+double own_sigma(const Observation& run) {
+  if (!run.p20 || !run.p80 || run.p20->count() <= 0 || *run.p80 <= *run.p20) return 0;
+  return std::log(static_cast<double>(run.p80->count()) / static_cast<double>(run.p20->count())) /
+         1.6832;
+}
+
 }  // namespace
 
 std::string_view to_string(VerdictKind kind) noexcept {
@@ -64,10 +72,62 @@ std::string_view to_string(VerdictKind kind) noexcept {
   return "unknown";
 }
 
-double range_margin(double center, bool trusted, const BandParameters& p) {
+double range_margin(double center, bool trusted, const BandParameters& p, bool prior) {
   if (trusted) return p.trusted_relative_margin;
+  const auto absolute = prior ? p.young_jitter : p.young_resolution;
   return std::max(p.min_relative_margin,
-                  static_cast<double>(p.young_jitter.count()) / std::max(center, 1.0));
+                  static_cast<double>(absolute.count()) / std::max(center, 1.0));
+}
+
+bool young_prior(const BandContext& context, const BandParameters& p) {
+  switch (p.young_prior) {
+    case YoungPrior::Always:
+      return true;
+    case YoungPrior::Never:
+      return false;
+    case YoungPrior::Auto:
+      break;
+  }
+  return context.several_hosts;
+}
+
+Evidence young_evidence(std::span<const Observation> baseline, const BandContext& context,
+                        const BandParameters& p) {
+  Evidence e;
+  const std::size_t k = baseline.size();
+  if (k < 2) return e;
+  thread_local std::vector<double> own;
+  own.clear();
+  double sum = 0;
+  for (const auto& run : baseline) {
+    sum += std::log(static_cast<double>(run.median.count()));
+    if (const double sigma = own_sigma(run); sigma > 0) own.push_back(sigma);
+  }
+  const double mean = sum / static_cast<double>(k);
+  double squares = 0;
+  for (const auto& run : baseline) {
+    const double d = std::log(static_cast<double>(run.median.count())) - mean;
+    squares += d * d;
+  }
+  // The runs' own spread is a prior of young_spread_weight degrees of freedom on the run-to-run
+  // noise (conjugate normal model): two runs already give a finite interval, and a key whose
+  // runs say nothing of their spread gets the t interval of its medians alone.
+  e.own = median(own);
+  const double prior_df = e.own > 0 ? std::max(p.young_spread_weight, 0.0) : 0.0;
+  const double df = prior_df + static_cast<double>(k - 1);
+  e.noise = std::sqrt((prior_df * e.own * e.own + squares) / df);
+  const double tail = context.confirmed ? p.young_tail : p.young_tail_alone;
+  e.t = student_t_quantile(1 - std::clamp(tail, 1e-12, 0.5), df);
+  double variance = e.noise * e.noise * (1 + 1 / static_cast<double>(k));
+  if (context.candidate != nullptr) {
+    e.run_own = own_sigma(*context.candidate);
+    if (e.run_own > e.own) {
+      variance += e.run_own * e.run_own - e.own * e.own;
+      e.widened = true;
+    }
+  }
+  e.half_width = e.t * std::sqrt(variance);
+  return e;
 }
 
 Band band_of(std::span<const Observation> baseline, const BandContext& context,
@@ -84,21 +144,52 @@ Band band_of(std::span<const Observation> baseline, const BandContext& context,
     p80s.push_back(static_cast<double>(run.p80_or_median().count()));
   }
   const double center = median(medians);
-  const double floor = range_margin(center, context.trusted, p);
+  const bool prior = context.trusted || young_prior(context, p);
+  const double floor = range_margin(center, context.trusted, p, prior);
   const double spread =
       p.spread_factor * 1.4826 * median_absolute_deviation(medians, center) / center;
   const auto own = excursions(context.residuals, p);
-  const double up = std::max(spread, own.up);
-  const double down = std::max(spread, own.down);
+  double up = std::max(spread, own.up);
+  double down = std::max(spread, own.down);
+  const double own_up = up;
+  const double own_down = down;
   const auto [lowest, highest] = std::minmax_element(medians.begin(), medians.end());
-  const double range_lower = *lowest - floor * center;
   const double range_upper = *highest + floor * center;
+  // Never a negative bound: a margin wider than the lowest median is taken as a ratio.
+  const double range_lower =
+      *lowest - floor * center > 0 ? *lowest - floor * center : *lowest / (1 + floor);
+  const bool own_wins = center * (1 + up) > range_upper || center / (1 + down) < range_lower;
+  Evidence evidence;
+  if (!prior) {
+    evidence = young_evidence(baseline, context, p);
+    const double reach = std::expm1(evidence.half_width);
+    up = std::max(up, reach);
+    down = std::max(down, reach);
+  }
   const double lower = std::min({range_lower, center / (1 + down), median(p20s)});
   const double upper = std::max({range_upper, center * (1 + up), median(p80s)});
   if (why != nullptr) {
-    const bool own = center * (1 + up) > range_upper || center / (1 + down) < range_lower;
-    *why = own ? "own excursions (+" + percent(up) + " / -" + percent(down / (1 + down)) + ")"
-               : "range +- " + percent(floor) + (context.trusted ? "" : " (young key)");
+    const bool by_evidence = !prior && (center * std::exp(evidence.half_width) >
+                                            std::max(range_upper, center * (1 + own_up)) ||
+                                        evidence.widened);
+    if (by_evidence) {
+      *why = "evidence +- " + percent(std::expm1(evidence.half_width)) +
+             " (young key of one host: " + std::to_string(baseline.size()) + " run(s), noise " +
+             percent(std::expm1(evidence.noise)) + ", own spread " +
+             percent(std::expm1(evidence.own)) +
+             (evidence.widened ? "; this run's own spread " +
+                                     percent(std::expm1(evidence.run_own)) + ", judged with it"
+                               : "") +
+             ")";
+    } else if (own_wins) {
+      *why =
+          "own excursions (+" + percent(own_up) + " / -" + percent(own_down / (1 + own_down)) + ")";
+    } else {
+      *why = "range +- " + percent(floor) +
+             (context.trusted ? ""
+              : prior         ? " (young key)"
+                              : " (young key of one host)");
+    }
   }
   Band band;
   band.lower = std::chrono::nanoseconds(static_cast<std::int64_t>(std::floor(lower)));
@@ -144,7 +235,9 @@ Verdict judge(std::span<const Observation> baseline, const Observation& run,
     return verdict;
   }
   verdict.has_band = true;
-  verdict.band = band_of(baseline, context, parameters, &verdict.band_reason);
+  BandContext judged = context;
+  judged.candidate = &run;
+  verdict.band = band_of(baseline, judged, parameters, &verdict.band_reason);
   const auto center = static_cast<double>(verdict.band.center.count());
   verdict.relative_change = (static_cast<double>(run.median.count()) - center) / center;
   const VerdictKind where = classify(run.median, verdict.band);

@@ -47,6 +47,15 @@ struct Verdict {
 struct BandContext {
   std::span<const double> residuals;  // log(median / centre) of the key's settled runs
   bool trusted = false;               // judged at least trust_runs runs
+  // The key's runs came from several hosts (BandParameters::young_prior): a young key keeps the
+  // cross-host prior. Without it a young key's band comes from the evidence of its runs.
+  bool several_hosts = false;
+  // Breaches of the key alert only when the next run confirms them (the evidence interval's
+  // tail: young_tail, else young_tail_alone).
+  bool confirmed = false;
+  // The run being judged: its own p20-p80, when wider than the baseline's, widens a young key's
+  // evidence interval ("judged with that width"). Null for a band drawn without a candidate.
+  const Observation* candidate = nullptr;
 };
 
 // The band drawn from a baseline (judgeable runs, any order), centre c = median of the medians:
@@ -59,8 +68,25 @@ struct BandContext {
                            const BandParameters& parameters, std::string* why = nullptr);
 
 // The fraction of the centre a band reaches beyond a baseline's extreme medians:
-// trusted_relative_margin for a trusted key, else max(min_relative_margin, young_jitter / centre).
-[[nodiscard]] double range_margin(double center, bool trusted, const BandParameters& parameters);
+// trusted_relative_margin for a trusted key, else max(min_relative_margin, young_jitter / centre)
+// with the cross-host prior and max(min_relative_margin, young_resolution / centre) without.
+[[nodiscard]] double range_margin(double center, bool trusted, const BandParameters& parameters,
+                                  bool prior = true);
+// Whether a young key's band carries the cross-host prior (BandParameters::young_prior).
+[[nodiscard]] bool young_prior(const BandContext& context, const BandParameters& parameters);
+
+// A young one-host key's evidence (BandParameters::young_*): the half-width, log scale, of the
+// interval a stable next median falls in, and what it was drawn from.
+struct Evidence {
+  double half_width = 0;  // log scale
+  double noise = 0;       // the pooled sigma of one run's median (log scale)
+  double own = 0;         // the baseline runs' own sigma (median of their p20-p80 / 1.6832)
+  double run_own = 0;     // the candidate's own sigma (0 without a candidate)
+  double t = 0;           // the Student t quantile used
+  bool widened = false;   // the candidate's own spread widened it
+};
+[[nodiscard]] Evidence young_evidence(std::span<const Observation> baseline,
+                                      const BandContext& context, const BandParameters& parameters);
 
 // Where a median falls against a band.
 [[nodiscard]] VerdictKind classify(std::chrono::nanoseconds median, const Band& band);

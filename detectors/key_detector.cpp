@@ -24,7 +24,12 @@ std::span<const Observation> KeyDetector::baseline() const {
 }
 
 BandContext KeyDetector::context() const {
-  return BandContext{residuals_, judged_ >= parameters_.band.trust_runs};
+  BandContext context;
+  context.residuals = residuals_;
+  context.trusted = judged_ >= parameters_.band.trust_runs;
+  context.several_hosts = several_hosts_;
+  context.confirmed = parameters_.confirm == ConfirmPolicy::Next;
+  return context;
 }
 
 Verdict KeyDetector::judge_run(const Observation& run) const {
@@ -163,6 +168,15 @@ KeyStep KeyDetector::observe(const Observation& run) {
   }
   judged_ = std::min(judged_ + 1, parameters_.band.trust_runs);
   last_judged_ = run;
+  if (run.unnamed_hosts) {
+    several_hosts_ = true;
+  } else if (const std::string& host = run.placement->host; !host.empty() && !several_hosts_) {
+    if (first_host_.empty()) {
+      first_host_ = host;
+    } else if (host != first_host_) {
+      several_hosts_ = true;
+    }
+  }
   if (parameters_.band.persist_runs > 0) {
     const std::size_t keep = parameters_.band.window + parameters_.band.persist_runs;
     if (judged_runs_.size() >= 2 * keep) {

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -122,6 +123,10 @@ class KeyDetector {
   std::vector<double> residuals_;  // at most noise_window, oldest first
   DriftMemory drift_memory_;       // the drift test's window and its Mann-Kendall count
   std::size_t judged_ = 0;         // judged runs seen (saturating at trust_runs)
+  // The first host a judged run named, and whether runs came from several (named hosts that
+  // differ, or a source whose runs span hosts they do not name): BandContext::several_hosts.
+  std::string first_host_;
+  bool several_hosts_ = false;
   std::optional<core::Timestamp> last_observed_;
   std::optional<Observation> last_judged_;  // the newest judgeable run, whatever its role
 };

@@ -43,6 +43,10 @@ KeyLabels key_labels(const core::ComparabilityKey& key) {
                    key.environment.label, key.protocol.label, key.digest()};
 }
 
+bool spans_unnamed_hosts(std::string_view source, const core::Placement& placement) {
+  return placement.host.empty() && source == "liger-kernel-bench";
+}
+
 Observation observation_from_record(const core::Record& record,
                                     std::string_view implementation_version) {
   Observation observation;
@@ -58,6 +62,8 @@ Observation observation_from_record(const core::Record& record,
   observation.software = software_fields(record.environment.software);
   observation.status_reason = record.run.status_reason;
   observation.placement = core::placement_of(record.run.metadata);
+  observation.unnamed_hosts =
+      spans_unnamed_hosts(record.run.source_native.source, *observation.placement);
   return observation;
 }
 

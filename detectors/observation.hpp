@@ -34,6 +34,10 @@ struct Observation {
   // The host and GPU it ran on (run labels; empty when unknown), shared: copied with the run into
   // the key detector's window and recent runs, it is a pointer, not four strings.
   core::SharedPlacement placement;
+  // The run comes from a history known to span hosts that it does not name (Liger-Kernel's CI:
+  // rented machines behind one GPU name): a young key of such runs keeps the cross-host prior
+  // (BandParameters::young_jitter). spans_unnamed_hosts() decides it from the run's source.
+  bool unnamed_hosts = false;
 
   [[nodiscard]] std::chrono::nanoseconds p20_or_median() const { return p20.value_or(median); }
   [[nodiscard]] std::chrono::nanoseconds p80_or_median() const { return p80.value_or(median); }
@@ -53,6 +57,13 @@ struct KeyHistory {
 };
 
 [[nodiscard]] KeyLabels key_labels(const core::ComparabilityKey& key);
+
+// Whether runs of this sourceNative.source that name no host come from several hosts:
+// Liger-Kernel's benchmark CSV and the kernelindex records exported from it ("liger-kernel-bench"),
+// whose weekly CI runs on whichever rented machine it gets. A closed list: every other source
+// (kernelwatch's own runners, a team's tool posting runs) is taken to run where its runs say, or on
+// one host.
+[[nodiscard]] bool spans_unnamed_hosts(std::string_view source, const core::Placement& placement);
 
 // A stored record as detector input: median, p20/p80 latencies, status, observedAt, externalId,
 // implementation digest and the software environment (flattened, nested objects joined by '.').

@@ -16,6 +16,14 @@ enum class ConfirmPolicy {
   Next,  // the next judged run must breach the same band in the same direction
 };
 
+// Whether a young key's band carries the cross-host prior (young_jitter).
+enum class YoungPrior {
+  Auto,    // only when the key's runs come from several hosts (their `host` labels differ, or a
+           // source whose runs name no host spans several: detectors::spans_unnamed_hosts)
+  Always,  // every young key (kernelwatch 0.1's band)
+  Never,   // no young key
+};
+
 struct BandParameters {
   // Baseline: the newest `window` accepted runs of the key's current segment.
   std::size_t window = 20;
@@ -37,6 +45,21 @@ struct BandParameters {
   std::chrono::nanoseconds young_jitter{50'000};
   // ... trusted keys trusted_relative_margin: a 2% step on a quiet (0.2%) series is 10 sigma.
   double trusted_relative_margin = 0.01;
+  // The jitter is a prior about hosts a key has not shown yet; a young key of one host (a daemon
+  // rerunning on its own machine) gets its band from evidence instead: a Student t prediction
+  // interval of the next median (log scale) around the centre, from the run-to-run noise of its
+  // baseline medians pooled with its runs' own spread ((log p80 - log p20) / 1.6832, a normal
+  // sigma), which counts for young_spread_weight degrees of freedom, so that two runs already
+  // give a finite interval; each side holds a stable run with probability 1 - young_tail when a
+  // breach must be confirmed by the next run (ConfirmPolicy::Next, the daemon's rerun), and
+  // 1 - young_tail_alone when a breach alerts by itself. A run whose own spread is wider than
+  // the baseline's is judged with its excess too. The range margin of such a key is
+  // max(min_relative_margin, young_resolution / centre): the timers' resolution, not a host mix.
+  YoungPrior young_prior = YoungPrior::Auto;
+  std::chrono::nanoseconds young_resolution{100};
+  double young_spread_weight = 2.0;
+  double young_tail = 0.005;
+  double young_tail_alone = 0.0005;
   // Around the centre the band also reaches spread_factor x 1.4826 x MAD of the baseline
   // medians (about 3 sigma) ...
   double spread_factor = 3.0;

@@ -37,8 +37,7 @@ double quantile(std::span<const double> values, double probability) {
   if (values.empty()) return 0;
   thread_local std::vector<double> buffer;
   std::vector<double>& order = scratch(buffer, values);
-  const double position =
-      std::clamp(probability, 0.0, 1.0) * static_cast<double>(order.size() - 1);
+  const double position = std::clamp(probability, 0.0, 1.0) * static_cast<double>(order.size() - 1);
   const auto below = static_cast<std::size_t>(std::floor(position));
   // The two order statistics around the position: the `below`-th, and the smallest after it.
   const auto at = order.begin() + static_cast<std::ptrdiff_t>(below);
@@ -150,8 +149,8 @@ double beta_fraction(double a, double b, double x) {
 double incomplete_beta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  const double log_front = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
-                           a * std::log(x) + b * std::log1p(-x);
+  const double log_front =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
   const double front = std::exp(log_front);
   if (x < (a + 1) / (a + b + 2)) return front * beta_fraction(a, b, x) / a;
   return 1 - front * beta_fraction(b, a, 1 - x) / b;
@@ -159,7 +158,9 @@ double incomplete_beta(double a, double b, double x) {
 
 }  // namespace
 
-double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+double normal_cdf(double z) {
+  return 0.5 * std::erfc(-z / std::sqrt(2.0));
+}
 
 double normal_quantile(double p) {
   if (!(p > 0)) return -38;

@@ -1,6 +1,7 @@
 // Robust statistics the detectors are built from: median, quantile, MAD, the Mann-Kendall trend
 // test, the Theil-Sen slope, and the normal and Student t distributions (a young key's band and
-// `kernelwatch compare` draw their intervals from them). Pure functions over plain vectors; standard library only.
+// `kernelwatch compare` draw their intervals from them). Pure functions over plain vectors;
+// standard library only.
 #pragma once
 
 #include <span>

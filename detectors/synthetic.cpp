@@ -62,6 +62,9 @@ SyntheticSeries generate(const SeriesSpec& spec, std::uint64_t seed) {
   series.runs.reserve(spec.runs);
   series.labels.reserve(spec.runs);
   core::Timestamp at{std::chrono::sys_days{std::chrono::year{2025} / 1 / 6}};
+  const core::SharedPlacement placement =
+      spec.ci_history ? core::SharedPlacement{}
+                      : core::SharedPlacement{core::Placement{spec.host, "", "", ""}};
   double level = spec.level_ns;
   for (std::size_t i = 0; i < spec.runs; ++i) {
     // Draw every number in a fixed order whatever the spec, so scenarios share their noise.
@@ -74,9 +77,9 @@ SyntheticSeries generate(const SeriesSpec& spec, std::uint64_t seed) {
     const double gap = random.uniform();
     const double gap_weeks = random.uniform();
 
-    at += std::chrono::days(7);
+    at += spec.interval;
     if (i > 0 && gap < spec.gap_probability) {
-      at += std::chrono::days(7 * (1 + static_cast<int>(gap_weeks * 7)));
+      at += spec.interval * (1 + static_cast<int>(gap_weeks * 7));
     }
     RunLabel label = RunLabel::Stable;
     if (spec.drift_from > 0 && i >= spec.drift_from) {
@@ -94,6 +97,8 @@ SyntheticSeries generate(const SeriesSpec& spec, std::uint64_t seed) {
     run.external_id = "synthetic/" + std::to_string(seed) + "/" + std::to_string(i);
     run.observed_at = at;
     run.implementation_version = "1.0.0";
+    run.unnamed_hosts = spec.ci_history;
+    run.placement = placement;
     if (label == RunLabel::Stable && outlier < spec.outlier_probability) {
       value *= 1 + (outlier_sign < 0.5 ? -spec.outlier_size : spec.outlier_size);
       label = RunLabel::Outlier;

@@ -3,9 +3,11 @@
 // deterministic on every platform (own normal sampler over std::mt19937_64); no global RNG.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "detectors/observation.hpp"
@@ -41,6 +43,12 @@ struct SeriesSpec {
   double failed_probability = 0;        // chance of a failed run (no median)
   double inconclusive_probability = 0;  // chance of an inconclusive run (busy GPU: +40%)
   double gap_probability = 0;           // chance that 2-8 weeks pass before a run, not one
+  std::chrono::nanoseconds interval = std::chrono::hours(24 * 7);  // between runs (weekly CI)
+  // Where the runs ran. A CI history (the default: weekly runs on whichever host the CI got,
+  // the bimodal scenarios' two hosts) names no host and spans several (Observation::
+  // unnamed_hosts); otherwise every run names `host` (a daemon rerunning on its own machine).
+  bool ci_history = true;
+  std::string host = "host-a";
 };
 
 enum class RunLabel { Stable, StepOnset, AfterStep, Drifting, Outlier, Failed, Inconclusive };

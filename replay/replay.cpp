@@ -241,6 +241,7 @@ detectors::Observation observation_of(const storage::RunSummary& run) {
   o.software = detectors::software_fields(run.software);
   o.status_reason = run.status_reason;
   o.placement = run.placement;
+  o.unnamed_hosts = detectors::spans_unnamed_hosts(run.source, *o.placement);
   return o;
 }
 

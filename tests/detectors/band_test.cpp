@@ -79,19 +79,22 @@ TEST(Band, TableOfHandComputedBandsAndVerdicts) {
   }
 }
 
-// A young key's floor: 2%, and at least 50 us of its centre (launch-bound kernels).
-TEST(Band, YoungKeysHaveTheWiderPriors) {
+// A young key whose runs came from several hosts: a floor of 2%, and at least 50 us of its
+// centre (launch-bound kernels swing that much between CI hosts).
+TEST(Band, YoungKeysOfSeveralHostsHaveTheWiderPriors) {
   const BandParameters parameters;
+  BandContext several;
+  several.several_hosts = true;
   std::string why;
   // 200 us: 50 us is 25% -> [150000, 250000].
-  const auto short_kernel = band_of(tight_baseline(), BandContext{}, parameters, &why);
+  const auto short_kernel = band_of(tight_baseline(), several, parameters, &why);
   EXPECT_EQ(short_kernel.lower.count(), 150000);
   EXPECT_EQ(short_kernel.upper.count(), 250000);
   EXPECT_EQ(why, "range +- 25.0% (young key)");
   // 10 ms: 50 us is 0.5%, the 2% prior decides -> [9800000, 10200000].
   std::vector<Observation> long_runs;
   for (int i = 0; i < 5; ++i) long_runs.push_back(run_at(i, 10'000'000));
-  const auto long_kernel = band_of(long_runs, BandContext{}, parameters, &why);
+  const auto long_kernel = band_of(long_runs, several, parameters, &why);
   EXPECT_EQ(long_kernel.lower.count(), 9'800'000);
   EXPECT_EQ(long_kernel.upper.count(), 10'200'000);
   EXPECT_EQ(why, "range +- 2.0% (young key)");
@@ -130,15 +133,78 @@ TEST(Band, ShortBaselinesJudgeOnlyBigSteps) {
   EXPECT_EQ(big.band.lower.count(), 9'800'000);
   EXPECT_EQ(big.band.upper.count(), 10'200'000);
   EXPECT_EQ(judge(three, run_at(5, 7'000'000), parameters).kind, VerdictKind::Improvement);
-  // A short kernel's big step must also clear its (young, jitter-wide) band: 100 us has +-50%.
+  // A short kernel's big step must also clear its band: with the cross-host prior (young,
+  // jitter-wide) 100 us has +-50% ...
   std::vector<Observation> fast;
   for (int i = 0; i < 3; ++i) fast.push_back(run_at(i, 100'000));
-  EXPECT_EQ(judge(fast, run_at(5, 140'000), parameters).kind, VerdictKind::InsufficientData);
-  EXPECT_EQ(judge(fast, run_at(5, 160'000), parameters).kind, VerdictKind::Regression);
+  BandContext several;
+  several.several_hosts = true;
+  EXPECT_EQ(judge(fast, run_at(5, 140'000), parameters, several).kind,
+            VerdictKind::InsufficientData);
+  EXPECT_EQ(judge(fast, run_at(5, 160'000), parameters, several).kind, VerdictKind::Regression);
+  // ... and on one host its evidence: three identical runs, no spread, a 2% floor: +40% is a
+  // regression, +19% is not yet judged (big steps only, below 5 runs).
+  EXPECT_EQ(judge(fast, run_at(5, 140'000), parameters).kind, VerdictKind::Regression);
+  EXPECT_EQ(judge(fast, run_at(5, 119'000), parameters).kind, VerdictKind::InsufficientData);
   // One run is never enough, whatever the change.
   EXPECT_EQ(judge(std::vector<Observation>{run_at(0, 100000)}, run_at(5, 300000), parameters).kind,
             VerdictKind::InsufficientData);
   EXPECT_EQ(judge({}, run_at(5, 300000), parameters).kind, VerdictKind::InsufficientData);
+}
+
+// A young key of one host: the Student t interval of its medians (log scale) pooled with its
+// runs' own spread. spread_baseline(): log medians' sum of squares 2.5003e-4 over 4 df; own sigma
+// median log(100400 / 99700) / 1.6832 = 0.0041567 for 2 df: pooled sigma 0.0068869 over 6 df.
+// Alone (no confirmation) t(6, 0.9995) = 5.9588: h = 5.9588 x 0.0068869 x sqrt(1.2) = 0.044954:
+// [100000 e^-h, 100000 e^h] = [95604.1, 104598.0] (wider than the 2% range [97000, 103000]).
+// Confirmed by the next run t(6, 0.995) = 3.7074: h = 0.027969, [97241.8, 102836.4], inside
+// the range, which decides.
+TEST(Band, AYoungKeyOfOneHostHasTheIntervalItsRunsShow) {
+  std::string why;
+  const auto alone = band_of(spread_baseline(), BandContext{}, BandParameters{}, &why);
+  EXPECT_EQ(alone.lower.count(), 95604);
+  EXPECT_EQ(alone.upper.count(), 104599);
+  EXPECT_EQ(why.rfind("evidence +- 4.6% (young key of one host: 5 run(s), noise 0.7%, own "
+                      "spread 0.4%)",
+                      0),
+            0u)
+      << why;
+  BandContext confirmed;
+  confirmed.confirmed = true;
+  const auto next = band_of(spread_baseline(), confirmed, BandParameters{}, &why);
+  EXPECT_EQ(next.lower.count(), 97000);
+  EXPECT_EQ(next.upper.count(), 103000);
+  EXPECT_EQ(why, "range +- 2.0% (young key of one host)");
+  // The same runs with the cross-host prior: 50 us of 100 us.
+  BandContext several;
+  several.several_hosts = true;
+  EXPECT_EQ(band_of(spread_baseline(), several, BandParameters{}).upper.count(), 151000);
+}
+
+// A run whose own spread is wide is judged with that width: +30% with a p20-p80 of +-10% is not
+// a regression of a key whose runs are 0.7% wide; the same median with a tight spread is.
+TEST(Band, ARunWithAWideSpreadOfItsOwnIsJudgedWithIt) {
+  const auto tight = judge(spread_baseline(), run_at(9, 130000, 300, 400), BandParameters{});
+  EXPECT_EQ(tight.kind, VerdictKind::Regression) << tight.explanation;
+  const auto wide = judge(spread_baseline(), run_at(9, 130000, 13000, 13000), BandParameters{});
+  EXPECT_EQ(wide.kind, VerdictKind::InBand) << wide.explanation;
+  EXPECT_NE(wide.explanation.find("judged with it"), std::string::npos) << wide.explanation;
+  EXPECT_GT(wide.band.upper.count(), 130000);
+}
+
+// Never a negative bound: a 5 us key of several hosts has a 50 us (1000%) margin, taken as a
+// ratio below its lowest median; one host's interval is a ratio already.
+TEST(Band, NoBandHasANegativeLowerBound) {
+  std::vector<Observation> runs;
+  for (int i = 0; i < 5; ++i) runs.push_back(run_at(i, 5000 + 10 * i, 20, 20));
+  BandContext several;
+  several.several_hosts = true;
+  const auto prior = band_of(runs, several, BandParameters{});
+  EXPECT_GT(prior.lower.count(), 0);
+  EXPECT_EQ(prior.lower.count(), 456);  // 5000 / (1 + 50000 / 5020)
+  const auto evidence = band_of(runs, BandContext{}, BandParameters{});
+  EXPECT_GT(evidence.lower.count(), 4000);
+  EXPECT_LT(evidence.upper.count(), 5600);
 }
 
 TEST(Band, FailedAndInconclusiveRunsAreInconclusive) {

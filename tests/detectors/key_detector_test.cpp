@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "detectors/synthetic.hpp"
 #include "detectors_test_support.hpp"
@@ -261,6 +262,31 @@ TEST(KeyDetector, ATrustedQuietKeyFindsATwoPercentStep) {
   KeyDetector young(parameters);
   for (int i = 0; i < 8; ++i) (void)young.observe(run_at(i, 10'000'000 + (i % 2) * 10'000));
   EXPECT_EQ(young.observe(run_at(8, 10'205'000)).verdict.kind, VerdictKind::InBand);
+}
+
+// Where a young key's runs ran decides its band: eight 30 us runs on one host judge a +30% run
+// (and its rerun) from their own evidence; the same runs from two named hosts, or from a source
+// whose runs span hosts they do not name (Liger's CI), keep the 50 us cross-host prior (+167%).
+TEST(KeyDetector, AYoungKeyKeepsTheCrossHostPriorOnlyWhenItsRunsComeFromSeveralHosts) {
+  const auto young_step_fires = [](const std::function<void(Observation&, int)>& place) {
+    DetectorParameters parameters;
+    parameters.confirm = ConfirmPolicy::Next;
+    KeyDetector detector(parameters);
+    std::vector<Observation> runs;
+    for (int i = 0; i < 8; ++i) runs.push_back(run_at(i, 30000 + 60 * (i % 3), 90, 120));
+    runs.push_back(run_at(8, 39000, 120, 160));
+    runs.push_back(run_at(9, 39100, 120, 160));
+    for (int i = 0; i < 10; ++i) place(runs[static_cast<std::size_t>(i)], i);
+    return triggers(detector, runs) == std::vector<std::size_t>{9};
+  };
+  EXPECT_TRUE(young_step_fires([](Observation& run, int) {
+    run.placement = core::Placement{"gpu-host-1", "", "", ""};
+  }));
+  EXPECT_TRUE(young_step_fires([](Observation&, int) {}));  // a source that names no host
+  EXPECT_FALSE(young_step_fires([](Observation& run, int i) {
+    run.placement = core::Placement{i % 2 == 0 ? "ci-a" : "ci-b", "", "", ""};
+  }));
+  EXPECT_FALSE(young_step_fires([](Observation& run, int) { run.unnamed_hosts = true; }));
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ TEST(Statistics, StudentTQuantilesMatchTheTables) {
   EXPECT_NEAR(student_t_quantile(0.95, 30), 1.6972609, 1e-6);
   EXPECT_NEAR(student_t_quantile(0.025, 10), -2.2281389, 1e-6);
   EXPECT_NEAR(student_t_quantile(0.9995, 2.5), 18.27789, 1e-3);  // fractional df (by quadrature)
-  EXPECT_NEAR(student_t_quantile(0.975, 1e6), 1.959966, 1e-5);  // tends to the normal
+  EXPECT_NEAR(student_t_quantile(0.975, 1e6), 1.959966, 1e-5);   // tends to the normal
   EXPECT_DOUBLE_EQ(student_t_quantile(0.5, 7), 0);
   EXPECT_NEAR(student_t_cdf(2, 3), 0.930337, 1e-6);
   EXPECT_NEAR(student_t_cdf(-2, 3), 0.069663, 1e-6);
