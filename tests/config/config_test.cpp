@@ -100,7 +100,8 @@ TEST(ParseConfig, EveryDetectorSettingIsDocumentedWithItsDefault) {
       ADD_FAILURE() << "detector." << name << " is read but not documented";
       continue;
     }
-    if (value.is_string()) {  // a duration: "1d" is documented as "24h"
+    if (value.is_string() && parse_duration(value.get<std::string>())) {
+      // a duration: "1d" is documented as "24h"
       EXPECT_EQ(parse_duration(value.get<std::string>()).value(),
                 parse_duration(doc->second).value())
           << "detector." << name;
@@ -111,7 +112,7 @@ TEST(ParseConfig, EveryDetectorSettingIsDocumentedWithItsDefault) {
   for (const auto& [name, unused] : documented) {
     EXPECT_TRUE(effective.count(name)) << "detector." << name << " is documented but not read";
   }
-  EXPECT_EQ(effective.size(), 36U);
+  EXPECT_EQ(effective.size(), 41U);
 }
 
 // A setting kernelwatch 0.1 had and no longer uses still loads, with a warning that says why.
@@ -423,6 +424,25 @@ TEST(ParseConfig, RejectsBadDurationsAndRanges) {
             "1.0");
   EXPECT_EQ(error_of(R"({"backend": "gpu"})"),
             "kernelwatch.json: backend: \"gpu\" is not one of auto, cuda, cpu");
+  EXPECT_EQ(error_of(R"({"detector": {"young_prior": "sometimes"}})"),
+            "kernelwatch.json: detector.young_prior: expected \"auto\", \"always\" or "
+            "\"never\", got \"sometimes\"");
+  EXPECT_EQ(error_of(R"({"detector": {"young_tail": 0}})"),
+            "kernelwatch.json: detector.young_tail: 0 is not above 0.0 and at most 0.5");
+}
+
+// The young-key settings are read into the band's parameters (each differs from its default).
+TEST(ParseConfig, ReadsTheYoungKeySettings) {
+  const auto config = parse(R"({"detector": {"young_prior": "never", "young_resolution_ns": 250,
+      "young_spread_weight": 4, "young_tail": 0.01, "young_tail_alone": 0.001}})");
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  const auto& band = config->detector.parameters.band;
+  EXPECT_EQ(band.young_prior, detectors::YoungPrior::Never);
+  EXPECT_EQ(band.young_resolution, std::chrono::nanoseconds(250));
+  EXPECT_DOUBLE_EQ(band.young_spread_weight, 4);
+  EXPECT_DOUBLE_EQ(band.young_tail, 0.01);
+  EXPECT_DOUBLE_EQ(band.young_tail_alone, 0.001);
+  EXPECT_EQ(redacted_json(*config)["detector"]["young_prior"], "never");
 }
 
 TEST(ParseConfig, RejectsBadBenchmarks) {
