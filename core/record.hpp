@@ -76,6 +76,10 @@ struct Measurement {
   double value = 0;
 };
 
+// sourceNative.source of Liger-Kernel's benchmark CSV rows (storage/liger_csv) and of the
+// kernelindex records exported from them: weekly CI on whichever host it got.
+inline constexpr std::string_view kLigerCiSource = "liger-kernel-bench";
+
 struct SourceNative {
   std::string source;  // "liger-kernel-bench", "kernelwatch"
   nlohmann::json metrics = nlohmann::json::object();
@@ -95,7 +99,8 @@ struct BenchmarkRun {
   // Why a run did not pass, one readable line (written as metadata.description, the one place the
   // public schema gives free text); "" for a passed run.
   std::string status_reason;
-  std::optional<std::chrono::nanoseconds> median;  // or the mean, when primary; absent only on failed runs
+  std::optional<std::chrono::nanoseconds>
+      median;  // or the mean, when primary; absent only on failed runs
   std::string primary_statistic = "median";
   Timestamp observed_at{};
   std::vector<Measurement> measurements;

@@ -44,7 +44,7 @@ KeyLabels key_labels(const core::ComparabilityKey& key) {
 }
 
 bool spans_unnamed_hosts(std::string_view source, const core::Placement& placement) {
-  return placement.host.empty() && source == "liger-kernel-bench";
+  return placement.host.empty() && source == core::kLigerCiSource;
 }
 
 Observation observation_from_record(const core::Record& record,

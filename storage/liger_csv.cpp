@@ -300,7 +300,7 @@ json liger_environment(const core::Hardware& hardware, const std::string& label)
 std::string liger_implementation_digest(std::string_view provider, std::string_view version) {
   return core::digest_of(json{{"provider", std::string(provider)},
                               {"version", std::string(version)},
-                              {"source", "liger-kernel-bench"}});
+                              {"source", core::kLigerCiSource}});
 }
 
 core::Result<json> liger_speed_documents(const LigerSpeedRow& r) {
@@ -330,7 +330,7 @@ core::Result<json> liger_speed_documents(const LigerSpeedRow& r) {
                                        {"metric", "latency"},
                                        {"statistic", "p80"}}})},
         {"sourceNative",
-         {{"source", "liger-kernel-bench"},
+         {{"source", core::kLigerCiSource},
           {"metrics", {{"ms_20", r.ms[0]}, {"ms_50", r.ms[1]}, {"ms_80", r.ms[2]}}},
           {"benchmark", benchmark},
           {"externalId", benchmark + "/" + r.provider + "/" + environment + "/" +
