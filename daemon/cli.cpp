@@ -8,6 +8,7 @@
 
 #include "daemon/backtest_command.hpp"
 #include "daemon/bench_command.hpp"
+#include "daemon/compare_command.hpp"
 #include "daemon/daemon.hpp"
 #include "daemon/dashboard.hpp"
 #include "daemon/discover_command.hpp"
@@ -33,6 +34,10 @@ struct Commands {
   bool backtest_json = false;
   BenchOptions bench;
   bool bench_json = false;
+  CompareCommandOptions compare;
+  bool compare_markdown = false;
+  bool compare_json = false;
+  bool compare_junit = false;
   DaemonOptions daemon;
   StatusOptions status;
   bool status_json = false;
@@ -112,6 +117,54 @@ void add_backtest(CLI::App& app, Commands& c) {
   sub->callback([&c] {
     c.backtest.format = c.backtest_json ? OutputFormat::Json : OutputFormat::Table;
     c.action = [&c] { return run_backtest(c.backtest, std::cout, std::cerr); };
+  });
+}
+
+void add_compare(CLI::App& app, Commands& c) {
+  auto* sub = app.add_subcommand(
+      "compare",
+      "Compare two result files of one benchmark program (the baseline build's and the\n"
+      "candidate's) case by case: median change, its interval, and a verdict (slower, faster,\n"
+      "same, ambiguous) against a threshold (docs/CI.md).\n"
+      "Exit codes: 0 nothing slower, 1 a case slower or failing in the candidate, 2 a case\n"
+      "ambiguous (only with --fail-on-ambiguous), 3 refused: bad usage, an unreadable or\n"
+      "malformed file, no case in common, or environments that differ.");
+  sub->add_option("baseline", c.compare.baseline, "The baseline's result file")->required();
+  sub->add_option("candidate", c.compare.candidate, "The candidate's result file")->required();
+  sub->add_option("--format", c.compare.format,
+                  "auto, gbench-json, nvbench-json, pytest-benchmark-json, kernelindex-jsonl or\n"
+                  "liger-csv (auto: recognised from the baseline's text)")
+      ->capture_default_str();
+  sub->add_option("--threshold", c.compare.threshold,
+                  "The smallest change that counts, as \"5%\" or \"0.05\"")
+      ->capture_default_str();
+  sub->add_option("--thresholds", c.compare.thresholds,
+                  "A file of \"PATTERN THRESHOLD\" lines (\"BM_Saxpy/* 3%\"; * and ? match any\n"
+                  "characters, one character); the first line whose pattern matches a case's id\n"
+                  "gives its threshold, --threshold the rest");
+  sub->add_option("--confidence", c.compare.confidence, "Of each change's interval")
+      ->capture_default_str();
+  sub->add_flag("--fail-on-ambiguous", c.compare.fail_on_ambiguous,
+                "Exit 2 when a case cannot be told (too noisy, or too little data) and none is\n"
+                "slower");
+  sub->add_option("--ignore-environment", c.compare.ignore_environment,
+                  "An environment field not to compare (host_name, node, device, ...); repeatable")
+      ->take_all();
+  auto* markdown = sub->add_flag("--markdown", c.compare_markdown,
+                                 "Print a pull-request comment: a summary, the cases that moved,\n"
+                                 "the rest collapsed");
+  auto* as_json = sub->add_flag("--json", c.compare_json, "Print one JSON object");
+  auto* junit = sub->add_flag("--junit", c.compare_junit,
+                              "Print JUnit XML: a test case per benchmark case, a failure for a\n"
+                              "slower one");
+  markdown->excludes(as_json)->excludes(junit);
+  as_json->excludes(junit);
+  sub->callback([&c] {
+    c.compare.output = c.compare_markdown ? CompareFormat::Markdown
+                       : c.compare_json   ? CompareFormat::Json
+                       : c.compare_junit  ? CompareFormat::Junit
+                                          : CompareFormat::Table;
+    c.action = [&c] { return run_compare(c.compare, std::cout, std::cerr); };
   });
 }
 
@@ -270,8 +323,8 @@ int run_cli(int argc, char** argv) {
   app.set_version_flag("--version", KERNELWATCH_VERSION);
   app.require_subcommand(1);
   app.footer(
-      "Exit codes: 0 success, 1 failure, 2 bad usage. `kernelwatch SUBCOMMAND --help` for "
-      "details.\n");
+      "Exit codes: 0 success, 1 failure, 2 bad usage (compare: its own, see compare --help).\n"
+      "`kernelwatch SUBCOMMAND --help` for details.\n");
 
   Commands commands;
   add_import(app, commands);
@@ -279,19 +332,22 @@ int run_cli(int argc, char** argv) {
   add_history(app, commands);
   add_backtest(app, commands);
   add_bench(app, commands);
+  add_compare(app, commands);
   add_daemon(app, commands);
   add_status(app, commands);
   add_discover(app, commands);
   add_report(app, commands);
 
-  if (names_unknown_arguments(app, argc, argv)) return 2;
+  // compare's own exit 2 means "ambiguous": its bad usage is a refusal, 3.
+  const int usage = argc > 1 && std::string_view(argv[1]) == "compare" ? kCompareRefused : 2;
+  if (names_unknown_arguments(app, argc, argv)) return usage;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    return code == 0 ? 0 : usage;
   }
-  if (!commands.action) return 2;
+  if (!commands.action) return usage;
   // Every subcommand's entry: what escapes it (a library's exception, a bug) ends the process
   // with a message that names the command, never with an unexplained abort.
   const std::string name =

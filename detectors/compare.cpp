@@ -93,7 +93,7 @@ Comparison decide(Comparison c, double estimate, std::optional<double> lo,
   const std::string at = " at " + plain_percent(options.confidence);
   const std::string threshold = plain_percent(options.threshold);
   if (!lo || !hi) {
-    c.verdict = Verdict::Ambiguous;
+    c.verdict = CompareVerdict::Ambiguous;
     return c;
   }
   c.low = std::expm1(*lo);
@@ -101,16 +101,16 @@ Comparison decide(Comparison c, double estimate, std::optional<double> lo,
   const std::string shown =
       percent(c.change) + " [" + percent(*c.low) + ", " + percent(*c.high) + "]" + at;
   if (estimate >= limit && *lo > 0) {
-    c.verdict = Verdict::Slower;
+    c.verdict = CompareVerdict::Slower;
     c.reason = shown + ": slower by more than the " + threshold + " threshold";
   } else if (estimate <= -limit && *hi < 0) {
-    c.verdict = Verdict::Faster;
+    c.verdict = CompareVerdict::Faster;
     c.reason = shown + ": faster by more than the " + threshold + " threshold";
   } else if (*lo >= -limit && *hi <= limit) {
-    c.verdict = Verdict::Same;
+    c.verdict = CompareVerdict::Same;
     c.reason = shown + ": within +-" + threshold;
   } else {
-    c.verdict = Verdict::Ambiguous;
+    c.verdict = CompareVerdict::Ambiguous;
     c.reason = shown + (std::abs(estimate) >= limit
                             ? ": the change is past the " + threshold +
                                   " threshold but the interval includes no change"
@@ -126,15 +126,15 @@ std::string count_text(std::int64_t count, const char* what) {
 
 }  // namespace
 
-std::string_view to_string(Verdict verdict) noexcept {
+std::string_view to_string(CompareVerdict verdict) noexcept {
   switch (verdict) {
-    case Verdict::Same:
+    case CompareVerdict::Same:
       return "same";
-    case Verdict::Faster:
+    case CompareVerdict::Faster:
       return "faster";
-    case Verdict::Slower:
+    case CompareVerdict::Slower:
       return "slower";
-    case Verdict::Ambiguous:
+    case CompareVerdict::Ambiguous:
       return "ambiguous";
   }
   return "?";

@@ -45,8 +45,8 @@ struct CaseTimes {
   std::vector<double> samples_ns;     // the repetition times themselves, where given
 };
 
-enum class Verdict { Same, Faster, Slower, Ambiguous };
-[[nodiscard]] std::string_view to_string(Verdict verdict) noexcept;
+enum class CompareVerdict { Same, Faster, Slower, Ambiguous };
+[[nodiscard]] std::string_view to_string(CompareVerdict verdict) noexcept;
 
 enum class CompareMethod { Samples, Quantiles, Rounds, None };
 [[nodiscard]] std::string_view to_string(CompareMethod method) noexcept;
@@ -57,7 +57,7 @@ struct CompareOptions {
 };
 
 struct Comparison {
-  Verdict verdict = Verdict::Ambiguous;
+  CompareVerdict verdict = CompareVerdict::Ambiguous;
   CompareMethod method = CompareMethod::None;
   double change = 0;  // estimated candidate / baseline - 1
   // The interval of candidate / baseline - 1 at the confidence asked for; absent when there is

@@ -158,6 +158,13 @@ core::Result<ParsedOutput> parse_gbench_json(std::string_view text) {
     }
   }
   out.timer = "wall_clock";
+  const auto context_field = [&](const char* field) {
+    const auto v = context.find(field);
+    if (v == context.end()) return;
+    const std::string text = v->is_string() ? v->get<std::string>() : v->dump();
+    if (!text.empty()) out.environment.emplace_back(field, readable_line(text, 200));
+  };
+  for (const char* field : {"host_name", "num_cpus", "library_build_type"}) context_field(field);
   std::map<std::string, Gathered> by_name;
   std::size_t order = 0;
   for (const json& row : root["benchmarks"]) {
@@ -252,6 +259,7 @@ core::Result<ParsedOutput> parse_gbench_json(std::string_view text) {
         r.statistics.push_back({"stddev", sd->second});
       }
       r.samples = static_cast<std::int64_t>(sorted.size());
+      r.samples_ns = g.repetitions_ns;
       r.metrics = g.counters;
       r.metrics["iterations"] = g.iterations;
       r.metrics["threads"] = g.threads;

@@ -48,6 +48,20 @@ core::Result<ParsedOutput> parse_pytest_benchmark_json(std::string_view text) {
     out.harness_version = root["version"].get<std::string>();
   }
   out.timer = "perf_counter";
+  if (const json& machine = root["machine_info"]; machine.is_object()) {
+    const auto field = [&](const char* name, const json& v) {
+      if (v.is_string() && !v.get<std::string>().empty()) {
+        out.environment.emplace_back(name, readable_line(v.get<std::string>(), 200));
+      }
+    };
+    field("node", machine.value("node", json()));
+    field("machine", machine.value("machine", json()));
+    if (const auto cpu = machine.find("cpu"); cpu != machine.end() && cpu->is_object()) {
+      field("cpu", cpu->value("brand_raw", json()));
+    }
+    field("python_implementation", machine.value("python_implementation", json()));
+    field("python_version", machine.value("python_version", json()));
+  }
   for (const json& bench : root["benchmarks"]) {
     if (!bench.is_object() || !bench.contains("name") || !bench["name"].is_string() ||
         !bench.contains("stats") || !bench["stats"].is_object()) {
@@ -89,6 +103,7 @@ core::Result<ParsedOutput> parse_pytest_benchmark_json(std::string_view text) {
         if (v.is_number()) data.push_back(v.get<double>() * 1e9);
       }
     }
+    r.samples_ns = data;
     std::sort(data.begin(), data.end());
     if (data.size() >= 2) {
       r.statistics.push_back({"p20", kernels::quantile_sorted(data, 0.2)});

@@ -58,6 +58,9 @@ struct NativeResult {
   std::string primary = "median";     // "median" or "mean"
   std::vector<Statistic> statistics;  // the rest the format has (p20/p80 only from raw samples)
   std::int64_t samples = 0;           // repetitions or samples behind the statistics, 0 unknown
+  // The repetition times themselves where the format gives them (Google Benchmark's iteration
+  // rows, pytest-benchmark's stats.data), in ns, in the output's order: `compare`'s samples.
+  std::vector<double> samples_ns;
   nlohmann::json metrics = nlohmann::json::object();  // snake_case names, numbers only
   std::vector<std::string> settings;   // native run settings that change timing ("repeats:10")
   std::string device;                  // the device the program says it ran on ("" none)
@@ -71,6 +74,11 @@ struct ParsedOutput {
   std::string statistics_note;  // which statistics, from what ("median: the median aggregate ...")
   std::vector<NativeResult> results;
   std::size_t skipped = 0;  // cases the output marks skipped: not runs
+  // What the output says of the machine it ran on, as (field, value) in a fixed order: Google
+  // Benchmark's context (host_name, num_cpus, library_build_type), pytest-benchmark's
+  // machine_info (node, cpu, python); "" values are left out. `compare` refuses two outputs
+  // whose fields differ; the daemon probes the host itself and does not read these.
+  std::vector<std::pair<std::string, std::string>> environment;
 };
 
 // ParseError with a one-line message when the text is not the format ("not Google Benchmark

@@ -83,7 +83,7 @@ TEST(Compare, ThreeSamplesASideCannotReachNinetyFivePercent) {
   const std::vector<double> b{150, 151, 152};
   EXPECT_FALSE(log_shift_interval(a, b, 0.95).low);
   const Comparison c = compare_times(sampled(a), sampled(b), {});
-  EXPECT_EQ(c.verdict, Verdict::Ambiguous);
+  EXPECT_EQ(c.verdict, CompareVerdict::Ambiguous);
   EXPECT_NE(c.reason.find("too few"), std::string::npos) << c.reason;
   EXPECT_NEAR(c.change, 0.495, 0.01);
 }
@@ -97,18 +97,18 @@ TEST(Compare, SamplesTellSlowerFasterSameAndAmbiguous) {
   const auto noisy = lognormal(rng, 20, 5200.0, 0.3);
   const auto times = sampled;
   const Comparison s = compare_times(times(base), times(slow), {});
-  EXPECT_EQ(s.verdict, Verdict::Slower) << s.reason;
+  EXPECT_EQ(s.verdict, CompareVerdict::Slower) << s.reason;
   EXPECT_EQ(s.method, CompareMethod::Samples);
   EXPECT_NEAR(s.change, 0.10, 0.02);
   ASSERT_TRUE(s.low && s.high);
   EXPECT_LT(*s.low, s.change);
   EXPECT_GT(*s.high, s.change);
-  EXPECT_EQ(compare_times(times(base), times(fast), {}).verdict, Verdict::Faster);
-  EXPECT_EQ(compare_times(times(base), times(same), {}).verdict, Verdict::Same);
+  EXPECT_EQ(compare_times(times(base), times(fast), {}).verdict, CompareVerdict::Faster);
+  EXPECT_EQ(compare_times(times(base), times(same), {}).verdict, CompareVerdict::Same);
   const Comparison n = compare_times(times(base), times(noisy), {});
-  EXPECT_EQ(n.verdict, Verdict::Ambiguous) << n.reason;
+  EXPECT_EQ(n.verdict, CompareVerdict::Ambiguous) << n.reason;
   // A 10% slowdown under a 20% threshold is not "slower".
-  EXPECT_NE(compare_times(times(base), times(slow), options(0.20)).verdict, Verdict::Slower);
+  EXPECT_NE(compare_times(times(base), times(slow), options(0.20)).verdict, CompareVerdict::Slower);
 }
 
 TEST(Compare, QuantilesWithoutSamplesUseTheSpreadAndTheCount) {
@@ -118,13 +118,13 @@ TEST(Compare, QuantilesWithoutSamplesUseTheSpreadAndTheCount) {
   const CaseTimes slow = spread(1100, 1089, 1111, 100);
   const Comparison c = compare_times(base, slow, {});
   EXPECT_EQ(c.method, CompareMethod::Quantiles);
-  EXPECT_EQ(c.verdict, Verdict::Slower) << c.reason;
+  EXPECT_EQ(c.verdict, CompareVerdict::Slower) << c.reason;
   CaseTimes wide_base = base;
   wide_base.count = 0;
   wide_base.p20_ns = 900;
   wide_base.p80_ns = 1100;
   const CaseTimes little = spread(1060, 960, 1160, 0);
-  EXPECT_EQ(compare_times(wide_base, little, {}).verdict, Verdict::Ambiguous);
+  EXPECT_EQ(compare_times(wide_base, little, {}).verdict, CompareVerdict::Ambiguous);
   // nvbench's mean and standard deviation serve as well.
   CaseTimes nv_base = spread(1000, std::nullopt, std::nullopt, 200);
   nv_base.stddev_ns = 5;
@@ -132,13 +132,13 @@ TEST(Compare, QuantilesWithoutSamplesUseTheSpreadAndTheCount) {
   CaseTimes nv_same = spread(1002, std::nullopt, std::nullopt, 200);
   nv_same.stddev_ns = 5;
   nv_same.mean_ns = 1002;
-  EXPECT_EQ(compare_times(nv_base, nv_same, {}).verdict, Verdict::Same);
+  EXPECT_EQ(compare_times(nv_base, nv_same, {}).verdict, CompareVerdict::Same);
 }
 
 TEST(Compare, OneTimePerCaseIsTooLittleData) {
   const Comparison c = compare_times(spread(1000, std::nullopt, std::nullopt, 0),
                                        spread(2000, std::nullopt, std::nullopt, 0), {});
-  EXPECT_EQ(c.verdict, Verdict::Ambiguous);
+  EXPECT_EQ(c.verdict, CompareVerdict::Ambiguous);
   EXPECT_EQ(c.method, CompareMethod::None);
   EXPECT_FALSE(c.low);
   EXPECT_NE(c.reason.find("neither side"), std::string::npos) << c.reason;
@@ -159,14 +159,14 @@ TEST(Compare, RoundsCancelTheDriftBothSidesOfARoundShare) {
     b.push_back(machine * 1.06 * std::exp(jitter(rng)));
   }
   const Comparison paired = compare_rounds(a, b, {});
-  EXPECT_EQ(paired.verdict, Verdict::Slower) << paired.reason;
+  EXPECT_EQ(paired.verdict, CompareVerdict::Slower) << paired.reason;
   EXPECT_EQ(paired.method, CompareMethod::Rounds);
   EXPECT_NEAR(paired.change, 0.06, 0.01);
   const Comparison unpaired = compare_times(sampled(a), sampled(b), {});
-  EXPECT_EQ(unpaired.verdict, Verdict::Ambiguous) << unpaired.reason;
-  EXPECT_EQ(compare_rounds(a, a, {}).verdict, Verdict::Same);
+  EXPECT_EQ(unpaired.verdict, CompareVerdict::Ambiguous) << unpaired.reason;
+  EXPECT_EQ(compare_rounds(a, a, {}).verdict, CompareVerdict::Same);
   EXPECT_EQ(compare_rounds(std::vector<double>{1000}, std::vector<double>{1100}, {}).verdict,
-            Verdict::Ambiguous);
+            CompareVerdict::Ambiguous);
 }
 
 TEST(Compare, AnUnchangedCandidateRarelyReadsSlowerEvenWithoutAThreshold) {
@@ -177,7 +177,7 @@ TEST(Compare, AnUnchangedCandidateRarelyReadsSlowerEvenWithoutAThreshold) {
     const auto a = lognormal(rng, 10, 1000.0, 0.03);
     const auto b = lognormal(rng, 10, 1000.0, 0.03);
     const Comparison c = compare_times(sampled(a), sampled(b), options(0.0));
-    if (c.verdict == Verdict::Slower) ++slower;
+    if (c.verdict == CompareVerdict::Slower) ++slower;
   }
   // One side of a 95% interval: at most 2.5% of unchanged candidates, in expectation.
   EXPECT_LE(slower, 70);

@@ -1,0 +1,92 @@
+// `kernelwatch compare BASE CANDIDATE`: a verdict before merge. Two result files of any format a
+// `command` entry reads, paired case by case (runners/compare_input), each pair judged by
+// detectors/compare; printed for people (a table), pull requests (Markdown), tools (JSON) and
+// CI test reports (JUnit XML). Exit 0: nothing slower; 1: a case slower or failing in the
+// candidate; 2: a case ambiguous or with too little data, only with --fail-on-ambiguous; 3:
+// refused (bad usage, an unreadable or malformed file, no case in common, or cases whose
+// environments differ). Composition code; docs/CI.md.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "detectors/compare.hpp"
+#include "runners/compare_input.hpp"
+
+namespace kernelwatch::daemon {
+
+inline constexpr int kCompareSame = 0;
+inline constexpr int kCompareSlower = 1;
+inline constexpr int kCompareAmbiguous = 2;
+inline constexpr int kCompareRefused = 3;
+
+enum class CompareFormat { Table, Markdown, Json, Junit };
+
+// A threshold for the cases whose id matches `pattern` ('*' any run of characters, '?' one).
+struct ThresholdRule {
+  std::string pattern;
+  double threshold = 0.05;
+};
+
+struct CompareCommandOptions {
+  std::filesystem::path baseline;
+  std::filesystem::path candidate;
+  std::string format = "auto";  // an output format name (runners/formats.hpp) or "auto"
+  std::string threshold = "5%";
+  std::filesystem::path thresholds;  // a file of "PATTERN THRESHOLD" lines; first match wins
+  std::string confidence = "95%";
+  bool fail_on_ambiguous = false;
+  std::vector<std::string> ignore_environment;  // environment fields not compared
+  CompareFormat output = CompareFormat::Table;
+};
+
+// One row of the report.
+struct CompareRow {
+  std::string id;
+  // "same", "faster", "slower", "ambiguous"; "failed" (the candidate failed), "baseline failed",
+  // "refused" (environments differ).
+  std::string verdict;
+  std::optional<detectors::Comparison> comparison;  // absent for failed and refused rows
+  detectors::CaseTimes baseline;
+  detectors::CaseTimes candidate;
+  double threshold = 0.05;
+  std::string reason;
+};
+
+struct CompareReport {
+  std::string baseline_name;   // the paths as given
+  std::string candidate_name;
+  std::string format;          // the input format
+  double confidence = 0.95;
+  double threshold = 0.05;     // the default threshold
+  std::vector<CompareRow> rows;  // in the baseline's order
+  std::vector<std::string> only_in_baseline;
+  std::vector<std::string> only_in_candidate;
+  int exit_code = kCompareSame;
+  [[nodiscard]] std::size_t count(std::string_view verdict) const;
+};
+
+// "5%" or "0.05" -> 0.05; a threshold in [0, 10) (0% to 1000%), a confidence in (0.5, 1).
+[[nodiscard]] core::Result<double> parse_fraction(std::string_view text, std::string_view what);
+// The rules of a thresholds file's text ("# comment", blank lines, "PATTERN THRESHOLD").
+[[nodiscard]] core::Result<std::vector<ThresholdRule>> parse_threshold_rules(std::string_view text);
+[[nodiscard]] bool glob_match(std::string_view pattern, std::string_view text);
+
+// Pairs the two inputs' cases and judges each pair.
+[[nodiscard]] CompareReport compare_inputs(const runners::CompareInput& baseline,
+                                           const runners::CompareInput& candidate,
+                                           double threshold,
+                                           const std::vector<ThresholdRule>& rules,
+                                           double confidence,
+                                           const std::vector<std::string>& ignore_environment,
+                                           bool fail_on_ambiguous);
+
+void print_compare_report(const CompareReport& report, CompareFormat format, std::ostream& out);
+
+int run_compare(const CompareCommandOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace kernelwatch::daemon
