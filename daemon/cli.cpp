@@ -129,8 +129,20 @@ void add_compare(CLI::App& app, Commands& c) {
       "Exit codes: 0 nothing slower, 1 a case slower or failing in the candidate, 2 a case\n"
       "ambiguous (only with --fail-on-ambiguous), 3 refused: bad usage, an unreadable or\n"
       "malformed file, no case in common, or environments that differ.");
-  sub->add_option("baseline", c.compare.baseline, "The baseline's result file")->required();
-  sub->add_option("candidate", c.compare.candidate, "The candidate's result file")->required();
+  sub->add_option("BASE", c.compare.baseline, "The baseline's result file");
+  sub->add_option("CANDIDATE", c.compare.candidate, "The candidate's result file");
+  sub->add_option("--rounds", c.compare.rounds,
+                  "Rounds of A B (B A) runs of the two programs given as argvs after \"--\"\n"
+                  "(kernelwatch compare [OPTIONS] -- ./base/bench ARGS -- ./cand/bench ARGS;\n"
+                  "{out} in an argv: a fresh path the program writes its results to) or of\n"
+                  "--entry (default 5)");
+  sub->add_option("--timeout", c.compare.timeout, "Of each run of an argv")->capture_default_str();
+  sub->add_option("--config", c.compare.config, "A kernelwatch config file, with --entry");
+  sub->add_option("--entry", c.compare.entry,
+                  "A command entry of --config: its command runs in --baseline DIR and in\n"
+                  "--candidate DIR, alternately, with its own env, timeout and output");
+  sub->add_option("--baseline", c.compare.baseline_dir, "The baseline build's directory");
+  sub->add_option("--candidate", c.compare.candidate_dir, "The candidate build's directory");
   sub->add_option("--format", c.compare.format,
                   "auto, gbench-json, nvbench-json, pytest-benchmark-json, kernelindex-jsonl or\n"
                   "liger-csv (auto: recognised from the baseline's text)")
@@ -338,8 +350,25 @@ int run_cli(int argc, char** argv) {
   add_discover(app, commands);
   add_report(app, commands);
 
-  // compare's own exit 2 means "ambiguous": its bad usage is a refusal, 3.
-  const int usage = argc > 1 && std::string_view(argv[1]) == "compare" ? kCompareRefused : 2;
+  // compare's own exit 2 means "ambiguous": its bad usage is a refusal, 3. Its two argvs follow
+  // "--" and are split on the next "--"; CLI11 sees what comes before.
+  const bool compare = argc > 1 && std::string_view(argv[1]) == "compare";
+  const int usage = compare ? kCompareRefused : 2;
+  if (compare) {
+    for (int i = 2; i < argc; ++i) {
+      if (std::string_view(argv[i]) != "--") continue;
+      auto* side = &commands.compare.baseline_argv;
+      for (int j = i + 1; j < argc; ++j) {
+        if (std::string_view(argv[j]) == "--" && side == &commands.compare.baseline_argv) {
+          side = &commands.compare.candidate_argv;
+          continue;
+        }
+        side->emplace_back(argv[j]);
+      }
+      argc = i;
+      break;
+    }
+  }
   if (names_unknown_arguments(app, argc, argv)) return usage;
   try {
     app.parse(argc, argv);

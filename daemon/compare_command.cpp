@@ -60,7 +60,8 @@ double threshold_for(const std::string& id, double fallback,
   return fallback;
 }
 
-// The first environment field both cases name with different values, or "".
+}  // namespace
+
 std::string environment_difference(const runners::CompareCase& a, const runners::CompareCase& b,
                                    const std::vector<std::string>& ignored) {
   std::map<std::string, std::string> theirs(b.environment.begin(), b.environment.end());
@@ -74,7 +75,16 @@ std::string environment_difference(const runners::CompareCase& a, const runners:
   return "";
 }
 
-}  // namespace
+void set_exit_code(CompareReport& report, bool fail_on_ambiguous) {
+  report.exit_code = kCompareSame;
+  if (report.count("refused") > 0) {
+    report.exit_code = kCompareRefused;
+  } else if (report.count("slower") > 0 || report.count("failed") > 0) {
+    report.exit_code = kCompareSlower;
+  } else if (fail_on_ambiguous && report.count("ambiguous") > 0) {
+    report.exit_code = kCompareAmbiguous;
+  }
+}
 
 std::size_t CompareReport::count(std::string_view verdict) const {
   return static_cast<std::size_t>(
@@ -99,10 +109,14 @@ core::Result<double> parse_fraction(std::string_view text, std::string_view what
       return core::fail(ErrorCode::InvalidArgument,
                         "--confidence: " + in_quotes(text) + " must be above 50% and below 100%");
     }
+  } else if (!percent && value >= 1) {
+    // "5" could be 5% or 500%: a bare number is a fraction below 1.
+    return core::fail(ErrorCode::InvalidArgument,
+                      std::string(what) + ": " + in_quotes(text) +
+                          " is not a fraction below 1 (for 5%, write 5% or 0.05)");
   } else if (!(value >= 0 && value < 10)) {
     return core::fail(ErrorCode::InvalidArgument,
-                      std::string(what) + ": " + in_quotes(text) + " must be 0% or more, below 1000%" +
-                          (!percent && value >= 1 ? " (for 5%, write 5% or 0.05)" : ""));
+                      std::string(what) + ": " + in_quotes(text) + " must be 0% or more, below 1000%");
   }
   return value;
 }
@@ -210,13 +224,7 @@ CompareReport compare_inputs(const runners::CompareInput& baseline,
   for (const auto& c : candidate.cases) {
     if (!paired.contains(c.id)) report.only_in_candidate.push_back(c.id);
   }
-  if (report.count("refused") > 0) {
-    report.exit_code = kCompareRefused;
-  } else if (report.count("slower") > 0 || report.count("failed") > 0) {
-    report.exit_code = kCompareSlower;
-  } else if (fail_on_ambiguous && report.count("ambiguous") > 0) {
-    report.exit_code = kCompareAmbiguous;
-  }
+  set_exit_code(report, fail_on_ambiguous);
   return report;
 }
 
@@ -243,6 +251,17 @@ int run_compare(const CompareCommandOptions& options, std::ostream& out, std::os
     if (!parsed) return refuse(options.thresholds.string() + ": " + parsed.error().message);
     rules = std::move(*parsed);
   }
+  const bool rounds = !options.baseline_argv.empty() || !options.candidate_argv.empty() ||
+                      !options.config.empty() || !options.entry.empty() ||
+                      !options.baseline_dir.empty() || !options.candidate_dir.empty();
+  if (rounds) {
+    return run_compare_rounds(options, *threshold, rules, *confidence, format, out, err);
+  }
+  if (options.baseline.empty() || options.candidate.empty()) {
+    return refuse("give two result files (BASE CANDIDATE), two argvs (-- BASE_ARGV -- "
+                  "CANDIDATE_ARGV) or --config FILE --entry NAME --baseline DIR --candidate DIR");
+  }
+  if (options.rounds) return refuse("--rounds: only with argvs or --entry");
   const auto read = [&](const std::filesystem::path& path,
                         std::optional<runners::OutputFormat> as) -> core::Result<runners::CompareInput> {
     const auto text = read_file(path);

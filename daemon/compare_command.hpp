@@ -42,6 +42,17 @@ struct CompareCommandOptions {
   bool fail_on_ambiguous = false;
   std::vector<std::string> ignore_environment;  // environment fields not compared
   CompareFormat output = CompareFormat::Table;
+  // Rounds: the two builds' programs run alternately (A B, B A, ...) `rounds` times, either as
+  // two argvs (after "--", inheriting this environment) or as a config's command entry run in
+  // the two directories (its own env, timeout and output).
+  std::filesystem::path baseline_dir;
+  std::filesystem::path candidate_dir;
+  std::vector<std::string> baseline_argv;
+  std::vector<std::string> candidate_argv;
+  std::filesystem::path config;
+  std::string entry;
+  std::optional<int> rounds;  // default 5
+  std::string timeout = "10m";  // of each program run (argv form; an entry has its own)
 };
 
 // One row of the report.
@@ -70,11 +81,20 @@ struct CompareReport {
   [[nodiscard]] std::size_t count(std::string_view verdict) const;
 };
 
-// "5%" or "0.05" -> 0.05; a threshold in [0, 10) (0% to 1000%), a confidence in (0.5, 1).
+// "5%" or "0.05" -> 0.05 (a bare number must be below 1: "5" is refused, not read as 500%); a
+// threshold in [0, 10) (0% to 1000%), a confidence in (0.5, 1).
 [[nodiscard]] core::Result<double> parse_fraction(std::string_view text, std::string_view what);
 // The rules of a thresholds file's text ("# comment", blank lines, "PATTERN THRESHOLD").
 [[nodiscard]] core::Result<std::vector<ThresholdRule>> parse_threshold_rules(std::string_view text);
 [[nodiscard]] bool glob_match(std::string_view pattern, std::string_view text);
+
+// The first environment field both cases name with different values ("" when none), as a
+// reason: `host_name "a" in the baseline, "b" in the candidate`.
+[[nodiscard]] std::string environment_difference(const runners::CompareCase& baseline,
+                                                 const runners::CompareCase& candidate,
+                                                 const std::vector<std::string>& ignored);
+// The report's exit code from its rows (refused > slower or failed > ambiguous, if asked).
+void set_exit_code(CompareReport& report, bool fail_on_ambiguous);
 
 // Pairs the two inputs' cases and judges each pair.
 [[nodiscard]] CompareReport compare_inputs(const runners::CompareInput& baseline,
@@ -88,5 +108,11 @@ struct CompareReport {
 void print_compare_report(const CompareReport& report, CompareFormat format, std::ostream& out);
 
 int run_compare(const CompareCommandOptions& options, std::ostream& out, std::ostream& err);
+
+// The rounds form (compare_rounds.cpp): run_compare() calls it when argvs or an entry are given.
+int run_compare_rounds(const CompareCommandOptions& options, double threshold,
+                       const std::vector<ThresholdRule>& rules, double confidence,
+                       std::optional<runners::OutputFormat> format, std::ostream& out,
+                       std::ostream& err);
 
 }  // namespace kernelwatch::daemon

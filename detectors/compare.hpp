@@ -14,9 +14,11 @@
 //    with a sample count: nvbench, kernelindex records, Liger's CSV). A normal interval of the
 //    difference of the two medians, each median's standard error 1.2533 sigma / sqrt(n) (sigma of
 //    the log times from the spread; n = 1 when the count is not known, which is conservative).
-//  - rounds: interleaved rounds A B A B (compare --entry), one median per side and round: the
-//    Student t interval of the mean of the rounds' paired log ratios (n - 1 degrees of freedom),
-//    so drift that both sides of a round share cancels.
+//  - rounds: interleaved rounds A B, B A, ... (compare --rounds), one median per side and round,
+//    judged on the rounds' paired log ratios, so drift that both sides of a round share cancels:
+//    with enough rounds for it (6 at 95%), the Hodges-Lehmann estimate with the Wilcoxon
+//    signed-rank interval (one disturbed round moves it little); with 2 to 5, the Student t
+//    interval of their mean (n - 1 degrees of freedom).
 // The verdict: slower when the estimate is at least the threshold and the interval lies above 0,
 // faster when it is at most -threshold (log-symmetric: candidate <= baseline / (1 + t)) and the
 // interval lies below 0, the same when the whole interval lies within +-threshold, ambiguous
@@ -89,6 +91,9 @@ struct ShiftInterval {
 [[nodiscard]] ShiftInterval log_shift_interval(std::span<const double> baseline,
                                                std::span<const double> candidate,
                                                double confidence);
+
+// P(W+ <= w) for the Wilcoxon signed-rank statistic of n pairs under the null (no ties).
+[[nodiscard]] double signed_rank_cdf(std::int64_t w, std::int64_t n);
 
 // P(U <= u) for the Mann-Whitney U of samples of n and m under the null (no ties).
 [[nodiscard]] double mann_whitney_cdf(std::int64_t u, std::int64_t n, std::int64_t m);

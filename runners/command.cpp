@@ -174,6 +174,34 @@ bool can_list(OutputFormat format) noexcept {
   return format == OutputFormat::GbenchJson || format == OutputFormat::PytestBenchmarkJson;
 }
 
+core::Result<std::string> run_entry_output(const CommandEntry& entry,
+                                          EnvironmentBase environment_base,
+                                          const CommandContext& context) {
+  const bool to_file = entry.output != "stdout";
+  auto scratch = detail::ScratchDir::create(context.scratch, entry.name, "a directory for {out}");
+  if (!scratch) return tl::unexpected(scratch.error());
+  const std::string out_path = (scratch->path() / "out").string();
+  ChildRequest request;
+  for (const auto& arg : entry.command) request.argv.push_back(replace_out(arg, out_path));
+  request.timeout = entry.timeout;
+  request.kill_grace = entry.kill_grace;
+  request.environment_base = environment_base;
+  request.environment = entry.env;
+  for (const auto& variable : context.device_env) {
+    std::erase_if(request.environment, [&](const auto& v) { return v.first == variable.first; });
+    request.environment.push_back(variable);
+  }
+  request.working_directory = entry.working_directory;
+  request.cancel_fd = context.cancel_fd;
+  request.stdout_keep_bytes = to_file ? 0 : entry.max_output_bytes;
+  const auto child = run_child(request, {});
+  if (const std::string failure = execution_failure(child, entry); !failure.empty()) {
+    return core::fail(ErrorCode::Unavailable, failure);
+  }
+  if (to_file) return read_output_file(replace_out(entry.output, out_path), entry.max_output_bytes);
+  return child->stdout_text;
+}
+
 core::Result<std::vector<ListedCase>> list_command(const CommandEntry& entry,
                                                    const CommandContext& context) {
   if (!can_list(entry.format)) {

@@ -25,6 +25,7 @@
 #include "core/time.hpp"
 #include "kernels/harness/bench.hpp"
 #include "kernels/harness/environment.hpp"
+#include "runners/child_process.hpp"
 #include "runners/formats.hpp"
 #include "runners/liger_bench.hpp"
 
@@ -129,6 +130,15 @@ struct ListedCase {
 // exits non-zero or lists nothing is an error with the reason.
 [[nodiscard]] core::Result<std::vector<ListedCase>> list_command(const CommandEntry& entry,
                                                                  const CommandContext& context);
+
+// The entry's program run once, as a cycle runs it but for `environment_base` (compare's argv
+// form inherits the caller's environment, a config entry gets the minimal one), its output text
+// as the entry reads it (stdout, or the file its {out} names). An error with the reason a failed
+// run would carry: the program missing, a non-zero exit with its stderr, the timeout, an output
+// over max_output_bytes or not written.
+[[nodiscard]] core::Result<std::string> run_entry_output(const CommandEntry& entry,
+                                                         EnvironmentBase environment_base,
+                                                         const CommandContext& context);
 
 // Whether a pytest parameter id ("4096-bf16") names the workload label of a run ("dtype_bf16-
 // n_4096"): the same values, in any order.

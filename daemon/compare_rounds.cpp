@@ -1,0 +1,233 @@
+// compare's rounds: the baseline's and the candidate's programs run alternately on this machine
+// (A B in odd rounds, B A in even ones, so a steady drift falls on both sides alike), each
+// output read as the first one's format, each case judged on its rounds' paired medians
+// (detectors::compare_rounds).
+#include <cmath>
+#include <map>
+#include <ostream>
+
+#include "config/config.hpp"
+#include "config/duration.hpp"
+#include "core/json_limits.hpp"
+#include "daemon/compare_command.hpp"
+#include "detectors/statistics.hpp"
+#include "runners/command.hpp"
+#include "runners/command_config.hpp"
+
+namespace kernelwatch::daemon {
+namespace {
+
+constexpr int kMaxRounds = 1000;
+
+// One side's cases over the rounds: each case's median in each round (NaN where the round had
+// no timed result of it), the first environment seen, the last failure.
+struct SideRounds {
+  std::vector<std::string> order;  // ids in the first round's order
+  std::map<std::string, std::vector<double>> medians;
+  std::map<std::string, runners::CompareCase> first;
+  std::map<std::string, std::string> failure;
+};
+
+void add_round(SideRounds& side, const runners::CompareInput& input, int round, int rounds) {
+  for (const auto& c : input.cases) {
+    auto [it, fresh] = side.medians.try_emplace(c.id, std::vector<double>(rounds, NAN));
+    if (fresh) {
+      side.order.push_back(c.id);
+      side.first.emplace(c.id, c);
+    }
+    if (c.failure.empty()) {
+      it->second[static_cast<std::size_t>(round)] = c.times.median_ns;
+    } else {
+      side.failure[c.id] = c.failure;
+    }
+  }
+}
+
+detectors::CaseTimes summary(const std::vector<double>& medians) {
+  std::vector<double> timed;
+  for (const double v : medians) {
+    if (std::isfinite(v)) timed.push_back(v);
+  }
+  detectors::CaseTimes t;
+  if (timed.empty()) return t;
+  t.median_ns = detectors::quantile(timed, 0.5);
+  t.p20_ns = detectors::quantile(timed, 0.2);
+  t.p80_ns = detectors::quantile(timed, 0.8);
+  t.count = static_cast<std::int64_t>(timed.size());
+  t.samples_ns = std::move(timed);
+  return t;
+}
+
+core::Result<runners::CommandEntry> entry_of(const CompareCommandOptions& options) {
+  const auto loaded = KW_TRY(config::load_config(options.config));
+  std::string names;
+  for (const auto& benchmark : loaded.benchmarks) {
+    if (!benchmark.source) continue;
+    const auto* command = dynamic_cast<const runners::CommandSource*>(benchmark.source.get());
+    if (command == nullptr) continue;
+    if (command->entry.name == options.entry) return command->entry;
+    names += (names.empty() ? "" : ", ") + command->entry.name;
+  }
+  return core::fail(core::ErrorCode::NotFound,
+                    "no command entry named \"" + core::utf8_prefix(options.entry, 80) + "\"" +
+                        (names.empty() ? std::string(" (it has none)") : " (it has " + names + ")"));
+}
+
+}  // namespace
+
+int run_compare_rounds(const CompareCommandOptions& options, double threshold,
+                       const std::vector<ThresholdRule>& rules, double confidence,
+                       std::optional<runners::OutputFormat> format, std::ostream& out,
+                       std::ostream& err) {
+  const auto refuse = [&](const std::string& why) {
+    err << "kernelwatch compare: " << why << '\n';
+    return kCompareRefused;
+  };
+  const int rounds = options.rounds.value_or(5);
+  if (rounds < 2 || rounds > kMaxRounds) {
+    return refuse("--rounds: " + std::to_string(rounds) + " is not between 2 and " +
+                  std::to_string(kMaxRounds));
+  }
+  runners::CommandEntry sides[2];
+  runners::EnvironmentBase environment = runners::EnvironmentBase::Inherit;
+  std::string names[2];
+  if (!options.entry.empty() || !options.config.empty()) {
+    if (options.entry.empty() || options.config.empty() || options.baseline_dir.empty() ||
+        options.candidate_dir.empty()) {
+      return refuse("an entry's rounds need --config FILE --entry NAME --baseline DIR "
+                    "--candidate DIR");
+    }
+    if (!options.baseline_argv.empty() || !options.baseline.empty()) {
+      return refuse("give result files, argvs or --entry, one of them");
+    }
+    auto entry = entry_of(options);
+    if (!entry) return refuse(options.config.string() + ": " + entry.error().message);
+    if (format && *format != entry->format) {
+      return refuse("--format: the entry's output is " + std::string(to_string(entry->format)));
+    }
+    format = entry->format;
+    environment = runners::EnvironmentBase::Minimal;
+    for (int i = 0; i < 2; ++i) {
+      sides[i] = *entry;
+      const std::filesystem::path& dir = i == 0 ? options.baseline_dir : options.candidate_dir;
+      std::error_code ec;
+      if (!std::filesystem::is_directory(dir, ec)) {
+        return refuse((i == 0 ? "--baseline " : "--candidate ") + dir.string() +
+                      ": not a directory");
+      }
+      sides[i].working_directory = dir;
+      names[i] = dir.string();
+    }
+  } else {
+    if (options.baseline_argv.empty() || options.candidate_argv.empty()) {
+      return refuse("rounds need two argvs: -- BASE_PROGRAM ARGS... -- CANDIDATE_PROGRAM ARGS...");
+    }
+    if (!options.baseline.empty() || !options.baseline_dir.empty()) {
+      return refuse("give two result files or two argvs, not both");
+    }
+    const auto timeout = config::parse_duration(options.timeout);
+    if (!timeout || timeout->count() <= 0) {
+      return refuse("--timeout: \"" + core::utf8_prefix(options.timeout, 40) +
+                    "\" is not a duration such as 10m or 90s");
+    }
+    for (int i = 0; i < 2; ++i) {
+      sides[i].name = i == 0 ? "baseline" : "candidate";
+      sides[i].command = i == 0 ? options.baseline_argv : options.candidate_argv;
+      sides[i].timeout = *timeout;
+      // A program that writes its results to a file names it {out}; the rest print them.
+      for (const auto& arg : sides[i].command) {
+        if (arg.find(runners::kOutPlaceholder) != std::string::npos) sides[i].output = "{out}";
+      }
+      std::string line;
+      for (const auto& arg : sides[i].command) line += (line.empty() ? "" : " ") + arg;
+      names[i] = core::utf8_prefix(line, 200);
+    }
+  }
+
+  SideRounds side_rounds[2];
+  runners::CommandContext context;
+  for (int round = 0; round < rounds; ++round) {
+    for (int step = 0; step < 2; ++step) {
+      const int i = round % 2 == 0 ? step : 1 - step;
+      const char* which = i == 0 ? "the baseline" : "the candidate";
+      const auto text = runners::run_entry_output(sides[i], environment, context);
+      if (!text) {
+        return refuse("round " + std::to_string(round + 1) + ", " + which + ": " +
+                      core::utf8_prefix(text.error().message, 600));
+      }
+      auto input = runners::read_compare_input(*text, format);
+      if (!input) {
+        return refuse("round " + std::to_string(round + 1) + ", " + which + "'s output: " +
+                      core::utf8_prefix(input.error().message, 600));
+      }
+      format = input->format;
+      add_round(side_rounds[i], *input, round, rounds);
+    }
+    err << "kernelwatch compare: round " << (round + 1) << " of " << rounds << " done\n";
+  }
+
+  CompareReport report;
+  report.baseline_name = names[0];
+  report.candidate_name = names[1];
+  report.format = std::string(runners::to_string(*format));
+  report.confidence = confidence;
+  report.threshold = threshold;
+  const SideRounds& a = side_rounds[0];
+  const SideRounds& b = side_rounds[1];
+  for (const auto& id : a.order) {
+    if (!b.medians.contains(id)) {
+      report.only_in_baseline.push_back(id);
+      continue;
+    }
+    CompareRow row;
+    row.id = id;
+    row.threshold = threshold;
+    for (const auto& rule : rules) {
+      if (glob_match(rule.pattern, id)) {
+        row.threshold = rule.threshold;
+        break;
+      }
+    }
+    row.baseline = summary(a.medians.at(id));
+    row.candidate = summary(b.medians.at(id));
+    if (const std::string diff =
+            environment_difference(a.first.at(id), b.first.at(id), options.ignore_environment);
+        !diff.empty()) {
+      row.verdict = "refused";
+      row.reason = "not compared: the environments differ: " + diff;
+    } else if (b.failure.contains(id)) {
+      row.verdict = "failed";
+      row.reason = "the candidate failed: " + core::utf8_prefix(b.failure.at(id), 300);
+    } else if (a.failure.contains(id)) {
+      row.verdict = "baseline failed";
+      row.reason = "not compared: the baseline failed: " + core::utf8_prefix(a.failure.at(id), 300);
+    } else {
+      std::vector<double> x;
+      std::vector<double> y;
+      const auto& ma = a.medians.at(id);
+      const auto& mb = b.medians.at(id);
+      for (std::size_t r = 0; r < ma.size(); ++r) {
+        if (std::isfinite(ma[r]) && std::isfinite(mb[r])) {
+          x.push_back(ma[r]);
+          y.push_back(mb[r]);
+        }
+      }
+      detectors::CompareOptions compare_options;
+      compare_options.threshold = row.threshold;
+      compare_options.confidence = confidence;
+      row.comparison = detectors::compare_rounds(x, y, compare_options);
+      row.verdict = std::string(detectors::to_string(row.comparison->verdict));
+      row.reason = row.comparison->reason;
+    }
+    report.rows.push_back(std::move(row));
+  }
+  for (const auto& id : b.order) {
+    if (!a.medians.contains(id)) report.only_in_candidate.push_back(id);
+  }
+  if (report.rows.empty()) return refuse("no case in common between the two programs' outputs");
+  set_exit_code(report, options.fail_on_ambiguous);
+  print_compare_report(report, options.output, out);
+  return report.exit_code;
+}
+
+}  // namespace kernelwatch::daemon
