@@ -15,3 +15,8 @@ target_compile_definitions(detectors_liger_eval PRIVATE
 add_executable(detectors_young_keys_eval detectors/young_keys_eval.cpp)
 kernelwatch_target_defaults(detectors_young_keys_eval)
 target_link_libraries(detectors_young_keys_eval PRIVATE kernelwatch::detectors_synthetic)
+
+# compare (issue #37): A/A failures and the smallest slowdown found, on this machine's CPU.
+add_executable(detectors_compare_eval detectors/compare_eval.cpp)
+kernelwatch_target_defaults(detectors_compare_eval)
+target_link_libraries(detectors_compare_eval PRIVATE kernelwatch::detectors)

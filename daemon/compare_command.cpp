@@ -26,7 +26,9 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
-std::string in_quotes(std::string_view text) { return "\"" + core::utf8_prefix(text, 120) + "\""; }
+std::string in_quotes(std::string_view text) {
+  return "\"" + core::utf8_prefix(text, 120) + "\"";
+}
 
 core::Result<std::string> read_file(const std::filesystem::path& path) {
   std::error_code ec;
@@ -87,8 +89,8 @@ void set_exit_code(CompareReport& report, bool fail_on_ambiguous) {
 }
 
 std::size_t CompareReport::count(std::string_view verdict) const {
-  return static_cast<std::size_t>(
-      std::count_if(rows.begin(), rows.end(), [&](const CompareRow& r) { return r.verdict == verdict; }));
+  return static_cast<std::size_t>(std::count_if(
+      rows.begin(), rows.end(), [&](const CompareRow& r) { return r.verdict == verdict; }));
 }
 
 core::Result<double> parse_fraction(std::string_view text, std::string_view what) {
@@ -99,9 +101,9 @@ core::Result<double> parse_fraction(std::string_view text, std::string_view what
   const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
   if (ec != std::errc() || end != number.data() + number.size() || number.empty() ||
       !std::isfinite(value)) {
-    return core::fail(ErrorCode::InvalidArgument,
-                      std::string(what) + ": " + in_quotes(text) + " is not a percentage (\"5%\") or "
-                                                                "a fraction (\"0.05\")");
+    return core::fail(ErrorCode::InvalidArgument, std::string(what) + ": " + in_quotes(text) +
+                                                      " is not a percentage (\"5%\") or "
+                                                      "a fraction (\"0.05\")");
   }
   if (percent) value /= 100.0;
   if (what == "--confidence") {
@@ -115,8 +117,8 @@ core::Result<double> parse_fraction(std::string_view text, std::string_view what
                       std::string(what) + ": " + in_quotes(text) +
                           " is not a fraction below 1 (for 5%, write 5% or 0.05)");
   } else if (!(value >= 0 && value < 10)) {
-    return core::fail(ErrorCode::InvalidArgument,
-                      std::string(what) + ": " + in_quotes(text) + " must be 0% or more, below 1000%");
+    return core::fail(ErrorCode::InvalidArgument, std::string(what) + ": " + in_quotes(text) +
+                                                      " must be 0% or more, below 1000%");
   }
   return value;
 }
@@ -258,12 +260,14 @@ int run_compare(const CompareCommandOptions& options, std::ostream& out, std::os
     return run_compare_rounds(options, *threshold, rules, *confidence, format, out, err);
   }
   if (options.baseline.empty() || options.candidate.empty()) {
-    return refuse("give two result files (BASE CANDIDATE), two argvs (-- BASE_ARGV -- "
-                  "CANDIDATE_ARGV) or --config FILE --entry NAME --baseline DIR --candidate DIR");
+    return refuse(
+        "give two result files (BASE CANDIDATE), two argvs (-- BASE_ARGV -- "
+        "CANDIDATE_ARGV) or --config FILE --entry NAME --baseline DIR --candidate DIR");
   }
   if (options.rounds) return refuse("--rounds: only with argvs or --entry");
-  const auto read = [&](const std::filesystem::path& path,
-                        std::optional<runners::OutputFormat> as) -> core::Result<runners::CompareInput> {
+  const auto read =
+      [&](const std::filesystem::path& path,
+          std::optional<runners::OutputFormat> as) -> core::Result<runners::CompareInput> {
     const auto text = read_file(path);
     if (!text) return core::fail(text.error().code, path.string() + ": " + text.error().message);
     auto input = runners::read_compare_input(*text, as);
@@ -278,9 +282,8 @@ int run_compare(const CompareCommandOptions& options, std::ostream& out, std::os
   // The candidate is read as the baseline's format: two formats are never compared.
   const auto candidate = read(options.candidate, baseline->format);
   if (!candidate) return refuse(candidate.error().message);
-  CompareReport report =
-      compare_inputs(*baseline, *candidate, *threshold, rules, *confidence,
-                     options.ignore_environment, options.fail_on_ambiguous);
+  CompareReport report = compare_inputs(*baseline, *candidate, *threshold, rules, *confidence,
+                                        options.ignore_environment, options.fail_on_ambiguous);
   report.baseline_name = options.baseline.string();
   report.candidate_name = options.candidate.string();
   if (report.rows.empty()) {

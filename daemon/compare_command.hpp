@@ -51,7 +51,7 @@ struct CompareCommandOptions {
   std::vector<std::string> candidate_argv;
   std::filesystem::path config;
   std::string entry;
-  std::optional<int> rounds;  // default 5
+  std::optional<int> rounds;    // default 5
   std::string timeout = "10m";  // of each program run (argv form; an entry has its own)
 };
 
@@ -69,11 +69,11 @@ struct CompareRow {
 };
 
 struct CompareReport {
-  std::string baseline_name;   // the paths as given
+  std::string baseline_name;  // the paths as given
   std::string candidate_name;
-  std::string format;          // the input format
+  std::string format;  // the input format
   double confidence = 0.95;
-  double threshold = 0.05;     // the default threshold
+  double threshold = 0.05;       // the default threshold
   std::vector<CompareRow> rows;  // in the baseline's order
   std::vector<std::string> only_in_baseline;
   std::vector<std::string> only_in_candidate;
@@ -98,8 +98,7 @@ void set_exit_code(CompareReport& report, bool fail_on_ambiguous);
 
 // Pairs the two inputs' cases and judges each pair.
 [[nodiscard]] CompareReport compare_inputs(const runners::CompareInput& baseline,
-                                           const runners::CompareInput& candidate,
-                                           double threshold,
+                                           const runners::CompareInput& candidate, double threshold,
                                            const std::vector<ThresholdRule>& rules,
                                            double confidence,
                                            const std::vector<std::string>& ignore_environment,

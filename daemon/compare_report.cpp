@@ -28,9 +28,13 @@ std::string plain_percent(double fraction) {
   return buffer;
 }
 
-std::string text(std::string_view s, std::size_t max = 200) { return core::utf8_prefix(s, max); }
+std::string text(std::string_view s, std::size_t max = 200) {
+  return core::utf8_prefix(s, max);
+}
 
-bool timed(const CompareRow& row) { return row.comparison.has_value(); }
+bool timed(const CompareRow& row) {
+  return row.comparison.has_value();
+}
 
 std::string median_cell(const detectors::CaseTimes& t, bool has) {
   return has ? core::format_latency(t.median_ns) : "-";
@@ -56,7 +60,9 @@ std::string method_cell(const CompareRow& row) {
   return m;
 }
 
-bool moved(const CompareRow& row) { return row.verdict != "same"; }
+bool moved(const CompareRow& row) {
+  return row.verdict != "same";
+}
 
 std::string summary_line(const CompareReport& r) {
   std::string line;
@@ -144,14 +150,14 @@ void print_markdown(const CompareReport& r, std::ostream& out) {
     out << '\n';
   }
   if (moved_count < r.rows.size()) {
-    out << "<details><summary>" << r.rows.size() - moved_count
-        << " unchanged cases</summary>\n\n";
+    out << "<details><summary>" << r.rows.size() - moved_count << " unchanged cases</summary>\n\n";
     markdown_rows(r, false, out);
     out << "\n</details>\n\n";
   }
   if (!r.only_in_baseline.empty() || !r.only_in_candidate.empty()) {
     out << "<details><summary>cases in one file only</summary>\n\n";
-    for (const auto& id : r.only_in_baseline) out << "- only in the baseline: `" << cell(id) << "`\n";
+    for (const auto& id : r.only_in_baseline)
+      out << "- only in the baseline: `" << cell(id) << "`\n";
     for (const auto& id : r.only_in_candidate) {
       out << "- only in the candidate: `" << cell(id) << "`\n";
     }
@@ -173,7 +179,9 @@ json side_json(const detectors::CaseTimes& t) {
 void print_json(const CompareReport& r, std::ostream& out) {
   json cases = json::array();
   for (const auto& row : r.rows) {
-    json c = {{"id", row.id}, {"verdict", row.verdict}, {"threshold", row.threshold},
+    json c = {{"id", row.id},
+              {"verdict", row.verdict},
+              {"threshold", row.threshold},
               {"reason", row.reason}};
     if (timed(row)) {
       const auto& cmp = *row.comparison;
@@ -187,8 +195,8 @@ void print_json(const CompareReport& r, std::ostream& out) {
     cases.push_back(std::move(c));
   }
   json summary = json::object();
-  for (const char* v : {"same", "faster", "slower", "ambiguous", "failed", "refused",
-                        "baseline failed"}) {
+  for (const char* v :
+       {"same", "faster", "slower", "ambiguous", "failed", "refused", "baseline failed"}) {
     summary[v] = r.count(v);
   }
   const json doc = {{"baseline", r.baseline_name},

@@ -68,9 +68,10 @@ core::Result<runners::CommandEntry> entry_of(const CompareCommandOptions& option
     if (command->entry.name == options.entry) return command->entry;
     names += (names.empty() ? "" : ", ") + command->entry.name;
   }
-  return core::fail(core::ErrorCode::NotFound,
-                    "no command entry named \"" + core::utf8_prefix(options.entry, 80) + "\"" +
-                        (names.empty() ? std::string(" (it has none)") : " (it has " + names + ")"));
+  return core::fail(
+      core::ErrorCode::NotFound,
+      "no command entry named \"" + core::utf8_prefix(options.entry, 80) + "\"" +
+          (names.empty() ? std::string(" (it has none)") : " (it has " + names + ")"));
 }
 
 }  // namespace
@@ -94,8 +95,9 @@ int run_compare_rounds(const CompareCommandOptions& options, double threshold,
   if (!options.entry.empty() || !options.config.empty()) {
     if (options.entry.empty() || options.config.empty() || options.baseline_dir.empty() ||
         options.candidate_dir.empty()) {
-      return refuse("an entry's rounds need --config FILE --entry NAME --baseline DIR "
-                    "--candidate DIR");
+      return refuse(
+          "an entry's rounds need --config FILE --entry NAME --baseline DIR "
+          "--candidate DIR");
     }
     if (!options.baseline_argv.empty() || !options.baseline.empty()) {
       return refuse("give result files, argvs or --entry, one of them");
@@ -157,8 +159,8 @@ int run_compare_rounds(const CompareCommandOptions& options, double threshold,
       }
       auto input = runners::read_compare_input(*text, format);
       if (!input) {
-        return refuse("round " + std::to_string(round + 1) + ", " + which + "'s output: " +
-                      core::utf8_prefix(input.error().message, 600));
+        return refuse("round " + std::to_string(round + 1) + ", " + which +
+                      "'s output: " + core::utf8_prefix(input.error().message, 600));
       }
       format = input->format;
       add_round(side_rounds[i], *input, round, rounds);

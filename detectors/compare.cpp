@@ -86,8 +86,8 @@ std::optional<double> log_sigma(const CaseTimes& t) {
   return std::nullopt;
 }
 
-Comparison decide(Comparison c, double estimate, std::optional<double> lo,
-                  std::optional<double> hi, const CompareOptions& options) {
+Comparison decide(Comparison c, double estimate, std::optional<double> lo, std::optional<double> hi,
+                  const CompareOptions& options) {
   c.change = std::expm1(estimate);
   const double limit = std::log1p(options.threshold);
   const std::string at = " at " + plain_percent(options.confidence);
@@ -111,11 +111,11 @@ Comparison decide(Comparison c, double estimate, std::optional<double> lo,
     c.reason = shown + ": within +-" + threshold;
   } else {
     c.verdict = CompareVerdict::Ambiguous;
-    c.reason = shown + (std::abs(estimate) >= limit
-                            ? ": the change is past the " + threshold +
-                                  " threshold but the interval includes no change"
-                            : ": the interval reaches past the " + threshold +
-                                  " threshold; more repetitions would tell");
+    c.reason =
+        shown + (std::abs(estimate) >= limit ? ": the change is past the " + threshold +
+                                                   " threshold but the interval includes no change"
+                                             : ": the interval reaches past the " + threshold +
+                                                   " threshold; more repetitions would tell");
   }
   return c;
 }
@@ -185,8 +185,8 @@ ShiftInterval log_shift_interval(std::span<const double> baseline,
     std::nth_element(d.begin(), it, d.end());
     return *it;
   };
-  out.estimate = total % 2 == 1 ? order(total / 2 + 1)
-                                : 0.5 * (order(total / 2) + order(total / 2 + 1));
+  out.estimate =
+      total % 2 == 1 ? order(total / 2 + 1) : 0.5 * (order(total / 2) + order(total / 2 + 1));
   // The largest k with P(U <= k - 1) <= alpha / 2: [d_(k), d_(nm + 1 - k)] covers the shift with
   // probability at least the confidence.
   const double tail = (1.0 - confidence) / 2.0;
@@ -242,7 +242,8 @@ Comparison compare_times(const CaseTimes& baseline, const CaseTimes& candidate,
   }
   c.method = CompareMethod::Quantiles;
   const auto se = [](double sigma, std::int64_t count) {
-    return kMedianEfficiency * sigma / std::sqrt(static_cast<double>(std::max<std::int64_t>(1, count)));
+    return kMedianEfficiency * sigma /
+           std::sqrt(static_cast<double>(std::max<std::int64_t>(1, count)));
   };
   const double s = std::hypot(se(*sb, baseline.count), se(*sc, candidate.count));
   const double z = normal_quantile(1.0 - (1.0 - options.confidence) / 2.0);
@@ -315,8 +316,8 @@ Comparison compare_rounds(std::span<const double> baseline, std::span<const doub
   double ss = 0;
   for (const double v : d) ss += (v - mean) * (v - mean);
   const double df = static_cast<double>(d.size() - 1);
-  const double half = student_t_quantile(1.0 - tail, df) *
-                      std::sqrt(ss / df / static_cast<double>(d.size()));
+  const double half =
+      student_t_quantile(1.0 - tail, df) * std::sqrt(ss / df / static_cast<double>(d.size()));
   return decide(std::move(c), mean, mean - half, mean + half, options);
 }
 

@@ -36,15 +36,15 @@ namespace kernelwatch::detectors {
 
 // What one side of a case gives, in ns.
 struct CaseTimes {
-  double median_ns = 0;               // the primary statistic (the mean where that is all)
-  std::optional<double> p20_ns;       // quantiles of the repetition times, where given
+  double median_ns = 0;          // the primary statistic (the mean where that is all)
+  std::optional<double> p20_ns;  // quantiles of the repetition times, where given
   std::optional<double> p80_ns;
   std::optional<double> q1_ns;
   std::optional<double> q3_ns;
-  std::optional<double> stddev_ns;    // of the repetition times, with mean_ns
+  std::optional<double> stddev_ns;  // of the repetition times, with mean_ns
   std::optional<double> mean_ns;
-  std::int64_t count = 0;             // repetitions behind the statistics; 0: not known
-  std::vector<double> samples_ns;     // the repetition times themselves, where given
+  std::int64_t count = 0;          // repetitions behind the statistics; 0: not known
+  std::vector<double> samples_ns;  // the repetition times themselves, where given
 };
 
 enum class CompareVerdict { Same, Faster, Slower, Ambiguous };
@@ -66,7 +66,7 @@ struct Comparison {
   // too little data to draw one (then `reason` says what is missing).
   std::optional<double> low;
   std::optional<double> high;
-  std::int64_t base_count = 0;       // samples (or rounds) each side contributed
+  std::int64_t base_count = 0;  // samples (or rounds) each side contributed
   std::int64_t candidate_count = 0;
   std::string reason;  // one line, for people: why this verdict
 };

@@ -34,9 +34,9 @@ std::string case_id(OutputFormat format, const NativeResult& r) {
   std::string id = r.name;
   if (format == OutputFormat::GbenchJson) {
     for (const auto& [name, value] : r.params) {
-      const bool positional = name.size() > 3 && name.substr(0, 3) == "arg" &&
-                              std::all_of(name.begin() + 3, name.end(),
-                                          [](char c) { return c >= '0' && c <= '9'; });
+      const bool positional =
+          name.size() > 3 && name.substr(0, 3) == "arg" &&
+          std::all_of(name.begin() + 3, name.end(), [](char c) { return c >= '0' && c <= '9'; });
       id += "/" + (positional ? value : name + ":" + value);
     }
   } else if (!r.workload.empty()) {
@@ -178,8 +178,8 @@ core::Result<OutputFormat> recognise_format(std::string_view text) {
         if (root.contains("devices") || root.contains("meta")) return OutputFormat::NvbenchJson;
       }
       if (root.contains("run")) return OutputFormat::KernelindexJsonl;
-    } else if (auto line = core::parse_json_text(header); line && line->is_object() &&
-                                                          line->contains("run")) {
+    } else if (auto line = core::parse_json_text(header);
+               line && line->is_object() && line->contains("run")) {
       return OutputFormat::KernelindexJsonl;
     }
   }

@@ -24,7 +24,7 @@ struct CompareCase {
   // (field, value): the output's machine facts, then the case's device; compared field by field.
   std::vector<std::pair<std::string, std::string>> environment;
   detectors::CaseTimes times;
-  std::string failure;          // the format marks the case failed: why ("" when timed)
+  std::string failure;           // the format marks the case failed: why ("" when timed)
   std::int64_t occurrences = 1;  // the case's results in the file; several: their medians are
                                  // the samples (runs of the case)
 };

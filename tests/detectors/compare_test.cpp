@@ -50,7 +50,8 @@ TEST(Compare, MannWhitneyNullDistributionMatchesTheTables) {
   EXPECT_NEAR(mann_whitney_cdf(0, 4, 4), 1.0 / 70, 1e-12);
   // Symmetric about nm / 2.
   EXPECT_NEAR(mann_whitney_cdf(12, 5, 5) + mann_whitney_cdf(12, 5, 5), 1.0, 1e-12);
-  EXPECT_NEAR(mann_whitney_cdf(10, 4, 7) + (1 - mann_whitney_cdf(17, 4, 7)), 2 * mann_whitney_cdf(10, 4, 7), 1e-12);
+  EXPECT_NEAR(mann_whitney_cdf(10, 4, 7) + (1 - mann_whitney_cdf(17, 4, 7)),
+              2 * mann_whitney_cdf(10, 4, 7), 1e-12);
   // The normal approximation beyond 50 a side agrees with the exact distribution at 50.
   // (and beyond 50 a side the normal one is what is used).
   const double sd = std::sqrt(50.0 * 50.0 * 101.0 / 12.0);
@@ -149,7 +150,7 @@ TEST(Compare, QuantilesWithoutSamplesUseTheSpreadAndTheCount) {
 
 TEST(Compare, OneTimePerCaseIsTooLittleData) {
   const Comparison c = compare_times(spread(1000, std::nullopt, std::nullopt, 0),
-                                       spread(2000, std::nullopt, std::nullopt, 0), {});
+                                     spread(2000, std::nullopt, std::nullopt, 0), {});
   EXPECT_EQ(c.verdict, CompareVerdict::Ambiguous);
   EXPECT_EQ(c.method, CompareMethod::None);
   EXPECT_FALSE(c.low);
