@@ -135,7 +135,7 @@ void add_compare(CLI::App& app, Commands& c) {
                   "Rounds of A B (B A) runs of the two programs given as argvs after \"--\"\n"
                   "(kernelwatch compare [OPTIONS] -- ./base/bench ARGS -- ./cand/bench ARGS;\n"
                   "{out} in an argv: a fresh path the program writes its results to) or of\n"
-                  "--entry (default 5)");
+                  "--entry (default 6)");
   sub->add_option("--timeout", c.compare.timeout, "Of each run of an argv")->capture_default_str();
   sub->add_option("--config", c.compare.config, "A kernelwatch config file, with --entry");
   sub->add_option("--entry", c.compare.entry,
@@ -161,7 +161,7 @@ void add_compare(CLI::App& app, Commands& c) {
                 "slower");
   sub->add_option("--ignore-environment", c.compare.ignore_environment,
                   "An environment field not to compare (host_name, node, device, ...); repeatable")
-      ->take_all();
+      ->allow_extra_args(false);
   auto* markdown = sub->add_flag("--markdown", c.compare_markdown,
                                  "Print a pull-request comment: a summary, the cases that moved,\n"
                                  "the rest collapsed");
@@ -388,7 +388,7 @@ int run_cli(int argc, char** argv) {
   } catch (...) {
     std::cerr << "kernelwatch " << name << ": an unknown error ended the command\n";
   }
-  return 1;
+  return compare ? kCompareRefused : 1;  // compare's 1 means "slower"
 }
 
 }  // namespace kernelwatch::daemon

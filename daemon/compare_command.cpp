@@ -203,8 +203,16 @@ CompareReport compare_inputs(const runners::CompareInput& baseline,
     row.baseline = base.times;
     row.candidate = cand.times;
     row.threshold = threshold_for(base.id, threshold, rules);
-    if (const std::string diff = environment_difference(base, cand, ignore_environment);
-        !diff.empty()) {
+    if (!base.mixed_environments.empty() || !cand.mixed_environments.empty()) {
+      row.verdict = "refused";
+      row.reason =
+          std::string("not compared: the ") +
+          (base.mixed_environments.empty() ? "candidate" : "baseline") +
+          " has results of this case from two environments (" +
+          (base.mixed_environments.empty() ? cand.mixed_environments : base.mixed_environments) +
+          "): give one machine's results";
+    } else if (const std::string diff = environment_difference(base, cand, ignore_environment);
+               !diff.empty()) {
       row.verdict = "refused";
       row.reason = "not compared: the environments differ: " + diff;
     } else if (!cand.failure.empty()) {

@@ -51,7 +51,7 @@ struct CompareCommandOptions {
   std::vector<std::string> candidate_argv;
   std::filesystem::path config;
   std::string entry;
-  std::optional<int> rounds;    // default 5
+  std::optional<int> rounds;    // default 6 (the fewest the signed-rank interval needs at 95%)
   std::string timeout = "10m";  // of each program run (argv form; an entry has its own)
 };
 

@@ -28,8 +28,14 @@ std::string plain_percent(double fraction) {
   return buffer;
 }
 
+// Text from a result file for a terminal: valid UTF-8, control characters (an escape sequence)
+// as spaces.
 std::string text(std::string_view s, std::size_t max = 200) {
-  return core::utf8_prefix(s, max);
+  std::string out = core::utf8_prefix(s, max);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return out;
 }
 
 bool timed(const CompareRow& row) {
@@ -108,6 +114,15 @@ std::string cell(std::string_view s) {
   for (const char c : text(s, 200)) {
     if (c == '|') {
       out += "\\|";
+    } else if (c == '<') {
+      out += "&lt;";  // no HTML from a result file in a bot's comment
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '&') {
+      out += "&amp;";
+    } else if (c == '[' || c == ']' || c == '@' || c == '*' || c == '_') {
+      out += '\\';
+      out += c;  // no links, mentions or emphasis either
     } else if (c == '\n' || c == '\r') {
       out += ' ';
     } else if (c == '`') {

@@ -84,7 +84,7 @@ int run_compare_rounds(const CompareCommandOptions& options, double threshold,
     err << "kernelwatch compare: " << why << '\n';
     return kCompareRefused;
   };
-  const int rounds = options.rounds.value_or(5);
+  const int rounds = options.rounds.value_or(6);
   if (rounds < 2 || rounds > kMaxRounds) {
     return refuse("--rounds: " + std::to_string(rounds) + " is not between 2 and " +
                   std::to_string(kMaxRounds));
@@ -153,6 +153,12 @@ int run_compare_rounds(const CompareCommandOptions& options, double threshold,
       const int i = round % 2 == 0 ? step : 1 - step;
       const char* which = i == 0 ? "the baseline" : "the candidate";
       const auto text = runners::run_entry_output(sides[i], environment, context);
+      if (!text && i == 1) {
+        // The candidate's program crashed, timed out or exited non-zero: the change broke it.
+        err << "kernelwatch compare: round " << (round + 1)
+            << ", the candidate failed: " << core::utf8_prefix(text.error().message, 600) << '\n';
+        return kCompareSlower;
+      }
       if (!text) {
         return refuse("round " + std::to_string(round + 1) + ", " + which + ": " +
                       core::utf8_prefix(text.error().message, 600));

@@ -32,8 +32,9 @@ std::string plain_percent(double fraction) {
 }
 
 // The null distribution of U for sizes n and m: the coefficients of the Gaussian binomial
-// [n+m choose n]_q, built as prod_{i=1..n} (1 - q^(m+i)) / (1 - q^i); every partial product is a
-// Gaussian binomial itself, so the coefficients stay exact integers while they fit a double.
+// [n+m choose n]_q, built as prod_{i=1..n} (1 - q^(m+i)) / (1 - q^i). Exact integers while they
+// fit a double's 53 bits; beyond (C(100, 50) is about 1e29) the lower tail, which is all an
+// interval reads, stays accurate to about 1e-13 and the upper half is taken from it by symmetry.
 std::vector<double> exact_u_cdf(std::int64_t n, std::int64_t m) {
   const auto size = static_cast<std::size_t>(n * m + 1);
   std::vector<double> c(size, 0.0);
@@ -44,12 +45,13 @@ std::vector<double> exact_u_cdf(std::int64_t n, std::int64_t m) {
     const auto down = static_cast<std::size_t>(i);
     for (std::size_t u = down; u < size; ++u) c[u] += c[u - down];
   }
+  for (std::size_t u = 0; u < size / 2; ++u) c[size - 1 - u] = c[u];  // c[u] = c[nm - u]
   double total = 0;
   for (const double v : c) total += v;
   double running = 0;
   for (double& v : c) {
     running += v;
-    v = running / total;
+    v = std::clamp(running / total, 0.0, 1.0);
   }
   return c;
 }
@@ -62,21 +64,28 @@ std::vector<double> thinned_logs(std::span<const double> values) {
   if (logs.size() <= kMaxSamples) return logs;
   std::vector<double> thin;
   thin.reserve(kMaxSamples);
+  const double last = static_cast<double>(logs.size() - 1);
   for (std::size_t i = 0; i < kMaxSamples; ++i) {
-    thin.push_back(quantile(logs, (static_cast<double>(i) + 0.5) / kMaxSamples));
+    // Type 7 on the sorted values, read directly (quantile() would copy and sort each time).
+    const double at = (static_cast<double>(i) + 0.5) / kMaxSamples * last;
+    const auto below = static_cast<std::size_t>(at);
+    const double fraction = at - static_cast<double>(below);
+    const std::size_t above = std::min(below + 1, logs.size() - 1);
+    thin.push_back(logs[below] + fraction * (logs[above] - logs[below]));
   }
   return thin;
 }
 
 // sigma of a side's log times, from the best spread it gives.
 std::optional<double> log_sigma(const CaseTimes& t) {
-  if (t.p20_ns && t.p80_ns && *t.p20_ns > 0 && *t.p80_ns >= *t.p20_ns) {
+  // A spread of zero (p20 == p80 from a coarse timer) is no evidence of precision: not a spread.
+  if (t.p20_ns && t.p80_ns && *t.p20_ns > 0 && *t.p80_ns > *t.p20_ns) {
     return (std::log(*t.p80_ns) - std::log(*t.p20_ns)) / kP20P80Width;
   }
-  if (t.q1_ns && t.q3_ns && *t.q1_ns > 0 && *t.q3_ns >= *t.q1_ns) {
+  if (t.q1_ns && t.q3_ns && *t.q1_ns > 0 && *t.q3_ns > *t.q1_ns) {
     return (std::log(*t.q3_ns) - std::log(*t.q1_ns)) / kQuartileWidth;
   }
-  if (t.stddev_ns && *t.stddev_ns >= 0) {
+  if (t.stddev_ns && *t.stddev_ns > 0) {
     const double centre = t.mean_ns.value_or(t.median_ns);
     if (centre > 0) {
       const double cv = *t.stddev_ns / centre;
@@ -220,8 +229,7 @@ Comparison compare_times(const CaseTimes& baseline, const CaseTimes& candidate,
     if (!s.low) {
       c.reason = percent(c.change) + " from " + count_text(c.base_count, "sample") + " and " +
                  count_text(c.candidate_count, "sample") + ": too few for a " +
-                 plain_percent(options.confidence) +
-                 " interval (4 and 4 at least); run more repetitions";
+                 plain_percent(options.confidence) + " interval; run more repetitions";
     }
     return c;
   }
@@ -250,26 +258,41 @@ Comparison compare_times(const CaseTimes& baseline, const CaseTimes& candidate,
   return decide(std::move(c), estimate, estimate - z * s, estimate + z * s, options);
 }
 
-double signed_rank_cdf(std::int64_t w, std::int64_t n) {
-  if (w < 0) return 0.0;
+namespace {
+
+// P(W+ <= w) for w = 0..n(n+1)/2: subsets of {1..n} by their sum, built one rank at a time
+// (exact: the counts stay below 2^50 up to 50 pairs).
+std::vector<double> exact_signed_rank_cdf(std::int64_t n) {
   const std::int64_t top = n * (n + 1) / 2;
-  if (w >= top) return 1.0;
-  if (n <= kExactLimit) {
-    // Subsets of {1..n} by their sum: counts[s], built one rank at a time.
-    std::vector<double> counts(static_cast<std::size_t>(top + 1), 0.0);
-    counts[0] = 1.0;
-    for (std::int64_t r = 1; r <= n; ++r) {
-      for (std::int64_t s = top; s >= r; --s) {
-        counts[static_cast<std::size_t>(s)] += counts[static_cast<std::size_t>(s - r)];
-      }
+  std::vector<double> counts(static_cast<std::size_t>(top + 1), 0.0);
+  counts[0] = 1.0;
+  for (std::int64_t r = 1; r <= n; ++r) {
+    for (std::int64_t s = top; s >= r; --s) {
+      counts[static_cast<std::size_t>(s)] += counts[static_cast<std::size_t>(s - r)];
     }
-    double below = 0;
-    for (std::int64_t s = 0; s <= w; ++s) below += counts[static_cast<std::size_t>(s)];
-    return below / std::ldexp(1.0, static_cast<int>(n));
   }
-  const double mean = static_cast<double>(top) / 2.0;
+  const double all = std::ldexp(1.0, static_cast<int>(n));
+  double below = 0;
+  for (double& c : counts) {
+    below += c;
+    c = std::min(1.0, below / all);
+  }
+  return counts;
+}
+
+double normal_signed_rank_cdf(std::int64_t w, std::int64_t n) {
+  const double mean = static_cast<double>(n * (n + 1)) / 4.0;
   const double sd = std::sqrt(static_cast<double>(n * (n + 1) * (2 * n + 1)) / 24.0);
   return normal_cdf((static_cast<double>(w) + 0.5 - mean) / sd);
+}
+
+}  // namespace
+
+double signed_rank_cdf(std::int64_t w, std::int64_t n) {
+  if (w < 0) return 0.0;
+  if (w >= n * (n + 1) / 2) return 1.0;
+  if (n <= kExactLimit) return exact_signed_rank_cdf(n)[static_cast<std::size_t>(w)];
+  return normal_signed_rank_cdf(w, n);
 }
 
 Comparison compare_rounds(std::span<const double> baseline, std::span<const double> candidate,
@@ -300,7 +323,12 @@ Comparison compare_rounds(std::span<const double> baseline, std::span<const doub
     std::sort(walsh.begin(), walsh.end());
     const auto total = static_cast<std::int64_t>(walsh.size());
     std::int64_t k = 0;
-    while (k < total / 2 && signed_rank_cdf(k, rounds) <= tail) ++k;
+    const std::vector<double> exact =
+        rounds <= kExactLimit ? exact_signed_rank_cdf(rounds) : std::vector<double>();
+    const auto cdf = [&](std::int64_t w) {
+      return exact.empty() ? normal_signed_rank_cdf(w, rounds) : exact[static_cast<std::size_t>(w)];
+    };
+    while (k < total / 2 && cdf(k) <= tail) ++k;
     const double estimate = quantile(walsh, 0.5);
     return decide(std::move(c), estimate, walsh[static_cast<std::size_t>(k - 1)],
                   walsh[static_cast<std::size_t>(total - k)], options);

@@ -39,6 +39,7 @@ std::string case_id(OutputFormat format, const NativeResult& r) {
           std::all_of(name.begin() + 3, name.end(), [](char c) { return c >= '0' && c <= '9'; });
       id += "/" + (positional ? value : name + ":" + value);
     }
+    for (const auto& setting : r.settings) id += "/" + setting;  // "BM_X/real_time" is its own
   } else if (!r.workload.empty()) {
     id += " " + r.workload;
   } else if (!r.params.empty()) {
@@ -77,13 +78,10 @@ CompareCase case_of(OutputFormat format, const NativeResult& r,
   c.times.stddev_ns = statistic(r, "stddev");
   c.times.mean_ns = statistic(r, "mean");
   c.times.count = r.samples;
+  // A repetition time of zero (a coarse timer) or worse says nothing of the case: left out.
   for (const double ns : r.samples_ns) {
-    if (!std::isfinite(ns) || ns <= 0) {
-      c.failure = "a repetition time that is zero, negative or not a finite number";
-      return c;
-    }
+    if (std::isfinite(ns) && ns > 0) c.times.samples_ns.push_back(ns);
   }
-  c.times.samples_ns = r.samples_ns;
   return c;
 }
 
@@ -123,7 +121,9 @@ core::Result<CompareCase> case_of(const core::Record& record, std::size_t index)
   return c;
 }
 
-// Cases of one id in one file: their medians become the samples of one case (runs of it).
+// Cases of one id in one file: their medians become the samples of one case (runs of it). A run
+// that failed makes the case failed whatever the order; runs of one id from two environments are
+// never pooled (the case says so, and compare refuses it).
 std::vector<CompareCase> merge_repeats(std::vector<CompareCase> cases) {
   std::vector<CompareCase> out;
   std::map<std::string, std::size_t> at;
@@ -137,12 +137,27 @@ std::vector<CompareCase> merge_repeats(std::vector<CompareCase> cases) {
     }
     CompareCase& first = out[it->second];
     ++first.occurrences;
-    if (c.failure.empty()) medians[it->second].push_back(c.times.median_ns);
+    if (c.environment != first.environment && first.mixed_environments.empty()) {
+      for (const auto& field : c.environment) {
+        if (std::find(first.environment.begin(), first.environment.end(), field) ==
+            first.environment.end()) {
+          first.mixed_environments = field.first + " \"" + readable_line(field.second, 80) + "\"";
+          break;
+        }
+      }
+      if (first.mixed_environments.empty()) first.mixed_environments = "a different environment";
+    }
+    if (c.failure.empty()) {
+      medians[it->second].push_back(c.times.median_ns);
+    } else if (first.failure.empty()) {
+      first.failure = c.failure;
+    }
   }
   for (auto& [index, values] : medians) {
     CompareCase& c = out[index];
     if (c.occurrences < 2) continue;
-    if (values.size() < 2) continue;  // one timed result among failures: keep it as it is
+    if (!c.failure.empty()) continue;  // a failed run of it: the case failed
+    if (values.size() < 2) continue;
     std::vector<double> sorted = values;
     std::sort(sorted.begin(), sorted.end());
     detectors::CaseTimes t;
@@ -152,7 +167,6 @@ std::vector<CompareCase> merge_repeats(std::vector<CompareCase> cases) {
     t.count = static_cast<std::int64_t>(values.size());
     t.samples_ns = std::move(values);
     c.times = std::move(t);
-    c.failure.clear();
   }
   return out;
 }

@@ -27,6 +27,9 @@ struct CompareCase {
   std::string failure;           // the format marks the case failed: why ("" when timed)
   std::int64_t occurrences = 1;  // the case's results in the file; several: their medians are
                                  // the samples (runs of the case)
+  // Several results of this id from two environments: the first field that differs ("" when
+  // they agree); such a case is refused, never pooled.
+  std::string mixed_environments;
 };
 
 struct CompareInput {

@@ -10,7 +10,7 @@
 // it only some of the time (docs/PERFORMANCE.md has the measured rates). The tests check what must
 // hold whatever the machine: an unchanged candidate is never slower at a threshold above the
 // machine's drift (20% in rounds, 100% between two separate runs), and a candidate doing two to
-// four times the work always is.
+// eight times the work always is.
 #include <filesystem>
 #include <string>
 
@@ -125,7 +125,7 @@ TEST(CompareE2E, AConfigsCommandEntryRunsInTheTwoBuildDirectories) {
 TEST(CompareE2E, TwoGoogleBenchmarkFilesAreComparedAndAHostChangeIsRefused) {
   ASSERT_TRUE(std::filesystem::exists(KW_GBENCH_SAXPY)) << "libbenchmark-dev (scripts/setup)";
   testing::TempDir dir;
-  testing::write_file(dir / "factor", "3\n");
+  testing::write_file(dir / "factor", "6\n");
   const std::vector<std::string> args{"--benchmark_repetitions=5", "--benchmark_min_time=0.01",
                                       "--benchmark_format=json"};
   const auto run = [&](const std::filesystem::path& out, bool slow) {
@@ -146,7 +146,7 @@ TEST(CompareE2E, TwoGoogleBenchmarkFilesAreComparedAndAHostChangeIsRefused) {
       {"compare", base, (dir / "again.json").string(), "--threshold", "100%"});
   EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
   EXPECT_EQ(same.out.find("slower"), std::string::npos) << same.out;
-  // Three times the work: slower, exit 1, with a table a person reads and a JUnit failure.
+  // Six times the work: slower, exit 1, with a table a person reads and a JUnit failure.
   const auto slow = testing::run_kernelwatch(
       {"compare", base, (dir / "slow.json").string(), "--threshold", "100%"});
   EXPECT_EQ(slow.exit_code, 1) << slow.out << slow.err;
@@ -190,6 +190,11 @@ TEST(CompareE2E, TwoGoogleBenchmarkFilesAreComparedAndAHostChangeIsRefused) {
       testing::run_kernelwatch({"compare", base, (dir / "other.json").string(), "--threshold",
                                 "100%", "--ignore-environment", "host_name"});
   EXPECT_EQ(ignored.exit_code, 0) << ignored.out << ignored.err;
+  // Before the files the option takes one value: the files stay files.
+  const auto before =
+      testing::run_kernelwatch({"compare", "--ignore-environment", "host_name", base,
+                                (dir / "other.json").string(), "--threshold", "100%"});
+  EXPECT_EQ(before.exit_code, 0) << before.out << before.err;
 }
 
 TEST(CompareE2E, APytestBenchmarkSuiteUnchangedIsNotSlowerAndSlowedIs) {
@@ -208,7 +213,7 @@ TEST(CompareE2E, APytestBenchmarkSuiteUnchangedIsNotSlowerAndSlowedIs) {
   };
   run(dir / "base.json", "1");
   run(dir / "again.json", "1");
-  run(dir / "slow.json", "4");
+  run(dir / "slow.json", "8");
   const auto same =
       testing::run_kernelwatch({"compare", (dir / "base.json").string(),
                                 (dir / "again.json").string(), "--threshold", "100%", "--json"});
@@ -263,6 +268,12 @@ TEST(CompareE2E, BadInputIsRefusedWithExitThreeNamingTheFile) {
   expect_refused({"--rounds", "1", "--", "/bin/true", "--", "/bin/true"}, "--rounds: 1");
   expect_refused({"--", "/bin/false", "--", "/bin/true"},
                  "round 1, the baseline: exited with status 1");
+  // The candidate's program failing is the change's failure: exit 1, not a refusal.
+  const auto broken =
+      testing::run_kernelwatch({"compare", "--", "/bin/cat", base, "--", "/bin/false"});
+  EXPECT_EQ(broken.exit_code, 1) << broken.err;
+  EXPECT_NE(broken.err.find("the candidate failed: exited with status 1"), std::string::npos)
+      << broken.err;
   expect_refused({"--", "/bin/echo", "hello", "--", "/bin/echo", "hello"},
                  "round 1, the baseline's output: not a result file");
   const auto help = testing::run_kernelwatch({"compare", "--help"});
