@@ -9,6 +9,7 @@
 #include "core/record_batch.hpp"
 #include "daemon/clock.hpp"
 #include "daemon/dashboard.hpp"
+#include "daemon/judge_command.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/store_commands.hpp"
 #include "notifiers/worker.hpp"
@@ -281,6 +282,16 @@ HttpResponse alerts(const ApiContext& c, const HttpRequest& r) {
     out.push_back(std::move(doc));
   }
   return HttpResponse::json(200, out);
+}
+
+// Candidate runs judged against the live state of their keys: nothing stored, no alert, no state
+// changed (`kernelwatch compare --against URL`).
+HttpResponse post_judge(const ApiContext& c, const HttpRequest& r) {
+  auto batch = core::parse_record_batch(r.body, wall_now());
+  if (!batch) return HttpResponse::error(400, batch.error().message);
+  auto judged = c.engine->judge(*batch);
+  if (!judged) return HttpResponse::error(400, judged.error().message);
+  return HttpResponse::json(200, judge_answer(*judged, *batch));
 }
 
 HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
@@ -558,6 +569,9 @@ std::vector<Route> make_routes(std::function<ApiContext()> context, Published& p
        get([](const ApiContext& c, const HttpRequest& r) { return alerts(c, r); })},
       {"POST", "/api/v1/runs", Access::TokenRequired,
        changes([](const ApiContext& c, const HttpRequest& r) { return post_runs(c, r); })},
+      // Mutates nothing: no invalidation of the pre-rendered answers.
+      {"POST", "/api/v1/judge", Access::TokenRequired,
+       get([](const ApiContext& c, const HttpRequest& r) { return post_judge(c, r); })},
       {"POST", "/api/v1/trigger", Access::TokenRequired,
        changes([](const ApiContext& c, const HttpRequest&) {
          if (c.config->benchmarks.empty())

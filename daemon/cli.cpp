@@ -141,6 +141,14 @@ void add_compare(CLI::App& app, Commands& c) {
   sub->add_option("--entry", c.compare.entry,
                   "A command entry of --config: its command runs in --baseline DIR and in\n"
                   "--candidate DIR, alternately, with its own env, timeout and output");
+  sub->add_option("--against", c.compare.against,
+                  "Judge the candidate's result file(s) against each key's learned band instead:\n"
+                  "a running daemon (http://127.0.0.1:9477, POST /api/v1/judge, token needed) or\n"
+                  "its database (read only); nothing is stored, nothing pages. Give the file(s) as\n"
+                  "BASE [CANDIDATE]: a second run confirms a breach of the first. kernelindex\n"
+                  "JSON Lines, or a program's output with --config FILE --entry NAME");
+  sub->add_option("--token-file", c.compare.token_file,
+                  "The daemon's token for --against URL (default: $KERNELWATCH_TOKEN)");
   sub->add_option("--baseline", c.compare.baseline_dir, "The baseline build's directory");
   sub->add_option("--candidate", c.compare.candidate_dir, "The candidate build's directory");
   sub->add_option("--format", c.compare.format,

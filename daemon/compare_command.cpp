@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "core/json_limits.hpp"
+#include "daemon/judge_command.hpp"
 
 namespace kernelwatch::daemon {
 namespace {
@@ -261,6 +262,7 @@ int run_compare(const CompareCommandOptions& options, std::ostream& out, std::os
     if (!parsed) return refuse(options.thresholds.string() + ": " + parsed.error().message);
     rules = std::move(*parsed);
   }
+  if (!options.against.empty()) return run_judge(options, out, err);
   const bool rounds = !options.baseline_argv.empty() || !options.candidate_argv.empty() ||
                       !options.config.empty() || !options.entry.empty() ||
                       !options.baseline_dir.empty() || !options.candidate_dir.empty();

@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "detectors/compare.hpp"
+#include "runners/command.hpp"
 #include "runners/compare_input.hpp"
 
 namespace kernelwatch::daemon {
@@ -51,8 +52,13 @@ struct CompareCommandOptions {
   std::vector<std::string> candidate_argv;
   std::filesystem::path config;
   std::string entry;
-  std::optional<int> rounds;    // default 6 (the fewest the signed-rank interval needs at 95%)
-  std::string timeout = "10m";  // of each program run (argv form; an entry has its own)
+  std::optional<int> rounds;  // default 6 (the fewest the signed-rank interval needs at 95%)
+  std::string timeout = "10m";
+  // --against URL|DB: the candidate's file(s) (baseline, then candidate) judged against each
+  // key's learned band, through a daemon's POST /api/v1/judge or a database read-only.
+  std::string against;
+  std::filesystem::path token_file;  // --against URL; "": the KERNELWATCH_TOKEN variable  // of
+                                     // each program run (argv form; an entry has its own)
 };
 
 // One row of the report.
@@ -73,7 +79,10 @@ struct CompareReport {
   std::string candidate_name;
   std::string format;  // the input format
   double confidence = 0.95;
-  double threshold = 0.05;       // the default threshold
+  double threshold = 0.05;  // the default threshold
+  // What the verdicts are against when not a threshold ("each key's learned band"); "": the
+  // threshold and the intervals.
+  std::string basis;
   std::vector<CompareRow> rows;  // in the baseline's order
   std::vector<std::string> only_in_baseline;
   std::vector<std::string> only_in_candidate;
@@ -107,6 +116,10 @@ void set_exit_code(CompareReport& report, bool fail_on_ambiguous);
 void print_compare_report(const CompareReport& report, CompareFormat format, std::ostream& out);
 
 int run_compare(const CompareCommandOptions& options, std::ostream& out, std::ostream& err);
+
+// The command entry `name` of a config file (compare --entry, --against with an entry's output).
+[[nodiscard]] core::Result<runners::CommandEntry> command_entry_of(
+    const std::filesystem::path& config, const std::string& name);
 
 // The rounds form (compare_rounds.cpp): run_compare() calls it when argvs or an entry are given.
 int run_compare_rounds(const CompareCommandOptions& options, double threshold,

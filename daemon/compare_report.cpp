@@ -83,6 +83,9 @@ std::string summary_line(const CompareReport& r) {
   add(r.count("same"), "same");
   add(r.count("refused"), "refused (environments differ)");
   add(r.count("baseline failed"), "not compared (baseline failed)");
+  if (!r.basis.empty()) {
+    return line + " of " + std::to_string(r.rows.size()) + " cases (against " + r.basis + ")";
+  }
   return line + " of " + std::to_string(r.rows.size()) + " cases (threshold " +
          plain_percent(r.threshold) + ", " + plain_percent(r.confidence) + " intervals)";
 }
@@ -134,13 +137,29 @@ std::string cell(std::string_view s) {
   return out;
 }
 
+// The inside of a code span (ids, paths): literal in Markdown, so only what would end the span or
+// the table cell is changed.
+std::string code(std::string_view s) {
+  std::string out;
+  for (const char c : text(s, 200)) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '`') {
+      out += '\'';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 void markdown_rows(const CompareReport& r, bool moved_rows, std::ostream& out) {
   out << "| case | baseline | candidate | change | interval | verdict |\n"
          "|---|---:|---:|---:|---|---|\n";
   for (const auto& row : r.rows) {
     if (moved(row) != moved_rows) continue;
     const std::string mark = row.verdict == "slower" || row.verdict == "failed" ? "**" : "";
-    out << "| `" << cell(row.id) << "` | " << median_cell(row.baseline, timed(row)) << " | "
+    out << "| `" << code(row.id) << "` | " << median_cell(row.baseline, timed(row)) << " | "
         << median_cell(row.candidate, timed(row)) << " | " << change_cell(row) << " | "
         << interval_cell(row) << " | " << mark << row.verdict << mark << " |\n";
   }
@@ -160,7 +179,7 @@ void print_markdown(const CompareReport& r, std::ostream& out) {
     markdown_rows(r, true, out);
     out << '\n';
     for (const auto& row : r.rows) {
-      if (moved(row)) out << "- `" << cell(row.id) << "`: " << cell(row.reason) << '\n';
+      if (moved(row)) out << "- `" << code(row.id) << "`: " << cell(row.reason) << '\n';
     }
     out << '\n';
   }
@@ -172,13 +191,13 @@ void print_markdown(const CompareReport& r, std::ostream& out) {
   if (!r.only_in_baseline.empty() || !r.only_in_candidate.empty()) {
     out << "<details><summary>cases in one file only</summary>\n\n";
     for (const auto& id : r.only_in_baseline)
-      out << "- only in the baseline: `" << cell(id) << "`\n";
+      out << "- only in the baseline: `" << code(id) << "`\n";
     for (const auto& id : r.only_in_candidate) {
-      out << "- only in the candidate: `" << cell(id) << "`\n";
+      out << "- only in the candidate: `" << code(id) << "`\n";
     }
     out << "\n</details>\n\n";
   }
-  out << "<sub>baseline `" << cell(r.baseline_name) << "`, candidate `" << cell(r.candidate_name)
+  out << "<sub>baseline `" << code(r.baseline_name) << "`, candidate `" << code(r.candidate_name)
       << "` (" << r.format << "); how it decides: docs/CI.md</sub>\n";
 }
 

@@ -58,22 +58,6 @@ detectors::CaseTimes summary(const std::vector<double>& medians) {
   return t;
 }
 
-core::Result<runners::CommandEntry> entry_of(const CompareCommandOptions& options) {
-  const auto loaded = KW_TRY(config::load_config(options.config));
-  std::string names;
-  for (const auto& benchmark : loaded.benchmarks) {
-    if (!benchmark.source) continue;
-    const auto* command = dynamic_cast<const runners::CommandSource*>(benchmark.source.get());
-    if (command == nullptr) continue;
-    if (command->entry.name == options.entry) return command->entry;
-    names += (names.empty() ? "" : ", ") + command->entry.name;
-  }
-  return core::fail(
-      core::ErrorCode::NotFound,
-      "no command entry named \"" + core::utf8_prefix(options.entry, 80) + "\"" +
-          (names.empty() ? std::string(" (it has none)") : " (it has " + names + ")"));
-}
-
 }  // namespace
 
 int run_compare_rounds(const CompareCommandOptions& options, double threshold,
@@ -102,8 +86,8 @@ int run_compare_rounds(const CompareCommandOptions& options, double threshold,
     if (!options.baseline_argv.empty() || !options.baseline.empty()) {
       return refuse("give result files, argvs or --entry, one of them");
     }
-    auto entry = entry_of(options);
-    if (!entry) return refuse(options.config.string() + ": " + entry.error().message);
+    auto entry = command_entry_of(options.config, options.entry);
+    if (!entry) return refuse(entry.error().message);
     if (format && *format != entry->format) {
       return refuse("--format: the entry's output is " + std::string(to_string(entry->format)));
     }

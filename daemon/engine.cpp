@@ -134,6 +134,13 @@ core::Result<Processed> Engine::process_run(Transaction& tx, const core::Record&
   return processed;
 }
 
+core::Result<std::vector<detectors::CandidateCase>> Engine::judge(
+    std::span<const core::Record> records) const {
+  auto cases = KW_TRY(detectors::candidate_cases(records));
+  for (auto& c : cases) detectors::judge_case(watch_, options_.parameters, c);
+  return cases;
+}
+
 std::int64_t Engine::cycle_id(core::Timestamp now) {
   if (cycle_ == 0) {
     cycle_ = std::max<std::int64_t>(now.time_since_epoch().count(), last_cycle_ + 1);

@@ -23,6 +23,7 @@
 
 #include "core/record.hpp"
 #include "detectors/alert_state.hpp"
+#include "detectors/judge.hpp"
 #include "detectors/parameters.hpp"
 #include "detectors/standing.hpp"
 #include "detectors/watch.hpp"
@@ -100,6 +101,10 @@ class Engine {
   // of them.
   [[nodiscard]] core::Result<std::vector<Processed>> process_batch(
       std::span<const core::Record> records, core::Timestamp now);
+  // The records judged against the live state of their keys (detectors/judge.hpp), grouped by
+  // key: nothing stored, no alert, no detector state changed (POST /api/v1/judge).
+  [[nodiscard]] core::Result<std::vector<detectors::CandidateCase>> judge(
+      std::span<const core::Record> records) const;
   // Ends a cycle: the held steps become the keys' alerts or environment incidents, stored.
   [[nodiscard]] core::Result<CycleClose> close_cycle(core::Timestamp now);
   // close_cycle(), then queues every notice the alert rows say is due (detectors::notice_due)

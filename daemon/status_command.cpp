@@ -30,19 +30,27 @@ namespace http = beast::http;
 
 constexpr std::size_t kMaxAnswer = 64 * 1024 * 1024;  // the status of a very large history
 
-// GET over plain HTTP/1.1 with Beast's parser (chunked, lengths and limits as the server reads
-// them), with a timeout before each step. Any malformed answer is an error, never a crash.
-core::Result<std::string> http_get(const core::Url& url, std::string_view target,
-                                   std::chrono::seconds timeout) {
+}  // namespace
+
+core::Result<std::string> http_exchange(const core::Url& url, std::string_view target,
+                                        std::chrono::seconds timeout, const std::string* body,
+                                        const std::string& bearer) {
   asio::io_context io;
   asio::ip::tcp::resolver resolver(io);
   beast::tcp_stream stream(io);
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(kMaxAnswer);
-  http::request<http::empty_body> request{http::verb::get, target, 11};
+  http::request<http::string_body> request{body != nullptr ? http::verb::post : http::verb::get,
+                                           target, 11};
   request.set(http::field::host, url.host);
   request.set(http::field::connection, "close");
+  if (!bearer.empty()) request.set(http::field::authorization, "Bearer " + bearer);
+  if (body != nullptr) {
+    request.set(http::field::content_type, "application/json");
+    request.body() = *body;
+    request.prepare_payload();
+  }
   std::string failed;  // "<step>: <reason>"
   const auto fail = [&](std::string_view step, const beast::error_code& ec) {
     failed = std::string(step) + ": " + ec.message();
@@ -81,6 +89,8 @@ core::Result<std::string> http_get(const core::Url& url, std::string_view target
   }
   return response.body();
 }
+
+namespace {
 
 std::string field(const json& j, const char* name) {
   const auto it = j.find(name);
@@ -321,7 +331,8 @@ int run_status(const StatusOptions& options, std::ostream& out, std::ostream& er
     err << "kernelwatch status: --url: " << url.error().message << '\n';
     return 2;
   }
-  auto body = http_get(*url, "/api/v1/status", std::chrono::seconds(options.timeout_seconds));
+  auto body =
+      http_exchange(*url, "/api/v1/status", std::chrono::seconds(options.timeout_seconds));
   if (!body) {
     err << "kernelwatch status: " << body.error().message << '\n';
     return 1;

@@ -3,11 +3,14 @@
 // status endpoint is served on loopback by default).
 #pragma once
 
+#include <chrono>
 #include <iosfwd>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
+#include "core/url.hpp"
 #include "daemon/store_commands.hpp"
 
 namespace kernelwatch::daemon {
@@ -27,5 +30,15 @@ struct StatusOptions {
                                         std::size_t width = 120);
 
 int run_status(const StatusOptions& options, std::ostream& out, std::ostream& err);
+
+// GET (or, with a body, a JSON POST) over plain HTTP/1.1 with Beast's parser (chunked, lengths and
+// limits as the server reads them), a timeout before each step, an optional bearer token (never
+// in a message). The answer's body when it is 200; else an error with the status and the start of
+// the body. Any malformed answer is an error, never a crash.
+[[nodiscard]] core::Result<std::string> http_exchange(const core::Url& url,
+                                                      std::string_view target,
+                                                      std::chrono::seconds timeout,
+                                                      const std::string* body = nullptr,
+                                                      const std::string& bearer = {});
 
 }  // namespace kernelwatch::daemon

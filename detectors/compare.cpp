@@ -157,6 +157,8 @@ std::string_view to_string(CompareMethod method) noexcept {
       return "quantiles";
     case CompareMethod::Rounds:
       return "rounds";
+    case CompareMethod::Band:
+      return "band";
     case CompareMethod::None:
       return "none";
   }

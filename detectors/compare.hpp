@@ -50,7 +50,7 @@ struct CaseTimes {
 enum class CompareVerdict { Same, Faster, Slower, Ambiguous };
 [[nodiscard]] std::string_view to_string(CompareVerdict verdict) noexcept;
 
-enum class CompareMethod { Samples, Quantiles, Rounds, None };
+enum class CompareMethod { Samples, Quantiles, Rounds, Band, None };
 [[nodiscard]] std::string_view to_string(CompareMethod method) noexcept;
 
 struct CompareOptions {

@@ -62,6 +62,10 @@ class KeyDetector {
   // The accepted runs of the current segment, oldest first (at most max(window, drift window)).
   [[nodiscard]] std::span<const Observation> segment() const;
   [[nodiscard]] bool has_pending() const { return pending_.has_value(); }
+  // The observed_at of the newest run seen (the next run must not be older).
+  [[nodiscard]] const std::optional<core::Timestamp>& last_observed() const {
+    return last_observed_;
+  }
   // The residuals log(median / centre) of the key's settled runs, oldest first.
   [[nodiscard]] const std::vector<double>& residuals() const { return residuals_; }
 

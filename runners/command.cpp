@@ -364,6 +364,88 @@ std::string inconclusive_during(const std::vector<kernels::GpuSample>& samples) 
 
 namespace {
 
+// Reads an output the entry's program wrote in its declared format, parsed whole or not at all
+// (a partial output is never judged), and appends its runs and keys to `out`. Returns why the
+// output cannot be read ("" when it was).
+std::string record_output(const CommandEntry& entry, detail::ExecutionFacts& facts,
+                          const std::string& text, const HostIdentity& host, CommandOutcome& out) {
+  std::string failure;
+  std::vector<NativeResult> results;
+  std::vector<core::Record> printed;
+  if (entry.format == OutputFormat::KernelindexJsonl) {
+    auto records = parse_kernelindex_lines(text);
+    if (records) {
+      printed = std::move(*records);
+    } else {
+      failure = "format mismatch (" + std::string(to_string(entry.format)) +
+                "): " + records.error().message;
+    }
+  } else {
+    auto parsed = parse_output(entry.format, text);
+    if (!parsed) {
+      failure = "format mismatch (" + std::string(to_string(entry.format)) +
+                "): " + parsed.error().message;
+    } else if (parsed->results.empty()) {
+      failure = "the output has no result" +
+                (parsed->skipped > 0 ? " (" + std::to_string(parsed->skipped) + " skipped)"
+                                     : std::string());
+    } else {
+      facts.harness_version = parsed->harness_version;
+      facts.timer = parsed->timer;
+      facts.statistics_note = parsed->statistics_note;
+      results = std::move(parsed->results);
+    }
+  }
+
+  if (!failure.empty()) return failure;
+  const std::string inconclusive = inconclusive_during(facts.samples);
+  const auto verdict_of = [&](bool timed, std::string& reason) {
+    if (!timed) return RunVerdict::Failed;
+    if (!inconclusive.empty()) {
+      reason = inconclusive;
+      return RunVerdict::Inconclusive;
+    }
+    return RunVerdict::Passed;
+  };
+  for (auto& result : results) {
+    // The program's own device claim against the daemon's probe.
+    if (result.outcome == NativeResult::Outcome::Timed && !result.device.empty() &&
+        core::hardware_from_gpu_name(result.device).product != host.hardware.product) {
+      result.outcome = NativeResult::Outcome::Failed;
+      result.failure = "the output says it ran on \"" + readable_line(result.device, 100) +
+                       "\", the daemon probed \"" +
+                       (host.gpu_name.empty() ? host.hardware.product : host.gpu_name) + "\"";
+    }
+    std::string reason = result.failure;
+    const RunVerdict verdict = verdict_of(result.outcome == NativeResult::Outcome::Timed, reason);
+    KnownKey key;
+    auto run = detail::result_run(facts, result, verdict, reason, key);
+    if (!run) {
+      NativeResult failed = result;
+      failed.outcome = NativeResult::Outcome::Failed;
+      run = detail::result_run(facts, failed, RunVerdict::Failed,
+                               "result not recordable: " + run.error().message, key);
+    }
+    if (!run) continue;  // a name no key can hold: said in the outcome's error below
+    out.runs.push_back(std::move(*run));
+    out.keys.push_back(std::move(key));
+  }
+  for (const auto& record : printed) {
+    std::string reason;
+    const RunVerdict verdict =
+        core::is_failure(record.run.status) ? RunVerdict::Failed : verdict_of(true, reason);
+    KnownKey key;
+    auto run = detail::printed_run(facts, record, verdict, reason, key);
+    if (!run) {
+      out.error = "a printed record is not recordable: " + run.error().message;
+      continue;
+    }
+    out.runs.push_back(std::move(*run));
+    out.keys.push_back(std::move(key));
+  }
+  return {};
+}
+
 CommandOutcome execute(const CommandEntry& entry, const CommandContext& context,
                        const std::vector<KnownKey>& known, const HostIdentity& host) {
   CommandOutcome out;
@@ -435,36 +517,7 @@ CommandOutcome execute(const CommandEntry& entry, const CommandContext& context,
   }
   facts.observed = context.now();
 
-  // Parsed whole, or not at all: a partial output is never judged.
-  std::vector<NativeResult> results;
-  std::vector<core::Record> printed;
-  if (failure.empty()) {
-    if (entry.format == OutputFormat::KernelindexJsonl) {
-      auto records = parse_kernelindex_lines(text);
-      if (records) {
-        printed = std::move(*records);
-      } else {
-        failure = "format mismatch (" + std::string(to_string(entry.format)) +
-                  "): " + records.error().message;
-      }
-    } else {
-      auto parsed = parse_output(entry.format, text);
-      if (!parsed) {
-        failure = "format mismatch (" + std::string(to_string(entry.format)) +
-                  "): " + parsed.error().message;
-      } else if (parsed->results.empty()) {
-        failure = "the output has no result" +
-                  (parsed->skipped > 0 ? " (" + std::to_string(parsed->skipped) + " skipped)"
-                                       : std::string());
-      } else {
-        facts.harness_version = parsed->harness_version;
-        facts.timer = parsed->timer;
-        facts.statistics_note = parsed->statistics_note;
-        results = std::move(parsed->results);
-      }
-    }
-  }
-
+  if (failure.empty()) failure = record_output(entry, facts, text, host, out);
   if (!failure.empty()) {
     out.error = readable_line(failure, kMaxReasonBytes);
     const RunVerdict verdict =
@@ -487,51 +540,6 @@ CommandOutcome execute(const CommandEntry& entry, const CommandContext& context,
     return out;
   }
 
-  const std::string inconclusive = inconclusive_during(facts.samples);
-  const auto verdict_of = [&](bool timed, std::string& reason) {
-    if (!timed) return RunVerdict::Failed;
-    if (!inconclusive.empty()) {
-      reason = inconclusive;
-      return RunVerdict::Inconclusive;
-    }
-    return RunVerdict::Passed;
-  };
-  for (auto& result : results) {
-    // The program's own device claim against the daemon's probe.
-    if (result.outcome == NativeResult::Outcome::Timed && !result.device.empty() &&
-        core::hardware_from_gpu_name(result.device).product != host.hardware.product) {
-      result.outcome = NativeResult::Outcome::Failed;
-      result.failure = "the output says it ran on \"" + readable_line(result.device, 100) +
-                       "\", the daemon probed \"" +
-                       (host.gpu_name.empty() ? host.hardware.product : host.gpu_name) + "\"";
-    }
-    std::string reason = result.failure;
-    const RunVerdict verdict = verdict_of(result.outcome == NativeResult::Outcome::Timed, reason);
-    KnownKey key;
-    auto run = detail::result_run(facts, result, verdict, reason, key);
-    if (!run) {
-      NativeResult failed = result;
-      failed.outcome = NativeResult::Outcome::Failed;
-      run = detail::result_run(facts, failed, RunVerdict::Failed,
-                               "result not recordable: " + run.error().message, key);
-    }
-    if (!run) continue;  // a name no key can hold: said in the outcome's error below
-    out.runs.push_back(std::move(*run));
-    out.keys.push_back(std::move(key));
-  }
-  for (const auto& record : printed) {
-    std::string reason;
-    const RunVerdict verdict =
-        core::is_failure(record.run.status) ? RunVerdict::Failed : verdict_of(true, reason);
-    KnownKey key;
-    auto run = detail::printed_run(facts, record, verdict, reason, key);
-    if (!run) {
-      out.error = "a printed record is not recordable: " + run.error().message;
-      continue;
-    }
-    out.runs.push_back(std::move(*run));
-    out.keys.push_back(std::move(key));
-  }
   return out;
 }
 
@@ -545,6 +553,24 @@ CommandOutcome run_command(const CommandEntry& entry, const CommandContext& cont
   // Every run, failed ones included, is on the host and GPU the daemon probed for it.
   for (auto& run : out.runs) core::set_placement(run.record.run.metadata, host.placement);
   return out;
+}
+
+core::Result<std::vector<kernels::BenchOutcome>> runs_from_output(const CommandEntry& entry,
+                                                                  const std::string& text,
+                                                                  const HostIdentity& host,
+                                                                  core::Timestamp observed) {
+  detail::ExecutionFacts facts;
+  facts.entry = &entry;
+  facts.host = &host;
+  facts.observed = observed;
+  if (!entry.command.empty()) facts.program_digest = program_digest(entry.command.front(), entry);
+  CommandOutcome out;
+  if (const std::string failure = record_output(entry, facts, text, host, out); !failure.empty()) {
+    return core::fail(ErrorCode::ParseError, readable_line(failure, kMaxReasonBytes));
+  }
+  if (!out.error.empty()) return core::fail(ErrorCode::ParseError, out.error);
+  for (auto& run : out.runs) core::set_placement(run.record.run.metadata, host.placement);
+  return std::move(out.runs);
 }
 
 }  // namespace kernelwatch::runners

@@ -110,6 +110,15 @@ struct CommandOutcome {
 [[nodiscard]] CommandOutcome run_command(const CommandEntry& entry, const CommandContext& context,
                                          const std::vector<KnownKey>& known);
 
+// The runs of an output the entry's program wrote (`text`, in the entry's format), recorded exactly
+// as an execution of the entry records them (the same keys: benchmark prefix, provider, protocol,
+// environment from `host`), observed at `observed`, without running anything: `kernelwatch judge`
+// reads a candidate's output this way. ParseError when the output is not the format or has no
+// result ("format mismatch (gbench-json): ...").
+[[nodiscard]] core::Result<std::vector<kernels::BenchOutcome>> runs_from_output(
+    const CommandEntry& entry, const std::string& text, const HostIdentity& host,
+    core::Timestamp observed);
+
 // A case a program names without running it.
 struct ListedCase {
   std::string benchmark;  // "<entry>/<native name>", as a run's key says it

@@ -1,0 +1,278 @@
+#include "daemon/judge_command.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <ostream>
+
+#include "config/config.hpp"
+#include "core/json_limits.hpp"
+#include "core/url.hpp"
+#include "daemon/backtest_command.hpp"
+#include "daemon/clock.hpp"
+#include "daemon/status_command.hpp"
+#include "replay/replay.hpp"
+#include "runners/command.hpp"
+#include "runners/command_config.hpp"
+#include "runners/formats.hpp"
+#include "storage/connection.hpp"
+
+namespace kernelwatch::daemon {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxCandidateBytes = 64ull * 1024 * 1024;
+
+core::Result<std::string> read_text(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return core::fail(core::ErrorCode::NotFound, path.string() + ": no such file");
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > kMaxCandidateBytes) {
+    return core::fail(core::ErrorCode::InvalidArgument,
+                      path.string() + ": larger than 64 MiB, the most compare reads");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string text(static_cast<std::size_t>(size), '\0');
+  if (!in.read(text.data(), static_cast<std::streamsize>(size))) {
+    return core::fail(core::ErrorCode::IoError, path.string() + ": cannot be read");
+  }
+  return text;
+}
+
+std::string verdict_word(std::string_view kind) {
+  if (kind == "regression") return "slower";
+  if (kind == "improvement") return "faster";
+  if (kind == "in_band") return "same";
+  return "ambiguous";
+}
+
+// The candidate records: kernelindex lines as they are, or an entry's output recorded as the
+// daemon records the entry's runs (so they fall in the keys its runs are stored in).
+core::Result<std::vector<core::Record>> candidate_records(const CompareCommandOptions& options,
+                                                          const std::vector<std::string>& texts) {
+  std::vector<core::Record> records;
+  std::optional<runners::CommandEntry> entry;
+  if (!options.entry.empty() || !options.config.empty()) {
+    if (options.entry.empty() || options.config.empty()) {
+      return core::fail(core::ErrorCode::InvalidArgument,
+                        "--against with a program's output needs --config FILE --entry NAME");
+    }
+    entry = KW_TRY(command_entry_of(options.config, options.entry));
+  }
+  const runners::HostIdentity host =
+      entry ? runners::system_host_probe()() : runners::HostIdentity{};
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const std::string name = (i == 0 ? options.baseline : options.candidate).string();
+    if (entry) {
+      auto runs = runners::runs_from_output(*entry, texts[i], host, wall_now());
+      if (!runs) return core::fail(runs.error().code, name + ": " + runs.error().message);
+      for (auto& run : *runs) records.push_back(std::move(run.record));
+      continue;
+    }
+    if (options.format != "auto" && options.format != "kernelindex-jsonl") {
+      return core::fail(core::ErrorCode::InvalidArgument,
+                        name + ": a " + options.format +
+                            " output names no key: give --config FILE --entry NAME, the entry "
+                            "the daemon runs it as");
+    }
+    auto parsed = runners::parse_kernelindex_lines(texts[i]);
+    if (!parsed) {
+      return core::fail(parsed.error().code,
+                        name + ": " + parsed.error().message +
+                            " (a program's own output needs --config FILE --entry NAME)");
+    }
+    for (auto& r : *parsed) records.push_back(std::move(r));
+  }
+  if (records.empty()) {
+    return core::fail(core::ErrorCode::ParseError, "no candidate run in the file(s)");
+  }
+  return records;
+}
+
+std::string token_of(const CompareCommandOptions& options) {
+  if (!options.token_file.empty()) {
+    std::ifstream in(options.token_file);
+    std::string token;
+    std::getline(in, token);
+    while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+    return token;
+  }
+  const char* env = std::getenv("KERNELWATCH_TOKEN");
+  return env != nullptr ? env : "";
+}
+
+}  // namespace
+
+core::Result<runners::CommandEntry> command_entry_of(const std::filesystem::path& config,
+                                                     const std::string& name) {
+  const auto loaded = KW_TRY(config::load_config(config));
+  std::string names;
+  for (const auto& benchmark : loaded.benchmarks) {
+    if (!benchmark.source) continue;
+    const auto* command = dynamic_cast<const runners::CommandSource*>(benchmark.source.get());
+    if (command == nullptr) continue;
+    if (command->entry.name == name) return command->entry;
+    names += (names.empty() ? "" : ", ") + command->entry.name;
+  }
+  return core::fail(
+      core::ErrorCode::NotFound,
+      config.string() + ": no command entry named \"" + core::utf8_prefix(name, 80) + "\"" +
+          (names.empty() ? std::string(" (it has none)") : " (it has " + names + ")"));
+}
+
+json judge_answer(std::span<const detectors::CandidateCase> cases,
+                  std::span<const core::Record> records) {
+  json out = json::array();
+  for (const auto& c : cases) {
+    const auto& j = c.judgement;
+    const core::Record& deciding = records[c.records.at(j.deciding_run)];
+    json doc = {
+        {"benchmark", c.key.benchmark},
+        {"provider", c.key.provider},
+        {"workload", c.key.workload},
+        {"environment", c.key.environment},
+        {"protocol", c.key.protocol},
+        {"digest", c.key.digest},
+        {"known", c.known},
+        {"runs", c.runs.size()},
+        {"status", core::to_string(deciding.run.status)},
+        {"verdict", detectors::to_string(j.verdict.kind)},
+        {"confirmation", detectors::to_string(j.confirmation)},
+        {"relativeChange", j.verdict.relative_change},
+        {"baselineRuns", j.verdict.baseline_runs},
+        {"explanation", j.explanation},
+        {"openAlert", c.open_alert ? json(core::short_alert_id(c.open_alert->id)) : json()}};
+    doc["median"] = deciding.run.median ? json(deciding.run.median->count()) : json(nullptr);
+    if (j.verdict.has_band) {
+      doc["band"] = {{"lower", j.verdict.band.lower.count()},
+                     {"upper", j.verdict.band.upper.count()},
+                     {"center", j.verdict.band.center.count()}};
+    } else {
+      doc["band"] = nullptr;
+    }
+    out.push_back(std::move(doc));
+  }
+  return json{{"stored", 0}, {"cases", std::move(out)}};
+}
+
+core::Result<CompareReport> judged_report(const json& answer, bool fail_on_ambiguous) {
+  if (!answer.is_object() || !answer.contains("cases") || !answer["cases"].is_array()) {
+    return core::fail(core::ErrorCode::ParseError, "the answer has no \"cases\" array");
+  }
+  CompareReport report;
+  report.format = "kernelindex-jsonl";
+  report.basis = "each key's learned band; interval: the band around its centre";
+  for (const json& c : answer["cases"]) {
+    if (!c.is_object()) return core::fail(core::ErrorCode::ParseError, "a case is not an object");
+    const auto text = [&](const char* k) {
+      return c.contains(k) && c[k].is_string() ? c[k].get<std::string>() : std::string();
+    };
+    const auto number = [&](const json& v) { return v.is_number() ? v.get<double>() : 0.0; };
+    CompareRow row;
+    row.id = text("benchmark") + " " + text("provider") + " " + text("workload") + " " +
+             text("environment");
+    const std::string status = text("status");
+    row.reason = text("explanation");
+    if (!status.empty() && status != "passed" && status != "incomplete_evidence") {
+      row.verdict = "failed";
+      row.reason = "the candidate run is " + status + (row.reason.empty() ? "" : ": " + row.reason);
+      report.rows.push_back(std::move(row));
+      continue;
+    }
+    row.verdict = verdict_word(text("verdict"));
+    if (!c.value("known", false)) {
+      row.reason = "a new key: no stored history to judge it by" +
+                   (row.reason.empty() ? std::string() : "; " + row.reason);
+    }
+    detectors::Comparison cmp;
+    cmp.method = detectors::CompareMethod::Band;
+    cmp.change = number(c.value("relativeChange", json()));
+    cmp.base_count = static_cast<std::int64_t>(number(c.value("baselineRuns", json())));
+    cmp.candidate_count = static_cast<std::int64_t>(number(c.value("runs", json())));
+    row.candidate.median_ns = number(c.value("median", json()));
+    if (const json band = c.value("band", json()); band.is_object()) {
+      const double centre = number(band.value("center", json()));
+      row.baseline.median_ns = centre;
+      if (centre > 0) {
+        cmp.low = number(band.value("lower", json())) / centre - 1;
+        cmp.high = number(band.value("upper", json())) / centre - 1;
+      }
+    }
+    row.comparison = cmp;
+    report.rows.push_back(std::move(row));
+  }
+  set_exit_code(report, fail_on_ambiguous);
+  return report;
+}
+
+int run_judge(const CompareCommandOptions& options, std::ostream& out, std::ostream& err) {
+  const auto refuse = [&](const std::string& why) {
+    err << "kernelwatch compare: " << why << '\n';
+    return kCompareRefused;
+  };
+  if (options.baseline.empty()) {
+    return refuse(
+        "--against needs the candidate's result file (a second one confirms a breach "
+        "of the first, as the daemon's rerun does)");
+  }
+  if (!options.baseline_argv.empty() || options.rounds) {
+    return refuse("--against judges result files, not rounds");
+  }
+  std::vector<std::string> texts;
+  for (const auto& path : {options.baseline, options.candidate}) {
+    if (path.empty()) continue;
+    auto text = read_text(path);
+    if (!text) return refuse(text.error().message);
+    texts.push_back(std::move(*text));
+  }
+  auto records = candidate_records(options, texts);
+  if (!records) return refuse(records.error().message);
+
+  json answer;
+  if (options.against.rfind("http://", 0) == 0 || options.against.rfind("https://", 0) == 0) {
+    auto url = core::parse_url(options.against);
+    if (url && url->scheme != "http") {
+      return refuse("--against: the daemon's API is plain HTTP on loopback (http://...)");
+    }
+    if (!url) return refuse("--against: " + url.error().message);
+    json body = json::array();
+    for (const auto& r : *records) body.push_back(core::to_json(r));
+    const std::string text = body.dump(-1, ' ', false, json::error_handler_t::replace);
+    const std::string token = token_of(options);
+    if (token.empty()) {
+      return refuse(
+          "--against URL: POST /api/v1/judge needs the daemon's token (--token-file "
+          "FILE or KERNELWATCH_TOKEN)");
+    }
+    auto reply = http_exchange(*url, "/api/v1/judge", std::chrono::seconds(60), &text, token);
+    if (!reply) return refuse("--against: " + reply.error().message);
+    answer = json::parse(*reply, nullptr, false);
+    if (answer.is_discarded()) return refuse("--against: the daemon's answer is not JSON");
+  } else {
+    const std::filesystem::path db = options.against;
+    auto parameters = detector_parameters(options.config);
+    if (!parameters) return refuse("--config: " + parameters.error().message);
+    auto store = storage::Connection::open(db, storage::OpenMode::ReadOnly);
+    if (!store) return refuse("--against: " + store.error().message);
+    replay::Options replay_options;
+    replay_options.parameters = *parameters;
+    auto replayed = replay::replay(*store, replay_options);
+    if (!replayed) return refuse("--against: " + replayed.error().message);
+    auto cases = detectors::candidate_cases(*records);
+    if (!cases) return refuse(cases.error().message);
+    for (auto& c : *cases) detectors::judge_case(replayed->watch, *parameters, c);
+    answer = judge_answer(*cases, *records);
+  }
+  auto report = judged_report(answer, options.fail_on_ambiguous);
+  if (!report) return refuse("--against: " + report.error().message);
+  report->baseline_name = options.against;
+  report->candidate_name = options.baseline.string();
+  if (report->rows.empty()) return refuse("no candidate case");
+  print_compare_report(*report, options.output, out);
+  return report->exit_code;
+}
+
+}  // namespace kernelwatch::daemon
