@@ -137,7 +137,9 @@ void add_compare(CLI::App& app, Commands& c) {
                   "{out} in an argv: a fresh path the program writes its results to) or of\n"
                   "--entry (default 6)");
   sub->add_option("--timeout", c.compare.timeout, "Of each run of an argv")->capture_default_str();
-  sub->add_option("--config", c.compare.config, "A kernelwatch config file, with --entry");
+  sub->add_option("--config", c.compare.config,
+                  "A kernelwatch config file: its --entry, and with --against DB its detector\n"
+                  "settings (judge as that daemon does)");
   sub->add_option("--entry", c.compare.entry,
                   "A command entry of --config: its command runs in --baseline DIR and in\n"
                   "--candidate DIR, alternately, with its own env, timeout and output");

@@ -53,12 +53,11 @@ struct CompareCommandOptions {
   std::filesystem::path config;
   std::string entry;
   std::optional<int> rounds;  // default 6 (the fewest the signed-rank interval needs at 95%)
-  std::string timeout = "10m";
+  std::string timeout = "10m";  // of each program run (argv form; an entry has its own)
   // --against URL|DB: the candidate's file(s) (baseline, then candidate) judged against each
   // key's learned band, through a daemon's POST /api/v1/judge or a database read-only.
   std::string against;
-  std::filesystem::path token_file;  // --against URL; "": the KERNELWATCH_TOKEN variable  // of
-                                     // each program run (argv form; an entry has its own)
+  std::filesystem::path token_file;  // --against URL; "": the KERNELWATCH_TOKEN variable
 };
 
 // One row of the report.

@@ -13,6 +13,7 @@
 #include "detectors/statistics.hpp"
 #include "runners/command.hpp"
 #include "runners/command_config.hpp"
+#include "runners/liger_bench.hpp"
 
 namespace kernelwatch::daemon {
 namespace {
@@ -132,11 +133,22 @@ int run_compare_rounds(const CompareCommandOptions& options, double threshold,
 
   SideRounds side_rounds[2];
   runners::CommandContext context;
+  // The GPU sampled while each program runs, as the daemon samples a cycle's runs: a round whose
+  // SM clock fell under 75% of its maximum, or that shared the GPU with another compute process,
+  // proves nothing and is left out of both sides (no GPU: no samples, every round counts).
+  context.sampler = runners::nvml_sampler();
+  std::vector<bool> disturbed(static_cast<std::size_t>(rounds), false);
   for (int round = 0; round < rounds; ++round) {
     for (int step = 0; step < 2; ++step) {
       const int i = round % 2 == 0 ? step : 1 - step;
       const char* which = i == 0 ? "the baseline" : "the candidate";
-      const auto text = runners::run_entry_output(sides[i], environment, context);
+      std::vector<kernels::GpuSample> samples;
+      const auto text = runners::run_entry_output(sides[i], environment, context, &samples);
+      if (const std::string why = runners::inconclusive_during(samples); !why.empty() && text) {
+        disturbed[static_cast<std::size_t>(round)] = true;
+        err << "kernelwatch compare: round " << (round + 1) << ", " << which
+            << ": inconclusive, left out: " << why << '\n';
+      }
       if (!text && i == 1) {
         // The candidate's program crashed, timed out or exited non-zero: the change broke it.
         err << "kernelwatch compare: round " << (round + 1)
@@ -199,7 +211,7 @@ int run_compare_rounds(const CompareCommandOptions& options, double threshold,
       const auto& ma = a.medians.at(id);
       const auto& mb = b.medians.at(id);
       for (std::size_t r = 0; r < ma.size(); ++r) {
-        if (std::isfinite(ma[r]) && std::isfinite(mb[r])) {
+        if (std::isfinite(ma[r]) && std::isfinite(mb[r]) && !disturbed[r]) {
           x.push_back(ma[r]);
           y.push_back(mb[r]);
         }

@@ -6,6 +6,8 @@
 #include <ostream>
 
 #include "config/config.hpp"
+#include "config/environment.hpp"
+#include "config/secret.hpp"
 #include "core/json_limits.hpp"
 #include "core/url.hpp"
 #include "daemon/backtest_command.hpp"
@@ -55,10 +57,10 @@ core::Result<std::vector<core::Record>> candidate_records(const CompareCommandOp
                                                           const std::vector<std::string>& texts) {
   std::vector<core::Record> records;
   std::optional<runners::CommandEntry> entry;
-  if (!options.entry.empty() || !options.config.empty()) {
-    if (options.entry.empty() || options.config.empty()) {
+  if (!options.entry.empty()) {
+    if (options.config.empty()) {
       return core::fail(core::ErrorCode::InvalidArgument,
-                        "--against with a program's output needs --config FILE --entry NAME");
+                        "--entry needs the config it is in: --config FILE");
     }
     entry = KW_TRY(command_entry_of(options.config, options.entry));
   }
@@ -92,16 +94,23 @@ core::Result<std::vector<core::Record>> candidate_records(const CompareCommandOp
   return records;
 }
 
-std::string token_of(const CompareCommandOptions& options) {
-  if (!options.token_file.empty()) {
-    std::ifstream in(options.token_file);
-    std::string token;
-    std::getline(in, token);
-    while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
-    return token;
+// As the daemon reads its own: the whole file (not readable by others) or the variable, trailing
+// whitespace trimmed; errors name the file or the variable, never the value.
+core::Result<std::string> token_of(const CompareCommandOptions& options) {
+  if (!options.token_file.empty()) return config::read_secret_file(options.token_file);
+  auto token = config::read_secret_env(config::Environment::process(), "KERNELWATCH_TOKEN");
+  if (!token) {
+    return core::fail(token.error().code,
+                      "POST /api/v1/judge needs the daemon's token: --token-file FILE, or "
+                      "KERNELWATCH_TOKEN (" +
+                          token.error().message + ")");
   }
-  const char* env = std::getenv("KERNELWATCH_TOKEN");
-  return env != nullptr ? env : "";
+  return token;
+}
+
+bool loopback(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]" ||
+         host.rfind("127.", 0) == 0;
 }
 
 }  // namespace
@@ -176,14 +185,21 @@ core::Result<CompareReport> judged_report(const json& answer, bool fail_on_ambig
              text("environment");
     const std::string status = text("status");
     row.reason = text("explanation");
-    if (!status.empty() && status != "passed" && status != "incomplete_evidence") {
+    const auto parsed_status = core::parse_run_status(status);
+    if (parsed_status && core::outcome_of(*parsed_status) == core::RunOutcome::Failed) {
       row.verdict = "failed";
       row.reason = "the candidate run is " + status + (row.reason.empty() ? "" : ": " + row.reason);
       report.rows.push_back(std::move(row));
       continue;
     }
     row.verdict = verdict_word(text("verdict"));
-    if (!c.value("known", false)) {
+    // Several candidate runs and a breach still waiting for its confirmation: the daemon would
+    // not alert yet, so neither does compare (one run alone is judged as a posted run is).
+    if (text("confirmation") == "unconfirmed" && number(c.value("runs", json())) > 1) {
+      row.verdict = "ambiguous";
+    }
+    const bool known = c.contains("known") && c["known"].is_boolean() && c["known"].get<bool>();
+    if (!known) {
       row.reason = "a new key: no stored history to judge it by" +
                    (row.reason.empty() ? std::string() : "; " + row.reason);
     }
@@ -232,25 +248,34 @@ int run_judge(const CompareCommandOptions& options, std::ostream& out, std::ostr
   if (!records) return refuse(records.error().message);
 
   json answer;
-  if (options.against.rfind("http://", 0) == 0 || options.against.rfind("https://", 0) == 0) {
+  std::string against_name = options.against;
+  std::string scheme = options.against.substr(0, std::min<std::size_t>(8, options.against.size()));
+  for (char& ch : scheme) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (scheme.rfind("http://", 0) == 0 || scheme.rfind("https://", 0) == 0) {
     auto url = core::parse_url(options.against);
     if (url && url->scheme != "http") {
       return refuse("--against: the daemon's API is plain HTTP on loopback (http://...)");
     }
     if (!url) return refuse("--against: " + url.error().message);
+    // Shown without anything but host and port: a URL may carry a secret in any other part.
+    against_name = "http://" + url->host + ":" + std::to_string(url->port);
+    if (!loopback(url->host)) {
+      return refuse("--against: " + against_name +
+                    " is not this machine: plain HTTP would send the token in clear (reach a "
+                    "remote daemon through an SSH tunnel to its loopback port)");
+    }
     json body = json::array();
     for (const auto& r : *records) body.push_back(core::to_json(r));
     const std::string text = body.dump(-1, ' ', false, json::error_handler_t::replace);
-    const std::string token = token_of(options);
-    if (token.empty()) {
-      return refuse(
-          "--against URL: POST /api/v1/judge needs the daemon's token (--token-file "
-          "FILE or KERNELWATCH_TOKEN)");
-    }
-    auto reply = http_exchange(*url, "/api/v1/judge", std::chrono::seconds(60), &text, token);
+    const auto token = token_of(options);
+    if (!token) return refuse("--against: " + token.error().message);
+    auto reply = http_exchange(*url, "/api/v1/judge", std::chrono::seconds(60), &text, *token);
     if (!reply) return refuse("--against: " + reply.error().message);
-    answer = json::parse(*reply, nullptr, false);
-    if (answer.is_discarded()) return refuse("--against: the daemon's answer is not JSON");
+    auto parsed = core::parse_json_text(*reply);
+    if (!parsed) {
+      return refuse("--against: the daemon's answer is not JSON: " + parsed.error().message);
+    }
+    answer = std::move(*parsed);
   } else {
     const std::filesystem::path db = options.against;
     auto parameters = detector_parameters(options.config);
@@ -268,7 +293,7 @@ int run_judge(const CompareCommandOptions& options, std::ostream& out, std::ostr
   }
   auto report = judged_report(answer, options.fail_on_ambiguous);
   if (!report) return refuse("--against: " + report.error().message);
-  report->baseline_name = options.against;
+  report->baseline_name = against_name;
   report->candidate_name = options.baseline.string();
   if (report->rows.empty()) return refuse("no candidate case");
   print_compare_report(*report, options.output, out);

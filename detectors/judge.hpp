@@ -1,7 +1,7 @@
 // Judging candidates without keeping them: what a key's detector would decide of a candidate run
 // (or a run and its confirming reruns) as the key's next runs, on a copy of its state, so the
 // daemon's live state, a replayed database and every later run are untouched. The one judging
-// path of POST /api/v1/judge and `kernelwatch judge`. Pure; core and detectors/ only.
+// path of POST /api/v1/judge and `kernelwatch compare --against`. Pure; core and detectors/ only.
 #pragma once
 
 #include <cstddef>
@@ -52,6 +52,7 @@ struct CandidateCase {
   std::vector<std::size_t> records;  // indices of its records in the input, in order
   std::vector<Observation> runs;     // one per record
   bool known = false;                // the watch holds the key (false: a new key)
+  std::size_t duplicates = 0;        // records of a run already among them (same externalId)
   std::optional<Alert> open_alert;   // the key's open step or drift alert, if any
   CandidateJudgement judgement;
 };

@@ -175,8 +175,9 @@ bool can_list(OutputFormat format) noexcept {
 }
 
 core::Result<std::string> run_entry_output(const CommandEntry& entry,
-                                          EnvironmentBase environment_base,
-                                          const CommandContext& context) {
+                                           EnvironmentBase environment_base,
+                                           const CommandContext& context,
+                                           std::vector<kernels::GpuSample>* samples) {
   const bool to_file = entry.output != "stdout";
   auto scratch = detail::ScratchDir::create(context.scratch, entry.name, "a directory for {out}");
   if (!scratch) return tl::unexpected(scratch.error());
@@ -194,6 +195,15 @@ core::Result<std::string> run_entry_output(const CommandEntry& entry,
   request.working_directory = entry.working_directory;
   request.cancel_fd = context.cancel_fd;
   request.stdout_keep_bytes = to_file ? 0 : entry.max_output_bytes;
+  int pid = 0;
+  if (context.sampler && samples != nullptr) {
+    request.on_spawn = [&](int spawned) {
+      pid = spawned;
+      samples->push_back(context.sampler(pid));
+    };
+    request.tick = context.sample_every;
+    request.on_tick = [&] { samples->push_back(context.sampler(pid)); };
+  }
   const auto child = run_child(request, {});
   if (const std::string failure = execution_failure(child, entry); !failure.empty()) {
     return core::fail(ErrorCode::Unavailable, failure);

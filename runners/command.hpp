@@ -112,9 +112,9 @@ struct CommandOutcome {
 
 // The runs of an output the entry's program wrote (`text`, in the entry's format), recorded exactly
 // as an execution of the entry records them (the same keys: benchmark prefix, provider, protocol,
-// environment from `host`), observed at `observed`, without running anything: `kernelwatch judge`
-// reads a candidate's output this way. ParseError when the output is not the format or has no
-// result ("format mismatch (gbench-json): ...").
+// environment from `host`), observed at `observed`, without running anything: `kernelwatch compare
+// --against` reads a candidate's output this way. ParseError when the output is not the format or
+// has no result ("format mismatch (gbench-json): ...").
 [[nodiscard]] core::Result<std::vector<kernels::BenchOutcome>> runs_from_output(
     const CommandEntry& entry, const std::string& text, const HostIdentity& host,
     core::Timestamp observed);
@@ -144,10 +144,11 @@ struct ListedCase {
 // form inherits the caller's environment, a config entry gets the minimal one), its output text
 // as the entry reads it (stdout, or the file its {out} names). An error with the reason a failed
 // run would carry: the program missing, a non-zero exit with its stderr, the timeout, an output
-// over max_output_bytes or not written.
-[[nodiscard]] core::Result<std::string> run_entry_output(const CommandEntry& entry,
-                                                         EnvironmentBase environment_base,
-                                                         const CommandContext& context);
+// over max_output_bytes or not written. With a context.sampler, the GPU is sampled when the
+// program starts and every context.sample_every while it runs, into `samples` (when given).
+[[nodiscard]] core::Result<std::string> run_entry_output(
+    const CommandEntry& entry, EnvironmentBase environment_base, const CommandContext& context,
+    std::vector<kernels::GpuSample>* samples = nullptr);
 
 // Whether a pytest parameter id ("4096-bf16") names the workload label of a run ("dtype_bf16-
 // n_4096"): the same values, in any order.

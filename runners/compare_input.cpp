@@ -28,9 +28,11 @@ std::string_view first_line(std::string_view text) {
   return text.substr(0, std::min(text.find('\n'), text.size()));
 }
 
-// "BM_Saxpy/4096/threads:2" as Google Benchmark names it (positional arguments by value, named
-// ones as name:value), "test_saxpy[n=4096]" for the other formats.
+// The harness's own full id where it has one (pytest's node id), else "BM_Saxpy/4096/threads:2"
+// as Google Benchmark names it (positional arguments by value, named ones as name:value), and
+// "copy[Elements=1048576]" for the other formats.
 std::string case_id(OutputFormat format, const NativeResult& r) {
+  if (!r.native_id.empty()) return r.native_id + (r.provider.empty() ? "" : " " + r.provider);
   std::string id = r.name;
   if (format == OutputFormat::GbenchJson) {
     for (const auto& [name, value] : r.params) {

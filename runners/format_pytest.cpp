@@ -70,6 +70,9 @@ core::Result<ParsedOutput> parse_pytest_benchmark_json(std::string_view text) {
     }
     NativeResult r;
     const std::string name = bench["name"].get<std::string>();
+    if (bench.contains("fullname") && bench["fullname"].is_string()) {
+      r.native_id = bench["fullname"].get<std::string>();
+    }
     r.name = name.substr(0, name.find('['));
     if (bench.contains("params") && bench["params"].is_object()) {
       for (const auto& [key, value] : bench["params"].items()) {

@@ -61,6 +61,9 @@ struct NativeResult {
   // The repetition times themselves where the format gives them (Google Benchmark's iteration
   // rows, pytest-benchmark's stats.data), in ns, in the output's order: `compare`'s samples.
   std::vector<double> samples_ns;
+  // The case's full id in the harness's own words where it has one that names it uniquely
+  // (pytest's node id "tests/test_mm.py::TestFp16::test_mm[1024]"): `compare` pairs cases by it.
+  std::string native_id;
   nlohmann::json metrics = nlohmann::json::object();  // snake_case names, numbers only
   std::vector<std::string> settings;   // native run settings that change timing ("repeats:10")
   std::string device;                  // the device the program says it ran on ("" none)

@@ -96,20 +96,38 @@ TEST(JudgeE2E, CandidatesAreJudgedByTheDaemonsBandAndNothingIsStoredOrPaged) {
   EXPECT_EQ(json::parse(http(daemon.port(), "GET", "/api/v1/runs?limit=1000").body).size(), stored);
   EXPECT_TRUE(json::parse(http(daemon.port(), "GET", "/api/v1/alerts?state=firing").body).empty());
 
-  // Without the token: refused by the daemon (401), and the token never shown.
+  // A wrong token: refused by the daemon (401); neither token is ever shown.
+  testing::write_file(dir / "wrong-token", "not-the-token-93c1\n");
+  std::filesystem::permissions(dir / "wrong-token", std::filesystem::perms::owner_read |
+                                                        std::filesystem::perms::owner_write);
   const auto no_token =
       testing::run_kernelwatch({"compare", "--against", url, "--token-file",
-                                (dir / "slow.jsonl").string(), (dir / "slow.jsonl").string()});
+                                (dir / "wrong-token").string(), (dir / "slow.jsonl").string()});
   EXPECT_EQ(no_token.exit_code, 3) << no_token.out << no_token.err;
   EXPECT_NE(no_token.err.find("401"), std::string::npos) << no_token.err;
+  EXPECT_EQ(no_token.err.find("not-the-token-93c1"), std::string::npos) << no_token.err;
+  EXPECT_EQ(no_token.err.find(kToken), std::string::npos) << no_token.err;
+  EXPECT_EQ(slow.out.find(kToken), std::string::npos) << slow.out;
+  // A token file others can read is refused before anything is sent, naming the file.
+  const auto readable =
+      testing::run_kernelwatch({"compare", "--against", url, "--token-file",
+                                (dir / "slow.jsonl").string(), (dir / "slow.jsonl").string()});
+  EXPECT_EQ(readable.exit_code, 3);
+  EXPECT_NE(readable.err.find("readable by others"), std::string::npos) << readable.err;
+  // Plain HTTP to another machine would send the token in clear: refused.
+  const auto remote =
+      testing::run_kernelwatch({"compare", "--against", "http://192.0.2.1:9477", "--token-file",
+                                token, (dir / "slow.jsonl").string()});
+  EXPECT_EQ(remote.exit_code, 3);
+  EXPECT_NE(remote.err.find("not this machine"), std::string::npos) << remote.err;
   const auto raw = http(daemon.port(), "POST", "/api/v1/judge", "[]", "");
   EXPECT_EQ(raw.status, 401) << raw.body;
 
   // The database, read-only, judges the same way (what the daemon would know at its start).
   daemon.stop();
-  const auto offline = testing::run_kernelwatch({"compare", "--against", (dir / "kw.db").string(),
-                                                 (dir / "slow.jsonl").string(),
-                                                 (dir / "slow2.jsonl").string(), "--json"});
+  const auto offline = testing::run_kernelwatch(
+      {"compare", "--against", (dir / "kw.db").string(), (dir / "slow.jsonl").string(),
+       (dir / "slow2.jsonl").string(), "--json", "--config", (dir / "kernelwatch.json").string()});
   EXPECT_EQ(offline.exit_code, 1) << offline.out << offline.err;
   for (const auto& [id, v] : verdicts(offline.out)) EXPECT_EQ(v, "slower") << id;
   EXPECT_TRUE(receiver.snapshot().requests.empty()) << "a judged candidate never pages";

@@ -2,6 +2,7 @@
 // environments and times, several runs of a case in one file merged into samples, and the
 // errors of an empty file or one of no known format.
 #include "runners/compare_input.hpp"
+#include "runners/command.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -39,26 +40,28 @@ TEST(CompareInput, AGoogleBenchmarkOutputGivesItsRepetitionsAndItsHost) {
 
 TEST(CompareInput, AnNvbenchOutputGivesQuantilesAndItsDevice) {
   const auto summary = [](const std::string& tag, const std::string& value) {
-    return json{{"tag", tag},
-                {"name", tag},
-                {"hint", "duration"},
-                {"data", json::array({{{"name", "value"}, {"type", "float64"}, {"value", value}}})}};
+    return json{
+        {"tag", tag},
+        {"name", tag},
+        {"hint", "duration"},
+        {"data", json::array({{{"name", "value"}, {"type", "float64"}, {"value", value}}})}};
   };
   const json doc = {
       {"meta", {{"version", {{"nvbench", {{"string", "0.2.0"}}}}}}},
       {"devices", json::array({{{"id", 0}, {"name", "NVIDIA H200"}}})},
       {"benchmarks",
-       json::array({{{"name", "copy"},
-                     {"states",
-                      json::array({{{"name", "Device=0 Elements=2^20"},
-                                    {"device", 0},
-                                    {"axis_values", json::array({{{"name", "Elements"},
-                                                                  {"type", "int64"},
-                                                                  {"value", "1048576"}}})},
-                                    {"summaries",
-                                     json::array({summary("nv/cold/time/gpu/median", "2e-05"),
-                                                  summary("nv/cold/time/gpu/q1", "1.9e-05"),
-                                                  summary("nv/cold/time/gpu/q3", "2.1e-05")})}}})}}})}};
+       json::array(
+           {{{"name", "copy"},
+             {"states",
+              json::array({{{"name", "Device=0 Elements=2^20"},
+                            {"device", 0},
+                            {"axis_values", json::array({{{"name", "Elements"},
+                                                          {"type", "int64"},
+                                                          {"value", "1048576"}}})},
+                            {"summaries",
+                             json::array({summary("nv/cold/time/gpu/median", "2e-05"),
+                                          summary("nv/cold/time/gpu/q1", "1.9e-05"),
+                                          summary("nv/cold/time/gpu/q3", "2.1e-05")})}}})}}})}};
   const std::string text = doc.dump();
   ASSERT_EQ(*recognise_format(text), OutputFormat::NvbenchJson);
   const auto in = read_compare_input(text, std::nullopt);
@@ -89,8 +92,8 @@ TEST(CompareInput, LigersCsvHistoryMergesEachCasesWeeksIntoSamples) {
 }
 
 TEST(CompareInput, AKernelindexRecordGivesItsKeyAsItsCase) {
-  const std::string record =
-      testing::read_file(testing::fixture("tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json"));
+  const std::string record = testing::read_file(
+      testing::fixture("tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json"));
   const std::string line = json::parse(record).dump() + "\n";
   ASSERT_EQ(*recognise_format(line), OutputFormat::KernelindexJsonl);
   const auto in = read_compare_input(line, std::nullopt);
@@ -116,6 +119,48 @@ TEST(CompareInput, EmptyAndUnknownTextsAreErrorsThatSaySo) {
   const auto deep = read_compare_input(std::string(100000, '[') + std::string(100000, ']'),
                                        OutputFormat::GbenchJson);
   EXPECT_FALSE(deep);
+}
+
+}  // namespace
+}  // namespace kernelwatch::runners
+
+namespace kernelwatch::runners {
+namespace {
+
+// compare's rounds run each program through run_entry_output with the daemon's GPU sampler.
+// There is no GPU here, so the sampler is a stand-in that reports a throttled GPU with another
+// compute process, as NVML would.
+TEST(RunEntryOutput, TheGpuIsSampledWhileTheProgramRunsAndItsOutputIsReturned) {
+  CommandEntry entry;
+  entry.name = "sampled";
+  entry.command = {"/bin/echo", "{\"context\": {}}"};
+  CommandContext context;
+  int calls = 0;
+  int seen_pid = 0;
+  context.sampler = [&](int pid) {
+    ++calls;
+    seen_pid = pid;
+    kernels::GpuSample s;
+    s.other_compute_processes = 1;
+    return s;
+  };
+  std::vector<kernels::GpuSample> samples;
+  const auto text = run_entry_output(entry, EnvironmentBase::Minimal, context, &samples);
+  ASSERT_TRUE(text) << text.error().message;
+  EXPECT_EQ(*text, "{\"context\": {}}\n");
+  EXPECT_GE(calls, 1);
+  EXPECT_GT(seen_pid, 0);
+  ASSERT_FALSE(samples.empty());
+  EXPECT_NE(inconclusive_during(samples).find("other compute process"), std::string::npos);
+  // Without a place for the samples the sampler is not called.
+  calls = 0;
+  ASSERT_TRUE(run_entry_output(entry, EnvironmentBase::Minimal, context));
+  EXPECT_EQ(calls, 0);
+  entry.command = {"/bin/false"};
+  const auto failed = run_entry_output(entry, EnvironmentBase::Minimal, context);
+  ASSERT_FALSE(failed);
+  EXPECT_NE(failed.error().message.find("exited with status 1"), std::string::npos)
+      << failed.error().message;
 }
 
 }  // namespace
