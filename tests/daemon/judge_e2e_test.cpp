@@ -144,8 +144,9 @@ TEST(JudgeE2E, AProgramsOutputIsJudgedInTheKeysOfTheEntryThatWatchesIt) {
   const std::vector<std::string> argv{program.string(), "--benchmark_format=json",
                                       "--benchmark_repetitions=5", "--benchmark_min_time=0.02",
                                       "--benchmark_filter=BM_Saxpy/16384"};
-  // As wide as the command e2e test's: this machine's medians move 3x between runs.
-  const json detector = {{"min_history", 3}, {"min_relative_margin", 0.5}};
+  // As wide as the command e2e test's (the most min_relative_margin may be): this machine's
+  // medians move by tens of percent between runs under the suite's load.
+  const json detector = {{"min_history", 3}, {"min_relative_margin", 1.0}};
   testing::WatchingDaemon daemon(dir.path(),
                                  json::array({{{"runner", "command"},
                                                {"name", "saxpy"},
