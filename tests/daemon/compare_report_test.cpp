@@ -103,6 +103,21 @@ TEST(CompareParts, RefusedWinsOverSlowerWhichWinsOverAmbiguous) {
             kCompareRefused);
 }
 
+TEST(CompareParts, AThresholdRuleDecidesTheCasesItMatchesOnly) {
+  // Both cases 50% slower; a rule of 90% for "fast*" makes that one not slower.
+  const std::vector<ThresholdRule> rules{{"fast*", 0.90}};
+  const CompareReport r =
+      compare_inputs(input_of({timed_case("fast/1", kBase), timed_case("slow/1", kBase)}),
+                     input_of({timed_case("fast/1", kSlow), timed_case("slow/1", kSlow)}), 0.05,
+                     rules, 0.95, {}, false);
+  ASSERT_EQ(r.rows.size(), 2U);
+  EXPECT_DOUBLE_EQ(r.rows[0].threshold, 0.90);
+  EXPECT_NE(r.rows[0].verdict, "slower") << r.rows[0].reason;
+  EXPECT_DOUBLE_EQ(r.rows[1].threshold, 0.05);
+  EXPECT_EQ(r.rows[1].verdict, "slower") << r.rows[1].reason;
+  EXPECT_EQ(r.exit_code, kCompareSlower);
+}
+
 TEST(CompareParts, TheReportFormsEscapeWhatAResultFileSays) {
   runners::CompareCase hostile = timed_case("BM_<img src=x>|@team\x1b[31m", kBase);
   runners::CompareCase slow = hostile;
