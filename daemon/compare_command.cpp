@@ -31,30 +31,6 @@ std::string in_quotes(std::string_view text) {
   return "\"" + core::utf8_prefix(text, 120) + "\"";
 }
 
-core::Result<std::string> read_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) {
-    return core::fail(ErrorCode::NotFound, "no such file");
-  }
-  if (std::filesystem::is_directory(status)) {
-    return core::fail(ErrorCode::InvalidArgument, "a directory, not a result file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return core::fail(ErrorCode::IoError, "cannot be opened for reading");
-  std::string text;
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    text.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxFileBytes) {
-      return core::fail(ErrorCode::InvalidArgument,
-                        "larger than 64 MiB, the most compare reads of a result file");
-    }
-  }
-  if (in.bad()) return core::fail(ErrorCode::IoError, "a read error");
-  return text;
-}
-
 double threshold_for(const std::string& id, double fallback,
                      const std::vector<ThresholdRule>& rules) {
   for (const auto& rule : rules) {
@@ -87,6 +63,30 @@ void set_exit_code(CompareReport& report, bool fail_on_ambiguous) {
   } else if (fail_on_ambiguous && report.count("ambiguous") > 0) {
     report.exit_code = kCompareAmbiguous;
   }
+}
+
+core::Result<std::string> read_result_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    return core::fail(ErrorCode::NotFound, "no such file");
+  }
+  if (std::filesystem::is_directory(status)) {
+    return core::fail(ErrorCode::InvalidArgument, "a directory, not a result file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return core::fail(ErrorCode::IoError, "cannot be opened for reading");
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxFileBytes) {
+      return core::fail(ErrorCode::InvalidArgument,
+                        "larger than 64 MiB, the most compare reads of a result file");
+    }
+  }
+  if (in.bad()) return core::fail(ErrorCode::IoError, "a read error");
+  return text;
 }
 
 std::size_t CompareReport::count(std::string_view verdict) const {
@@ -256,7 +256,7 @@ int run_compare(const CompareCommandOptions& options, std::ostream& out, std::os
   if (!confidence) return refuse(confidence.error().message);
   std::vector<ThresholdRule> rules;
   if (!options.thresholds.empty()) {
-    const auto text = read_file(options.thresholds);
+    const auto text = read_result_file(options.thresholds);
     if (!text) return refuse(options.thresholds.string() + ": " + text.error().message);
     auto parsed = parse_threshold_rules(*text);
     if (!parsed) return refuse(options.thresholds.string() + ": " + parsed.error().message);
@@ -278,7 +278,7 @@ int run_compare(const CompareCommandOptions& options, std::ostream& out, std::os
   const auto read =
       [&](const std::filesystem::path& path,
           std::optional<runners::OutputFormat> as) -> core::Result<runners::CompareInput> {
-    const auto text = read_file(path);
+    const auto text = read_result_file(path);
     if (!text) return core::fail(text.error().code, path.string() + ": " + text.error().message);
     auto input = runners::read_compare_input(*text, as);
     if (!input) {

@@ -52,7 +52,7 @@ struct CompareCommandOptions {
   std::vector<std::string> candidate_argv;
   std::filesystem::path config;
   std::string entry;
-  std::optional<int> rounds;  // default 6 (the fewest the signed-rank interval needs at 95%)
+  std::optional<int> rounds;    // default 6 (the fewest the signed-rank interval needs at 95%)
   std::string timeout = "10m";  // of each program run (argv form; an entry has its own)
   // --against URL|DB: the candidate's file(s) (baseline, then candidate) judged against each
   // key's learned band, through a daemon's POST /api/v1/judge or a database read-only.
@@ -88,6 +88,10 @@ struct CompareReport {
   int exit_code = kCompareSame;
   [[nodiscard]] std::size_t count(std::string_view verdict) const;
 };
+
+// A result (or thresholds) file's text, at most 64 MiB (the command runner's max_output_bytes);
+// errors say why without the path ("no such file", "a directory, not a result file").
+[[nodiscard]] core::Result<std::string> read_result_file(const std::filesystem::path& path);
 
 // "5%" or "0.05" -> 0.05 (a bare number must be below 1: "5" is refused, not read as 500%); a
 // threshold in [0, 10) (0% to 1000%), a confidence in (0.5, 1).

@@ -10,22 +10,16 @@
 #include "core/time.hpp"
 #include "daemon/compare_command.hpp"
 #include "daemon/format.hpp"
+#include "web/html.hpp"
 
 namespace kernelwatch::daemon {
 namespace {
 
 using nlohmann::json;
 
+using detectors::plain_percent;
 std::string percent(double ratio_minus_one) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%+.1f%%", ratio_minus_one * 100.0);
-  return buffer;
-}
-
-std::string plain_percent(double fraction) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%g%%", fraction * 100.0);
-  return buffer;
+  return detectors::signed_percent(ratio_minus_one);
 }
 
 // Text from a result file for a terminal: valid UTF-8, control characters (an escape sequence)
@@ -246,32 +240,14 @@ void print_json(const CompareReport& r, std::ostream& out) {
   out << doc.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
 }
 
-// XML text and attribute values: the five escapes, control characters dropped (XML 1.0 has no
-// form for them), invalid UTF-8 replaced.
+// XML text and attribute values: HTML's five escapes (web::escape), control characters dropped
+// (XML 1.0 has no form for them), invalid UTF-8 replaced.
 std::string xml(std::string_view s) {
-  std::string out;
-  for (const char c : text(s, 1000)) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;
-    }
+  std::string kept;
+  for (const char c : core::utf8_prefix(s, 1000)) {
+    if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') kept += c;
   }
-  return out;
+  return web::escape(kept);
 }
 
 void print_junit(const CompareReport& r, std::ostream& out) {

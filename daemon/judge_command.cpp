@@ -24,26 +24,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::size_t kMaxCandidateBytes = 64ull * 1024 * 1024;
-
-core::Result<std::string> read_text(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return core::fail(core::ErrorCode::NotFound, path.string() + ": no such file");
-  }
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec || size > kMaxCandidateBytes) {
-    return core::fail(core::ErrorCode::InvalidArgument,
-                      path.string() + ": larger than 64 MiB, the most compare reads");
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::string text(static_cast<std::size_t>(size), '\0');
-  if (!in.read(text.data(), static_cast<std::streamsize>(size))) {
-    return core::fail(core::ErrorCode::IoError, path.string() + ": cannot be read");
-  }
-  return text;
-}
-
 std::string verdict_word(std::string_view kind) {
   if (kind == "regression") return "slower";
   if (kind == "improvement") return "faster";
@@ -240,8 +220,8 @@ int run_judge(const CompareCommandOptions& options, std::ostream& out, std::ostr
   std::vector<std::string> texts;
   for (const auto& path : {options.baseline, options.candidate}) {
     if (path.empty()) continue;
-    auto text = read_text(path);
-    if (!text) return refuse(text.error().message);
+    auto text = read_result_file(path);
+    if (!text) return refuse(path.string() + ": " + text.error().message);
     texts.push_back(std::move(*text));
   }
   auto records = candidate_records(options, texts);

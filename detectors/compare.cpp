@@ -19,18 +19,6 @@ constexpr double kQuartileWidth = 1.3490;
 // The standard error of a median is sqrt(pi / 2) times that of a mean.
 constexpr double kMedianEfficiency = 1.2533;
 
-std::string percent(double ratio_minus_one) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%+.1f%%", ratio_minus_one * 100.0);
-  return buffer;
-}
-
-std::string plain_percent(double fraction) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%g%%", fraction * 100.0);
-  return buffer;
-}
-
 // The null distribution of U for sizes n and m: the coefficients of the Gaussian binomial
 // [n+m choose n]_q, built as prod_{i=1..n} (1 - q^(m+i)) / (1 - q^i). Exact integers while they
 // fit a double's 53 bits; beyond (C(100, 50) is about 1e29) the lower tail, which is all an
@@ -107,8 +95,8 @@ Comparison decide(Comparison c, double estimate, std::optional<double> lo, std::
   }
   c.low = std::expm1(*lo);
   c.high = std::expm1(*hi);
-  const std::string shown =
-      percent(c.change) + " [" + percent(*c.low) + ", " + percent(*c.high) + "]" + at;
+  const std::string shown = signed_percent(c.change) + " [" + signed_percent(*c.low) + ", " +
+                            signed_percent(*c.high) + "]" + at;
   if (estimate >= limit && *lo > 0) {
     c.verdict = CompareVerdict::Slower;
     c.reason = shown + ": slower by more than the " + threshold + " threshold";
@@ -134,6 +122,18 @@ std::string count_text(std::int64_t count, const char* what) {
 }
 
 }  // namespace
+
+std::string signed_percent(double ratio_minus_one) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%+.1f%%", ratio_minus_one * 100.0);
+  return buffer;
+}
+
+std::string plain_percent(double fraction) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g%%", fraction * 100.0);
+  return buffer;
+}
 
 std::string_view to_string(CompareVerdict verdict) noexcept {
   switch (verdict) {
@@ -229,8 +229,8 @@ Comparison compare_times(const CaseTimes& baseline, const CaseTimes& candidate,
         log_shift_interval(baseline.samples_ns, candidate.samples_ns, options.confidence);
     c = decide(std::move(c), s.estimate, s.low, s.high, options);
     if (!s.low) {
-      c.reason = percent(c.change) + " from " + count_text(c.base_count, "sample") + " and " +
-                 count_text(c.candidate_count, "sample") + ": too few for a " +
+      c.reason = signed_percent(c.change) + " from " + count_text(c.base_count, "sample") +
+                 " and " + count_text(c.candidate_count, "sample") + ": too few for a " +
                  plain_percent(options.confidence) + " interval; run more repetitions";
     }
     return c;
@@ -244,7 +244,7 @@ Comparison compare_times(const CaseTimes& baseline, const CaseTimes& candidate,
     c.method = CompareMethod::None;
     c = decide(std::move(c), estimate, std::nullopt, std::nullopt, options);
     const char* side = !sb && !sc ? "neither side gives" : !sb ? "the baseline gives no" : nullptr;
-    c.reason = percent(c.change) + ": too little data, " +
+    c.reason = signed_percent(c.change) + ": too little data, " +
                (side != nullptr ? std::string(side) : std::string("the candidate gives no")) +
                " spread (one time per case: run with repetitions, e.g. "
                "--benchmark_repetitions=10)";
@@ -340,7 +340,7 @@ Comparison compare_rounds(std::span<const double> baseline, std::span<const doub
   mean /= static_cast<double>(d.size());
   if (d.size() < 2) {
     c = decide(std::move(c), mean, std::nullopt, std::nullopt, options);
-    c.reason = percent(c.change) + " from one round: too few for an interval (2 at least)";
+    c.reason = signed_percent(c.change) + " from one round: too few for an interval (2 at least)";
     return c;
   }
   double ss = 0;

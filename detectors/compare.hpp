@@ -92,6 +92,11 @@ struct ShiftInterval {
                                                std::span<const double> candidate,
                                                double confidence);
 
+// "+4.2%" of a ratio minus one, and "5%" of a fraction: how compare's reasons and reports write
+// changes and thresholds.
+[[nodiscard]] std::string signed_percent(double ratio_minus_one);
+[[nodiscard]] std::string plain_percent(double fraction);
+
 // P(W+ <= w) for the Wilcoxon signed-rank statistic of n pairs under the null (no ties).
 [[nodiscard]] double signed_rank_cdf(std::int64_t w, std::int64_t n);
 

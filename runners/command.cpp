@@ -100,6 +100,27 @@ std::string program_digest(const std::string& program, const CommandEntry& entry
   return core::sha256_hex(bytes);
 }
 
+// The child of one execution of the entry: its argv with {out} replaced, its timeout, its env on
+// top of `base` with the GPU's device variables last, its working directory, and its stdout kept
+// whole unless it writes its output to a file.
+ChildRequest entry_request(const CommandEntry& entry, const CommandContext& context,
+                           const std::string& out_path, EnvironmentBase base) {
+  ChildRequest request;
+  for (const auto& arg : entry.command) request.argv.push_back(replace_out(arg, out_path));
+  request.timeout = entry.timeout;
+  request.kill_grace = entry.kill_grace;
+  request.environment_base = base;
+  request.environment = entry.env;
+  for (const auto& variable : context.device_env) {
+    std::erase_if(request.environment, [&](const auto& v) { return v.first == variable.first; });
+    request.environment.push_back(variable);
+  }
+  request.working_directory = entry.working_directory;
+  request.cancel_fd = context.cancel_fd;
+  request.stdout_keep_bytes = entry.output != "stdout" ? 0 : entry.max_output_bytes;
+  return request;
+}
+
 // Why an execution as a whole failed; "" when its output is to be parsed.
 std::string execution_failure(const core::Result<ChildResult>& child, const CommandEntry& entry) {
   if (auto why = child_failure(child, "program", entry.command.front(), entry.timeout);
@@ -182,19 +203,7 @@ core::Result<std::string> run_entry_output(const CommandEntry& entry,
   auto scratch = detail::ScratchDir::create(context.scratch, entry.name, "a directory for {out}");
   if (!scratch) return tl::unexpected(scratch.error());
   const std::string out_path = (scratch->path() / "out").string();
-  ChildRequest request;
-  for (const auto& arg : entry.command) request.argv.push_back(replace_out(arg, out_path));
-  request.timeout = entry.timeout;
-  request.kill_grace = entry.kill_grace;
-  request.environment_base = environment_base;
-  request.environment = entry.env;
-  for (const auto& variable : context.device_env) {
-    std::erase_if(request.environment, [&](const auto& v) { return v.first == variable.first; });
-    request.environment.push_back(variable);
-  }
-  request.working_directory = entry.working_directory;
-  request.cancel_fd = context.cancel_fd;
-  request.stdout_keep_bytes = to_file ? 0 : entry.max_output_bytes;
+  ChildRequest request = entry_request(entry, context, out_path, environment_base);
   int pid = 0;
   if (context.sampler && samples != nullptr) {
     request.on_spawn = [&](int spawned) {
@@ -483,19 +492,7 @@ CommandOutcome execute(const CommandEntry& entry, const CommandContext& context,
   std::optional<core::Result<ChildResult>> child;
   std::string text;
   if (failure.empty()) {
-    ChildRequest request;
-    for (const auto& arg : entry.command) request.argv.push_back(replace_out(arg, out_path));
-    request.timeout = entry.timeout;
-    request.kill_grace = entry.kill_grace;
-    request.environment_base = EnvironmentBase::Minimal;
-    request.environment = entry.env;
-    for (const auto& variable : context.device_env) {
-      std::erase_if(request.environment, [&](const auto& v) { return v.first == variable.first; });
-      request.environment.push_back(variable);
-    }
-    request.working_directory = entry.working_directory;
-    request.cancel_fd = context.cancel_fd;
-    request.stdout_keep_bytes = to_file ? 0 : entry.max_output_bytes;
+    ChildRequest request = entry_request(entry, context, out_path, EnvironmentBase::Minimal);
     int pid = 0;
     request.on_spawn = [&](int spawned) {
       pid = spawned;

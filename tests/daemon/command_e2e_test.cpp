@@ -31,8 +31,8 @@ using namespace std::chrono_literals;
 // move 3x between cycles on a loaded 2-core machine).
 // Since young keys of one host are judged by their own evidence (issue #36), the band of these
 // keys is what min_relative_margin allows: 1.0 (the most it may be, a band up to twice the
-// centre), as a pytest run under the suite's load once moved +66% between two cycles (.ci/run,
-// 2026-12-03: 50.6 us, then 83.9 us at the same work) and fired a step before the slowdown.
+// centre), as a pytest run under the suite's load once moved +66% between two cycles (50.6 us,
+// then 83.9 us at the same work, in .ci/run) and fired a step before the slowdown.
 const json kDetector = {{"min_history", 3}, {"min_relative_margin", 1.0}, {"confirm_reruns", 1}};
 
 struct Watched {
