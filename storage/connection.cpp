@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "storage/detail/database.hpp"
+#include "storage/detail/postgres.hpp"
 #include "storage/detail/schema.hpp"
 
 namespace kernelwatch::storage {
@@ -125,7 +126,26 @@ Connection::Connection(Connection&&) noexcept = default;
 Connection& Connection::operator=(Connection&&) noexcept = default;
 Connection::~Connection() = default;
 
+bool Connection::names_postgresql(std::string_view location) {
+  return location.starts_with("postgresql://") || location.starts_with("postgres://");
+}
+
+Result<Connection> Connection::open_postgresql(const std::string& conninfo, OpenMode mode) {
+  const auto location = KW_TRY(postgresql_location(conninfo));
+  if (location.has_password) {
+    return core::fail(ErrorCode::InvalidArgument,
+                      location.shown +
+                          ": the connection string holds a password; give it in a password file "
+                          "(passfile=FILE, PGPASSFILE or ~/.pgpass) or PGPASSWORD instead, so "
+                          "that it never appears in a configuration, a command line or a log");
+  }
+  auto db = KW_TRY(Database::open_postgresql(conninfo, location.shown, mode));
+  KW_TRY(prepare_postgresql_schema(*db, mode != OpenMode::ReadOnly));
+  return Connection(std::move(db));
+}
+
 Result<Connection> Connection::open(const std::filesystem::path& path, OpenMode mode) {
+  if (names_postgresql(path.native())) return open_postgresql(path.native(), mode);
   std::error_code ec;
   if (std::filesystem::exists(path, ec)) {
     KW_TRY(check_existing(path, mode));

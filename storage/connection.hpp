@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "core/error.hpp"
 
@@ -22,7 +24,7 @@ enum class OpenMode {
 // Schema version written to PRAGMA user_version by this build.
 inline constexpr int kSchemaVersion = 9;
 
-class Database;  // RAII over sqlite3*, defined in storage/detail/database.hpp (storage-private)
+class Database;  // SQLite or PostgreSQL, defined in storage/detail/database.hpp (storage-private)
 
 // One write transaction (BEGIN IMMEDIATE); rolled back on destruction unless committed. The
 // stores' writing calls take it, so what they write commits or rolls back together.
@@ -48,7 +50,18 @@ class Connection {
   // older file is migrated once through a read-write connection first). A file that is not
   // SQLite, or one written by a newer schema, fails with NotADatabase / VersionTooNew and is
   // left untouched.
+  // A path that is a postgresql:// or postgres:// URL opens that PostgreSQL database instead
+  // (open_postgresql).
   [[nodiscard]] static Result<Connection> open(const std::filesystem::path& path, OpenMode mode);
+
+  // A PostgreSQL database through libpq (`conninfo`: a URL, or key=value pairs such as
+  // "service=kernelwatch"), with the schema created in an empty database. The password comes from
+  // a password file or the environment; a connection string that holds one is refused. Errors
+  // name the server and database, never a password.
+  [[nodiscard]] static Result<Connection> open_postgresql(const std::string& conninfo,
+                                                          OpenMode mode);
+  // True for a location that names a PostgreSQL database (a postgresql:// or postgres:// URL).
+  [[nodiscard]] static bool names_postgresql(std::string_view location);
 
   Connection(Connection&&) noexcept;
   Connection& operator=(Connection&&) noexcept;

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include <cctype>
 
 namespace kernelwatch::storage {
@@ -72,58 +74,92 @@ std::string file_uri(const std::filesystem::path& path) {
   return uri;
 }
 
-std::int64_t nanoseconds(core::Timestamp t) {
-  return static_cast<std::int64_t>(t.time_since_epoch().count());
-}
+struct ConnectionDeleter {
+  void operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
+};
+struct StatementDeleter {
+  void operator()(sqlite3_stmt* stmt) const noexcept { sqlite3_finalize(stmt); }
+};
 
-}  // namespace
+class SqliteDatabase;
 
-Statement& Statement::check_bind(int rc, int index) {
+class SqliteStatement final : public Statement {
+ public:
+  SqliteStatement(const SqliteDatabase& db, sqlite3_stmt* stmt) : db_(&db), stmt_(stmt) {}
+
+  Result<bool> step() override;
+  std::int64_t column_int(int index) const override {
+    return sqlite3_column_int64(stmt_.get(), index);
+  }
+  std::string column_text(int index) const override {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_.get(), index));
+    const int size = sqlite3_column_bytes(stmt_.get(), index);
+    return text == nullptr ? std::string() : std::string(text, static_cast<std::size_t>(size));
+  }
+  bool column_is_null(int index) const override {
+    return sqlite3_column_type(stmt_.get(), index) == SQLITE_NULL;
+  }
+
+ private:
+  void bind_int(int index, std::int64_t value) override {
+    check_bind(sqlite3_bind_int64(stmt_.get(), index, value), index);
+  }
+  void bind_text(int index, std::string_view value, bool copy) override {
+    check_bind(sqlite3_bind_text64(stmt_.get(), index, value.data(), value.size(),
+                                   copy ? SQLITE_TRANSIENT : SQLITE_STATIC, SQLITE_UTF8),
+               index);
+  }
+  void bind_no_value(int index) override {
+    check_bind(sqlite3_bind_null(stmt_.get(), index), index);
+  }
+  void bind_no_limit(int index) override { bind_int(index, -1); }  // SQLite's "no limit"
+  void reset() noexcept override {
+    sqlite3_reset(stmt_.get());
+    sqlite3_clear_bindings(stmt_.get());
+    bind_error_.reset();
+  }
+  void check_bind(int rc, int index);
+
+  const SqliteDatabase* db_;
+  std::unique_ptr<sqlite3_stmt, StatementDeleter> stmt_;
+  std::optional<core::Error> bind_error_;
+};
+
+class SqliteDatabase final : public Database {
+ public:
+  SqliteDatabase(std::filesystem::path path, sqlite3* db) : Database(std::move(path)), db_(db) {}
+  ~SqliteDatabase() override { drop_statements(); }
+
+  Dialect dialect() const noexcept override { return Dialect::Sqlite; }
+  Status exec(std::string_view sql) override;
+  std::int64_t changes() const override { return sqlite3_changes64(db_.get()); }
+  Status begin_immediate() override { return exec("BEGIN IMMEDIATE"); }
+  void rollback() noexcept override {
+    if (in_transaction()) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  bool in_transaction() const override { return sqlite3_get_autocommit(db_.get()) == 0; }
+
+  // "<file>: <what> failed: <sqlite message>"
+  core::Error error(std::string_view what) const {
+    return core::Error{
+        code_for(sqlite3_extended_errcode(db_.get())),
+        path().string() + ": " + std::string(what) + " failed: " + sqlite3_errmsg(db_.get())};
+  }
+
+ private:
+  Result<std::unique_ptr<Statement>> prepare(std::string_view sql) override;
+  std::unique_ptr<sqlite3, ConnectionDeleter> db_;
+};
+
+void SqliteStatement::check_bind(int rc, int index) {
   if (rc != SQLITE_OK && !bind_error_) {
     bind_error_ =
         core::Error{code_for(rc), db_->path().string() + ": binding parameter " +
                                       std::to_string(index) + " failed: " + sqlite3_errstr(rc)};
   }
-  return *this;
 }
 
-Statement& Statement::bind(int index, std::int64_t value) {
-  return check_bind(sqlite3_bind_int64(stmt_.get(), index, value), index);
-}
-
-Statement& Statement::bind(int index, std::string_view value) {
-  return check_bind(sqlite3_bind_text64(stmt_.get(), index, value.data(), value.size(),
-                                        SQLITE_TRANSIENT, SQLITE_UTF8),
-                    index);
-}
-
-Statement& Statement::bind_unowned(int index, std::string_view value) {
-  return check_bind(sqlite3_bind_text64(stmt_.get(), index, value.data(), value.size(),
-                                        SQLITE_STATIC, SQLITE_UTF8),
-                    index);
-}
-
-Statement& Statement::bind(int index, std::optional<std::int64_t> value) {
-  return value ? bind(index, *value) : bind_null(index);
-}
-
-Statement& Statement::bind(int index, core::Timestamp value) {
-  return bind(index, nanoseconds(value));
-}
-
-Statement& Statement::bind(int index, std::optional<core::Timestamp> value) {
-  return value ? bind(index, *value) : bind_null(index);
-}
-
-Statement& Statement::bind_null(int index) {
-  return check_bind(sqlite3_bind_null(stmt_.get(), index), index);
-}
-
-Statement& Statement::bind_limit(int index, std::size_t limit) {
-  return bind(index, limit == 0 ? std::int64_t{-1} : static_cast<std::int64_t>(limit));
-}
-
-Result<bool> Statement::step() {
+Result<bool> SqliteStatement::step() {
   if (bind_error_) return tl::unexpected(*bind_error_);
   const int rc = sqlite3_step(stmt_.get());
   if (rc == SQLITE_ROW) return true;
@@ -133,39 +169,32 @@ Result<bool> Statement::step() {
   return tl::unexpected(std::move(error));
 }
 
+Status SqliteDatabase::exec(std::string_view sql) {
+  char* message = nullptr;
+  const std::string text(sql);
+  const int rc = sqlite3_exec(db_.get(), text.c_str(), nullptr, nullptr, &message);
+  if (rc == SQLITE_OK) return {};
+  std::string why = message != nullptr ? message : sqlite3_errstr(rc);
+  sqlite3_free(message);
+  return tl::unexpected(
+      core::Error{code_for(sqlite3_extended_errcode(db_.get())), path().string() + ": " + why});
+}
+
+Result<std::unique_ptr<Statement>> SqliteDatabase::prepare(std::string_view sql) {
+  sqlite3_stmt* raw = nullptr;
+  const int rc = sqlite3_prepare_v3(db_.get(), sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
+  if (rc != SQLITE_OK) return tl::unexpected(error("prepare"));
+  KW_ASSERT(raw != nullptr, "a statement's text holds a statement");
+  return std::make_unique<SqliteStatement>(*this, raw);
+}
+
+}  // namespace
+
 Status Statement::run() {
   while (KW_TRY(step())) {
   }
   return {};
-}
-
-std::int64_t Statement::column_int(int index) const {
-  return sqlite3_column_int64(stmt_.get(), index);
-}
-
-core::Timestamp Statement::column_timestamp(int index) const {
-  return core::Timestamp{std::chrono::nanoseconds{column_int(index)}};
-}
-
-std::optional<core::Timestamp> Statement::column_optional_timestamp(int index) const {
-  if (column_is_null(index)) return std::nullopt;
-  return column_timestamp(index);
-}
-
-std::string Statement::column_text(int index) const {
-  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_.get(), index));
-  const int size = sqlite3_column_bytes(stmt_.get(), index);
-  return text == nullptr ? std::string() : std::string(text, static_cast<std::size_t>(size));
-}
-
-bool Statement::column_is_null(int index) const {
-  return sqlite3_column_type(stmt_.get(), index) == SQLITE_NULL;
-}
-
-void Statement::reset() noexcept {
-  sqlite3_reset(stmt_.get());
-  sqlite3_clear_bindings(stmt_.get());
-  bind_error_.reset();
 }
 
 Statement::Handle::Handle(Statement& statement) : statement_(&statement) {
@@ -182,6 +211,17 @@ Statement::Handle::~Handle() {
   statement_->in_use_ = false;
 }
 
+Result<Statement::Handle> Database::statement(std::string_view sql) {
+  auto it = cache_.find(sql);
+  if (it == cache_.end()) it = cache_.try_emplace(std::string(sql), KW_TRY(prepare(sql))).first;
+  return Statement::Handle(*it->second);
+}
+
+Result<std::int64_t> Database::query_int(std::string_view sql) {
+  auto stmt = KW_TRY(statement(sql));
+  return KW_TRY(stmt->step()) ? stmt->column_int(0) : 0;
+}
+
 Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& path, OpenMode mode) {
   // No memory statistics (kernelwatch reads none): SQLite otherwise takes a global mutex on every
   // allocation, a few percent of an import. Must come before SQLite initializes; later it is
@@ -196,7 +236,7 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
   }
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &raw, open_flags(mode), nullptr);
-  std::unique_ptr<Database> db(new Database(path, raw));
+  std::unique_ptr<Database> db = std::make_unique<SqliteDatabase>(path, raw);
   if (rc != SQLITE_OK) {
     return tl::unexpected(core::Error{
         code_for(rc),
@@ -207,7 +247,7 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
     sqlite3* immutable = nullptr;
     const int again = sqlite3_open_v2((file_uri(path) + "?immutable=1").c_str(), &immutable,
                                       open_flags(mode) | SQLITE_OPEN_URI, nullptr);
-    db.reset(new Database(path, immutable));
+    db = std::make_unique<SqliteDatabase>(path, immutable);
     if (again != SQLITE_OK) {
       return tl::unexpected(core::Error{
           code_for(again), path.string() + ": cannot open: " +
@@ -216,45 +256,6 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
     sqlite3_extended_result_codes(immutable, 1);
   }
   return db;
-}
-
-Status Database::exec(std::string_view sql) {
-  char* message = nullptr;
-  const std::string text(sql);
-  const int rc = sqlite3_exec(db_.get(), text.c_str(), nullptr, nullptr, &message);
-  if (rc == SQLITE_OK) return {};
-  std::string why = message != nullptr ? message : sqlite3_errstr(rc);
-  sqlite3_free(message);
-  return tl::unexpected(
-      core::Error{code_for(sqlite3_extended_errcode(db_.get())), path_.string() + ": " + why});
-}
-
-Result<Statement::Handle> Database::statement(std::string_view sql) {
-  auto it = cache_.find(sql);
-  if (it == cache_.end()) {
-    sqlite3_stmt* raw = nullptr;
-    const int rc = sqlite3_prepare_v3(db_.get(), sql.data(), static_cast<int>(sql.size()),
-                                      SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
-    if (rc != SQLITE_OK) return tl::unexpected(error("prepare"));
-    KW_ASSERT(raw != nullptr, "a statement's text holds a statement");
-    it = cache_.try_emplace(std::string(sql), *this, raw).first;
-  }
-  return Statement::Handle(it->second);
-}
-
-Result<std::int64_t> Database::query_int(std::string_view sql) {
-  auto stmt = KW_TRY(statement(sql));
-  return KW_TRY(stmt->step()) ? stmt->column_int(0) : 0;
-}
-
-void Database::rollback() noexcept {
-  if (in_transaction()) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-}
-
-core::Error Database::error(std::string_view what) const {
-  return core::Error{
-      code_for(sqlite3_extended_errcode(db_.get())),
-      path_.string() + ": " + std::string(what) + " failed: " + sqlite3_errmsg(db_.get())};
 }
 
 }  // namespace kernelwatch::storage

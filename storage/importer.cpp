@@ -200,7 +200,9 @@ Result<ImportReport> import_files(Connection& connection,
   // Files are read as they are stored, inside the one transaction: an input of any size in
   // flat memory (the price: the write lock is held while the input is read).
   auto tx = KW_TRY(connection.begin());  // rolled back by every early return
-  KW_TRY(db.exec("PRAGMA cache_size = -" + std::to_string(kImportCacheKiB)));
+  if (db.dialect() == Dialect::Sqlite) {
+    KW_TRY(db.exec("PRAGMA cache_size = -" + std::to_string(kImportCacheKiB)));
+  }
   WriteCache cache;
   ImportSink sink(db, cache, report, policy, now);
   for (const auto& path : paths) {

@@ -167,8 +167,10 @@ Status Outbox::record(std::span<const OutboxUpdate> updates) {
 
 Result<std::vector<OutboxCounts>> Outbox::counts() {
   auto stmt = KW_TRY(connection_->database().statement(
-      "SELECT destination, sum(state = 'pending'), sum(state = 'delivered'), "
-      "sum(state = 'dead'), min(CASE WHEN state = 'pending' THEN created_at_ns END) "
+      "SELECT destination, count(CASE WHEN state = 'pending' THEN 1 END), "
+      "count(CASE WHEN state = 'delivered' THEN 1 END), count(CASE WHEN state = 'dead' THEN 1 "
+      "END), "
+      "min(CASE WHEN state = 'pending' THEN created_at_ns END) "
       "FROM outbox GROUP BY destination ORDER BY destination"));
   return collect(*stmt, [](const Statement& s) {
     return OutboxCounts{s.column_text(0), s.column_int(1), s.column_int(2), s.column_int(3),

@@ -274,13 +274,21 @@ Result<RunRow> prepare_run(Database& db, const core::Record& record,
 }
 
 Result<InsertOutcome> insert_run_row(Database& db, const RunRow& row) {
-  auto stmt = KW_TRY(db.statement(
-      "INSERT INTO runs (id, key_id, observed_at_ns, status, run_status, median_ns, p20_ns, "
-      "p80_ns, implementation_id, implementation_digest, external_id, name, status_reason, "
-      "source, software, settled, run_template, run_values, protocol_doc, environment_doc, "
-      "workload_doc, implementation_doc, extra_doc, source_template, source_values, record) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-      "?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26) ON CONFLICT (key_id, observed_at_ns) DO NOTHING"));
+  // A new run's id is the engine's to choose (PostgreSQL refuses an explicit NULL id); the
+  // migration that copies runs keeps theirs.
+  static const std::string columns =
+      "key_id, observed_at_ns, status, run_status, median_ns, p20_ns, p80_ns, implementation_id, "
+      "implementation_digest, external_id, name, status_reason, source, software, settled, "
+      "run_template, run_values, protocol_doc, environment_doc, workload_doc, implementation_doc, "
+      "extra_doc, source_template, source_values, record";
+  static const std::string values =
+      "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
+      "?22, ?23, ?24, ?25, ?26";
+  static const std::string with_id = "INSERT INTO runs (id, " + columns + ") VALUES (?1, " +
+                                     values + ") ON CONFLICT (key_id, observed_at_ns) DO NOTHING";
+  static const std::string new_run = "INSERT INTO runs (" + columns + ") VALUES (" + values +
+                                     ") ON CONFLICT (key_id, observed_at_ns) DO NOTHING";
+  auto stmt = KW_TRY(db.statement(row.id ? with_id : new_run));
   // `row` outlives this use of the statement: its text is bound without a copy.
   const auto text = [&](int index, const std::optional<std::string>& value) {
     if (value) {
@@ -289,10 +297,8 @@ Result<InsertOutcome> insert_run_row(Database& db, const RunRow& row) {
       stmt->bind_null(index);
     }
   };
-  stmt->bind(1, row.id)
-      .bind(2, row.key_id)
-      .bind(3, row.observed_at_ns)
-      .bind_unowned(4, row.outcome);
+  if (row.id) stmt->bind(1, *row.id);
+  stmt->bind(2, row.key_id).bind(3, row.observed_at_ns).bind_unowned(4, row.outcome);
   text(5, row.run_status);
   stmt->bind(6, row.median_ns).bind(7, row.p20_ns).bind(8, row.p80_ns);
   stmt->bind(9, row.implementation_id);

@@ -426,7 +426,7 @@ Result<std::vector<RunSummary>> RunStore::key_summaries(std::int64_t key_id,
       std::string(kSummaryColumns) + "WHERE r.key_id = ?1 ORDER BY r.observed_at_ns";
   static const std::string limited = "SELECT * FROM (" + std::string(kSummaryColumns) +
                                      "WHERE r.key_id = ?1 ORDER BY r.observed_at_ns DESC "
-                                     "LIMIT ?2) ORDER BY 2";
+                                     "LIMIT ?2) AS newest ORDER BY 2";
   auto stmt = KW_TRY(db_->statement(newest == 0 ? all : limited));
   stmt->bind(1, key_id);
   if (newest != 0) stmt->bind_limit(2, newest);
@@ -466,8 +466,11 @@ Status RunStore::record_judgement(Transaction& tx, std::int64_t key_id, core::Ti
     KW_TRY(stmt->run());
   }
   auto stmt = KW_TRY(db_->statement(
-      "INSERT OR REPLACE INTO run_judgements (run_id, confirmation, order_ns, cycle) "
-      "SELECT id, ?3, ?4, ?5 FROM runs WHERE key_id = ?1 AND observed_at_ns = ?2"));
+      "INSERT INTO run_judgements (run_id, confirmation, order_ns, cycle) "
+      "SELECT id, CAST(?3 AS TEXT), CAST(?4 AS BIGINT), CAST(?5 AS BIGINT) FROM runs "
+      "WHERE key_id = ?1 AND observed_at_ns = ?2 ON CONFLICT (run_id) DO UPDATE SET "
+      "confirmation = excluded.confirmation, order_ns = excluded.order_ns, "
+      "cycle = excluded.cycle"));
   stmt->bind(1, key_id)
       .bind(2, observed_at)
       .bind(3, to_string(judgement.confirmation))

@@ -1,6 +1,6 @@
-// Storage-private RAII over the SQLite C API: a connection, prepared statements cached by their
-// SQL text, checked binds, and errors that name the database file. Only storage/*.cpp (and the
-// storage tests) include this header.
+// Storage-private: a connection to SQLite (storage/database.cpp) or PostgreSQL
+// (storage/postgres.cpp), prepared statements cached by their SQL text, checked binds, and errors
+// that name the database. Only storage/*.cpp (and the storage tests) include this header.
 #pragma once
 
 #include <cstdint>
@@ -15,61 +15,78 @@
 #include <utility>
 #include <vector>
 
-#include <sqlite3.h>
-
 #include "core/error.hpp"
 #include "core/time.hpp"
 #include "storage/connection.hpp"
 
 namespace kernelwatch::storage {
 
-struct ConnectionDeleter {
-  void operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
-};
-struct StatementDeleter {
-  void operator()(sqlite3_stmt* stmt) const noexcept { sqlite3_finalize(stmt); }
-};
+// Which SQL engine a Database speaks. Statements are written once, in SQLite's spelling
+// (`?N` parameters, json_extract, json_each); the PostgreSQL connection translates the few
+// differences when it prepares them (storage/postgres.cpp).
+enum class Dialect { Sqlite, PostgreSql };
 
 // A prepared statement, owned by the Database's cache and handed out for one use at a time
-// through a Statement::Handle. A bind that SQLite refuses is remembered (the first one) and
+// through a Statement::Handle. A bind that the engine refuses is remembered (the first one) and
 // returned by step() and run(), so a half-bound statement never runs.
 class Statement {
  public:
   class Handle;
 
-  Statement(const Database& db, sqlite3_stmt* stmt) : db_(&db), stmt_(stmt) {}
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
+  virtual ~Statement() = default;
 
-  Statement& bind(int index, std::int64_t value);
-  Statement& bind(int index, std::string_view value);
-  // Text SQLite does not copy: it must stay unchanged until this use of the statement ends (the
-  // Handle goes away). For the import's hot insert.
-  Statement& bind_unowned(int index, std::string_view value);
-  Statement& bind(int index, std::optional<std::int64_t> value);
-  Statement& bind(int index, core::Timestamp value);  // as nanoseconds since the epoch
-  Statement& bind(int index, std::optional<core::Timestamp> value);
-  Statement& bind_null(int index);
-  // A LIMIT: 0 means no limit (SQLite's -1).
-  Statement& bind_limit(int index, std::size_t limit);
+  Statement& bind(int index, std::int64_t value) { return bind_int(index, value), *this; }
+  Statement& bind(int index, std::string_view value) {
+    return bind_text(index, value, /*copy=*/true), *this;
+  }
+  // Text the engine need not copy: it must stay unchanged until this use of the statement ends
+  // (the Handle goes away). For the import's hot insert.
+  Statement& bind_unowned(int index, std::string_view value) {
+    return bind_text(index, value, /*copy=*/false), *this;
+  }
+  Statement& bind(int index, std::optional<std::int64_t> value) {
+    return value ? bind(index, *value) : bind_null(index);
+  }
+  Statement& bind(int index, core::Timestamp value) {  // as nanoseconds since the epoch
+    return bind(index, static_cast<std::int64_t>(value.time_since_epoch().count()));
+  }
+  Statement& bind(int index, std::optional<core::Timestamp> value) {
+    return value ? bind(index, *value) : bind_null(index);
+  }
+  Statement& bind_null(int index) { return bind_no_value(index), *this; }
+  // A LIMIT: 0 means no limit.
+  Statement& bind_limit(int index, std::size_t limit) {
+    if (limit == 0) return bind_no_limit(index), *this;
+    return bind(index, static_cast<std::int64_t>(limit));
+  }
 
   // True while a row is available; errors come back as Error (the statement stays usable).
-  [[nodiscard]] Result<bool> step();
+  [[nodiscard]] virtual Result<bool> step() = 0;
   [[nodiscard]] Status run();  // steps to completion, ignoring rows
 
-  [[nodiscard]] std::int64_t column_int(int index) const;
-  [[nodiscard]] core::Timestamp column_timestamp(int index) const;
-  [[nodiscard]] std::optional<core::Timestamp> column_optional_timestamp(int index) const;
-  [[nodiscard]] std::string column_text(int index) const;
-  [[nodiscard]] bool column_is_null(int index) const;
+  [[nodiscard]] virtual std::int64_t column_int(int index) const = 0;
+  [[nodiscard]] core::Timestamp column_timestamp(int index) const {
+    return core::Timestamp{std::chrono::nanoseconds{column_int(index)}};
+  }
+  [[nodiscard]] std::optional<core::Timestamp> column_optional_timestamp(int index) const {
+    if (column_is_null(index)) return std::nullopt;
+    return column_timestamp(index);
+  }
+  [[nodiscard]] virtual std::string column_text(int index) const = 0;
+  [[nodiscard]] virtual bool column_is_null(int index) const = 0;
+
+ protected:
+  Statement() = default;
+  virtual void bind_int(int index, std::int64_t value) = 0;
+  virtual void bind_text(int index, std::string_view value, bool copy) = 0;
+  virtual void bind_no_value(int index) = 0;
+  virtual void bind_no_limit(int index) = 0;
+  // By the Handle: unbound, no open read, no remembered bind error.
+  virtual void reset() noexcept = 0;
 
  private:
-  Statement& check_bind(int rc, int index);
-  void reset() noexcept;  // by the Handle: unbound, no open read, no remembered bind error
-
-  const Database* db_;
-  std::unique_ptr<sqlite3_stmt, StatementDeleter> stmt_;
-  std::optional<core::Error> bind_error_;
   bool in_use_ = false;
 };
 
@@ -90,32 +107,47 @@ class Statement::Handle {
   Statement* statement_;
 };
 
+// One connection to a database engine, with its statements cached by their SQL text.
 class Database {
  public:
-  // Opens read-only, read-write, or read-write creating the file; never runs a statement.
+  // A SQLite file, opened read-only, read-write, or read-write creating the file; never runs a
+  // statement.
   [[nodiscard]] static Result<std::unique_ptr<Database>> open(const std::filesystem::path& path,
                                                               OpenMode mode);
+  // A PostgreSQL server through libpq: `conninfo` is a postgresql:// URL or key=value
+  // parameters (service=NAME, passfile=FILE); `shown` is how errors name it (no password).
+  [[nodiscard]] static Result<std::unique_ptr<Database>> open_postgresql(
+      const std::string& conninfo, std::string shown, OpenMode mode);
 
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
+  virtual ~Database() = default;
 
-  [[nodiscard]] Status exec(std::string_view sql);
+  [[nodiscard]] virtual Dialect dialect() const noexcept = 0;
+  [[nodiscard]] virtual Status exec(std::string_view sql) = 0;
   // The statement for this SQL text, prepared on first use and kept for the connection's
   // lifetime. Keyed by the text, so equal text built anywhere shares one statement.
   [[nodiscard]] Result<Statement::Handle> statement(std::string_view sql);
   [[nodiscard]] Result<std::int64_t> query_int(std::string_view sql);
-  [[nodiscard]] std::int64_t changes() const { return sqlite3_changes64(db_.get()); }
+  // Rows the last INSERT, UPDATE or DELETE changed.
+  [[nodiscard]] virtual std::int64_t changes() const = 0;
   [[nodiscard]] std::size_t cached_statements() const { return cache_.size(); }
 
-  [[nodiscard]] Status begin_immediate() { return exec("BEGIN IMMEDIATE"); }
+  // A write transaction (SQLite: BEGIN IMMEDIATE, so a writer waits at its start, not at its
+  // first write).
+  [[nodiscard]] virtual Status begin_immediate() = 0;
   [[nodiscard]] Status commit() { return exec("COMMIT"); }
-  void rollback() noexcept;
-  [[nodiscard]] bool in_transaction() const { return sqlite3_get_autocommit(db_.get()) == 0; }
+  virtual void rollback() noexcept = 0;
+  [[nodiscard]] virtual bool in_transaction() const = 0;
 
-  // "<file>: <what> failed: <sqlite message>"
-  [[nodiscard]] core::Error error(std::string_view what) const;
+  // The file, or for PostgreSQL the server and database (never a password): what errors name.
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-  [[nodiscard]] sqlite3* handle() const { return db_.get(); }
+
+ protected:
+  explicit Database(std::filesystem::path path) : path_(std::move(path)) {}
+  [[nodiscard]] virtual Result<std::unique_ptr<Statement>> prepare(std::string_view sql) = 0;
+  // Called first by a subclass's destructor: the statements go before the connection.
+  void drop_statements() noexcept { cache_.clear(); }
 
  private:
   struct TextHash {
@@ -125,10 +157,8 @@ class Database {
     }
   };
 
-  Database(std::filesystem::path path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   std::filesystem::path path_;
-  std::unique_ptr<sqlite3, ConnectionDeleter> db_;  // declared first: closed after the cache
-  std::unordered_map<std::string, Statement, TextHash, std::equal_to<>> cache_;
+  std::unordered_map<std::string, std::unique_ptr<Statement>, TextHash, std::equal_to<>> cache_;
 };
 
 namespace detail {

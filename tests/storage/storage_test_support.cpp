@@ -9,6 +9,8 @@
 #include "core/digest.hpp"
 #include "storage/detail/record_layout.hpp"
 #include "storage/run_store.hpp"
+#include "tests/support/neighbours.hpp"
+#include "tests/support/postgres_server.hpp"
 
 namespace kernelwatch::storage::testing {
 namespace {
@@ -50,7 +52,11 @@ core::Record fixture_record(const char* name) {
 }
 
 void FreshDatabase::SetUp() {
-  auto opened = Connection::open(dir_ / "kw.db", OpenMode::Create);
+#if KW_STORAGE_ON_POSTGRESQL
+  KW_REQUIRE_POSTGRES(server);
+  location_ = server.create_database();
+#endif
+  auto opened = Connection::open(location_, OpenMode::Create);
   ASSERT_TRUE(opened) << opened.error().message;
   connection_.emplace(std::move(*opened));
 }

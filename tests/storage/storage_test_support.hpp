@@ -23,15 +23,26 @@ inline constexpr const char* kLayerNormFixture =
 // A fixture of data/kernelindex/ parsed into a record (the test fails when it does not parse).
 [[nodiscard]] core::Record fixture_record(const char* name);
 
-// A new kernelwatch database, dir_ / "kw.db", open as connection_ for each test. Fixtures of a
-// store derive from it and build their store on connection_ after FreshDatabase::SetUp().
+// A new kernelwatch database open as connection_ for each test: dir_ / "kw.db", or where the
+// tests are built with KW_STORAGE_ON_POSTGRESQL=1 (the storage_postgresql_test binary: the same
+// store tests on PostgreSQL) a new database on the test process's real PostgreSQL server
+// (tests/support/postgres_server.hpp). Fixtures of a store derive from it and build their store
+// on connection_ after FreshDatabase::SetUp(); location() opens it again.
 class FreshDatabase : public ::testing::Test {
  protected:
   void SetUp() override;
+  [[nodiscard]] const std::filesystem::path& location() const { return location_; }
 
   kernelwatch::testing::TempDir dir_;
+  std::filesystem::path location_ = dir_ / "kw.db";
   std::optional<Connection> connection_;
 };
+
+// Where a test reads the SQLite file itself (its schema, pragmas, query plans), it is compiled
+// only into the SQLite binary: #if !KW_STORAGE_ON_POSTGRESQL.
+#ifndef KW_STORAGE_ON_POSTGRESQL
+#define KW_STORAGE_ON_POSTGRESQL 0
+#endif
 
 [[nodiscard]] std::string dump_database(const std::filesystem::path& path);
 [[nodiscard]] long long user_version(const std::filesystem::path& path);

@@ -1,0 +1,403 @@
+// The PostgreSQL connection behind storage::Database, through libpq. Statements keep their
+// SQLite spelling and are translated once, when prepared: `?N` parameters become `$N`, the JSON
+// functions SQLite has built in (json_extract, json_valid, json_each) become the kw_json_*
+// functions the PostgreSQL schema defines (storage/postgres_schema.cpp), instr() is strpos(), and
+// an INDEXED BY hint is dropped. Values travel as text,
+// so a column reads the same through either engine.
+//
+// A lost connection is reset before the next statement that runs outside a transaction (and
+// every cached statement is prepared again on the new one); inside a transaction the statement
+// fails with Unavailable, the transaction is gone, and its caller's batch was not committed.
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "storage/detail/database.hpp"
+#include "storage/detail/postgres.hpp"
+
+namespace kernelwatch::storage {
+namespace {
+
+using core::ErrorCode;
+
+struct ConnDeleter {
+  void operator()(PGconn* conn) const noexcept { PQfinish(conn); }
+};
+struct ResultDeleter {
+  void operator()(PGresult* result) const noexcept { PQclear(result); }
+};
+using ResultPtr = std::unique_ptr<PGresult, ResultDeleter>;
+
+ErrorCode code_for_state(std::string_view state) {
+  if (state.starts_with("23")) return ErrorCode::Conflict;                  // integrity constraint
+  if (state.starts_with("08")) return ErrorCode::Unavailable;               // connection exception
+  if (state.starts_with("57P")) return ErrorCode::Unavailable;              // server shutting down
+  if (state == "40001" || state == "40P01") return ErrorCode::Unavailable;  // retry the batch
+  if (state.starts_with("53")) return ErrorCode::OutOfMemory;      // insufficient resources
+  if (state.starts_with("22")) return ErrorCode::InvalidArgument;  // a value it cannot hold
+  if (state.starts_with("42")) return ErrorCode::Internal;         // our SQL is wrong
+  return ErrorCode::IoError;
+}
+
+std::string trimmed(const char* text) {
+  std::string out = text != nullptr ? text : "";
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+void ignore_notice(void*, const char*) {}
+
+}  // namespace
+
+std::string translate_to_postgresql(std::string_view sql) {
+  std::string out;
+  out.reserve(sql.size() + 16);
+  char quote = 0;
+  for (std::size_t i = 0; i < sql.size(); ++i) {
+    const char c = sql[i];
+    if (quote != 0) {
+      out.push_back(c);
+      if (c == quote) quote = 0;  // a doubled quote reopens at the next character
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      quote = c;
+      out.push_back(c);
+      continue;
+    }
+    if (c == '?' && i + 1 < sql.size() && sql[i + 1] >= '0' && sql[i + 1] <= '9') {
+      out.push_back('$');
+      continue;
+    }
+    const bool word_start =
+        i == 0 || !(std::isalnum(static_cast<unsigned char>(sql[i - 1])) || sql[i - 1] == '_');
+    if (word_start) {
+      // SQLite's names for what PostgreSQL spells otherwise; an INDEXED BY hint goes (the
+      // PostgreSQL planner takes none).
+      static constexpr std::pair<std::string_view, std::string_view> kRenames[] = {
+          {"json_extract(", "kw_json_extract("},
+          {"json_valid(", "kw_json_valid("},
+          {"json_each(", "kw_json_each("},
+          {"instr(", "strpos("}};
+      bool replaced = false;
+      for (const auto& [from, to] : kRenames) {
+        if (sql.substr(i, from.size()) == from) {
+          out += to;
+          i += from.size() - 1;
+          replaced = true;
+          break;
+        }
+      }
+      if (replaced) continue;
+      constexpr std::string_view kHint = "INDEXED BY ";
+      if (sql.substr(i, kHint.size()) == kHint) {
+        i += kHint.size();
+        while (i < sql.size() &&
+               (std::isalnum(static_cast<unsigned char>(sql[i])) || sql[i] == '_'))
+          ++i;
+        while (i < sql.size() && sql[i] == ' ') ++i;
+        --i;
+        continue;
+      }
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+namespace {
+
+class PgDatabase;
+
+class PgStatement final : public Statement {
+ public:
+  PgStatement(PgDatabase& db, std::string sql, std::string name, std::vector<bool> used)
+      : db_(&db),
+        sql_(std::move(sql)),
+        name_(std::move(name)),
+        used_(std::move(used)),
+        values_(used_.size()) {}
+
+  Result<bool> step() override;
+  std::int64_t column_int(int index) const override {
+    const char* text = PQgetvalue(result_.get(), row_, index);
+    std::int64_t value = 0;
+    if (text == nullptr) return 0;
+    const auto* end = text + std::strlen(text);
+    auto [ptr, ec] = std::from_chars(text, end, value);
+    if (ec != std::errc() || ptr != end) {
+      // An aggregate (sum) comes back as numeric: "3" parses above, "3.0" here.
+      double real = 0;
+      std::from_chars(text, end, real);
+      value = static_cast<std::int64_t>(real);
+    }
+    return value;
+  }
+  std::string column_text(int index) const override {
+    const char* text = PQgetvalue(result_.get(), row_, index);
+    return text == nullptr
+               ? std::string()
+               : std::string(text,
+                             static_cast<std::size_t>(PQgetlength(result_.get(), row_, index)));
+  }
+  bool column_is_null(int index) const override {
+    return PQgetisnull(result_.get(), row_, index) != 0;
+  }
+
+  [[nodiscard]] const std::string& sql() const { return sql_; }
+  [[nodiscard]] const std::string& name() const { return name_; }
+  [[nodiscard]] const std::vector<bool>& used() const { return used_; }  // $1.. named in the text
+  std::uint64_t prepared_on = 0;  // the connection generation it was prepared on
+
+ private:
+  void bind_int(int index, std::int64_t value) override {
+    if (check_index(index)) values_[index - 1] = std::to_string(value);
+  }
+  void bind_text(int index, std::string_view value, bool) override;
+  void bind_no_value(int index) override {
+    if (check_index(index)) values_[index - 1].reset();
+  }
+  void bind_no_limit(int index) override { bind_no_value(index); }  // LIMIT NULL: no limit
+  void reset() noexcept override {
+    result_.reset();
+    row_ = -1;
+    for (auto& value : values_) value.reset();
+    bind_error_.reset();
+  }
+  bool check_index(int index);
+
+  PgDatabase* db_;
+  std::string sql_;
+  std::string name_;
+  std::vector<bool> used_;
+  std::vector<std::optional<std::string>> values_;
+  std::optional<core::Error> bind_error_;
+  ResultPtr result_;
+  int row_ = -1;
+};
+
+class PgDatabase final : public Database {
+ public:
+  PgDatabase(std::filesystem::path shown, std::string conninfo, PGconn* conn, OpenMode mode)
+      : Database(std::move(shown)), conninfo_(std::move(conninfo)), conn_(conn), mode_(mode) {}
+  ~PgDatabase() override { drop_statements(); }
+
+  Dialect dialect() const noexcept override { return Dialect::PostgreSql; }
+
+  Status exec(std::string_view sql) override {
+    KW_TRY(ensure_connected());
+    const std::string text(sql);
+    ResultPtr result(PQexec(conn_.get(), text.c_str()));
+    return check(result.get(), "statement");
+  }
+
+  std::int64_t changes() const override { return changes_; }
+  Status begin_immediate() override { return exec("BEGIN"); }
+  void rollback() noexcept override {
+    if (in_transaction()) ResultPtr(PQexec(conn_.get(), "ROLLBACK"));
+  }
+  bool in_transaction() const override {
+    const auto status = PQtransactionStatus(conn_.get());
+    return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
+  }
+
+  // Runs `statement` with its bound values; the result, or the error naming the server.
+  Result<ResultPtr> execute(PgStatement& statement,
+                            const std::vector<std::optional<std::string>>& values) {
+    KW_TRY(ensure_connected());
+    if (statement.prepared_on != generation_) KW_TRY(prepare_on_server(statement));
+    std::vector<const char*> pointers;
+    pointers.reserve(values.size());
+    for (const auto& value : values) pointers.push_back(value ? value->c_str() : nullptr);
+    ResultPtr result(PQexecPrepared(conn_.get(), statement.name().c_str(),
+                                    static_cast<int>(pointers.size()), pointers.data(), nullptr,
+                                    nullptr, 0));
+    KW_TRY(check(result.get(), "statement"));
+    if (PQresultStatus(result.get()) == PGRES_COMMAND_OK) {
+      const char* tuples = PQcmdTuples(result.get());
+      changes_ = (tuples != nullptr && *tuples != '\0') ? std::atoll(tuples) : 0;
+    }
+    return result;
+  }
+
+  Status check(const PGresult* result, std::string_view what) const {
+    const auto status = result == nullptr ? PGRES_FATAL_ERROR : PQresultStatus(result);
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return {};
+    const char* state = result != nullptr ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+    const bool lost = PQstatus(conn_.get()) == CONNECTION_BAD;
+    const ErrorCode code =
+        lost || state == nullptr ? ErrorCode::Unavailable : code_for_state(state);
+    std::string why = trimmed(result != nullptr ? PQresultErrorMessage(result) : nullptr);
+    if (why.empty()) why = trimmed(PQerrorMessage(conn_.get()));
+    if (lost) why += " (the connection to the server was lost; an open transaction is rolled back)";
+    return tl::unexpected(
+        core::Error{code, path().string() + ": " + std::string(what) + " failed: " + why});
+  }
+
+  [[nodiscard]] core::Error bind_failure(int index, std::string why) const {
+    return core::Error{ErrorCode::InvalidArgument, path().string() + ": binding parameter " +
+                                                       std::to_string(index) +
+                                                       " failed: " + std::move(why)};
+  }
+
+  // The session settings every connection (and every reconnection) gets.
+  Status configure() {
+    PQsetNoticeProcessor(conn_.get(), ignore_notice, nullptr);
+    ResultPtr encoding(PQexec(conn_.get(), "SET client_encoding = 'UTF8'"));
+    KW_TRY(check(encoding.get(), "setting the client encoding"));
+    if (mode_ == OpenMode::ReadOnly) {
+      ResultPtr read_only(PQexec(conn_.get(), "SET default_transaction_read_only = on"));
+      KW_TRY(check(read_only.get(), "opening read-only"));
+    }
+    return {};
+  }
+
+ private:
+  Result<std::unique_ptr<Statement>> prepare(std::string_view sql) override {
+    std::string text = translate_to_postgresql(sql);
+    std::vector<bool> used;
+    for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+      if (text[i] != '$') continue;
+      std::size_t n = 0;
+      std::size_t j = i + 1;
+      while (j < text.size() && text[j] >= '0' && text[j] <= '9') n = n * 10 + (text[j++] - '0');
+      if (n == 0) continue;  // '$.a.b' inside a JSON path
+      if (used.size() < n) used.resize(n, false);
+      used[n - 1] = true;
+    }
+    auto statement = std::make_unique<PgStatement>(
+        *this, std::move(text), "kw" + std::to_string(++statements_), std::move(used));
+    KW_TRY(ensure_connected());
+    KW_TRY(prepare_on_server(*statement));
+    return statement;
+  }
+
+  Status prepare_on_server(PgStatement& statement) {
+    // A parameter the text never names (a statement that leaves ?1 out) has no type to infer:
+    // it is declared text; every other one PostgreSQL infers from where it stands.
+    const auto& used = statement.used();
+    std::vector<Oid> types(used.size(), 0);
+    for (std::size_t i = 0; i < used.size(); ++i) {
+      if (!used[i]) types[i] = 25;  // TEXTOID
+    }
+    ResultPtr result(PQprepare(conn_.get(), statement.name().c_str(), statement.sql().c_str(),
+                               static_cast<int>(types.size()), types.data()));
+    if (auto prepared = check(result.get(), "prepare"); !prepared) {
+      // The statement's text names what PostgreSQL could not read (it holds no value).
+      return tl::unexpected(core::Error{prepared.error().code, prepared.error().message + " in: " +
+                                                                   statement.sql().substr(0, 300)});
+    }
+    statement.prepared_on = generation_;
+    return {};
+  }
+
+  // Outside a transaction a lost connection is reset here, before the statement that needs it;
+  // inside one the statement fails (its transaction is gone with the connection).
+  Status ensure_connected() {
+    if (PQstatus(conn_.get()) == CONNECTION_OK) return {};
+    PQreset(conn_.get());
+    if (PQstatus(conn_.get()) != CONNECTION_OK) {
+      return core::fail(ErrorCode::Unavailable, path().string() + ": cannot reconnect: " +
+                                                    trimmed(PQerrorMessage(conn_.get())));
+    }
+    ++generation_;  // every statement is prepared again on the new session
+    return configure();
+  }
+
+  std::string conninfo_;
+  std::unique_ptr<PGconn, ConnDeleter> conn_;
+  OpenMode mode_;
+  std::int64_t changes_ = 0;
+  std::uint64_t statements_ = 0;
+  std::uint64_t generation_ = 1;
+};
+
+bool PgStatement::check_index(int index) {
+  if (index >= 1 && index <= static_cast<int>(values_.size())) return true;
+  if (!bind_error_) bind_error_ = db_->bind_failure(index, "the statement has no such parameter");
+  return false;
+}
+
+void PgStatement::bind_text(int index, std::string_view value, bool) {
+  if (!check_index(index)) return;
+  if (value.find('\0') != std::string_view::npos) {
+    // libpq passes text as C strings and PostgreSQL's text cannot hold a NUL byte.
+    if (!bind_error_) {
+      bind_error_ = db_->bind_failure(index, "text with a NUL byte cannot be stored in PostgreSQL");
+    }
+    return;
+  }
+  values_[index - 1] = std::string(value);
+}
+
+Result<bool> PgStatement::step() {
+  if (bind_error_) return tl::unexpected(*bind_error_);
+  if (!result_) {
+    result_ = KW_TRY(db_->execute(*this, values_));
+    row_ = -1;
+  }
+  ++row_;
+  return row_ < PQntuples(result_.get());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Database>> Database::open_postgresql(const std::string& conninfo,
+                                                            std::string shown, OpenMode mode) {
+  // Ours first, so that the caller's own connect_timeout or application_name wins.
+  const char* keywords[] = {"connect_timeout", "application_name", "dbname", nullptr};
+  const char* values[] = {"10", "kernelwatch", conninfo.c_str(), nullptr};
+  PGconn* raw = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
+  if (raw == nullptr) return core::fail(ErrorCode::OutOfMemory, shown + ": cannot connect");
+  auto db = std::make_unique<PgDatabase>(shown, conninfo, raw, mode);
+  if (PQstatus(raw) != CONNECTION_OK) {
+    return core::fail(ErrorCode::Unavailable,
+                      shown + ": cannot connect: " + trimmed(PQerrorMessage(raw)));
+  }
+  KW_TRY(db->configure());
+  return std::unique_ptr<Database>(std::move(db));
+}
+
+Result<PostgresqlLocation> postgresql_location(std::string_view conninfo) {
+  char* error = nullptr;
+  const std::string text(conninfo);
+  PQconninfoOption* options = PQconninfoParse(text.c_str(), &error);
+  if (options == nullptr) {
+    std::string why = trimmed(error);
+    PQfreemem(error);
+    // libpq's message quotes nothing of a password; it names the part it could not read.
+    return core::fail(ErrorCode::InvalidArgument, "not a PostgreSQL connection string: " +
+                                                      (why.empty() ? "out of memory" : why));
+  }
+  PostgresqlLocation out;
+  std::string host, port, dbname, service;
+  for (auto* option = options; option->keyword != nullptr; ++option) {
+    if (option->val == nullptr) continue;
+    const std::string_view keyword = option->keyword;
+    if (keyword == "password" && *option->val != '\0') out.has_password = true;
+    if (keyword == "host" || keyword == "hostaddr") host = option->val;
+    if (keyword == "port") port = option->val;
+    if (keyword == "dbname") dbname = option->val;
+    if (keyword == "service") service = option->val;
+  }
+  PQconninfoFree(options);
+  if (!service.empty() && host.empty() && dbname.empty()) {
+    out.shown = "postgresql service " + service;
+  } else {
+    out.shown = "postgresql://" + (host.empty() ? std::string("localhost") : host) +
+                (port.empty() ? "" : ":" + port) + "/" + dbname;
+  }
+  return out;
+}
+
+}  // namespace kernelwatch::storage

@@ -1,0 +1,240 @@
+// What only the PostgreSQL backend has: its translation of the statements, its connection
+// strings and secrets, several writers at once, a server killed mid-transaction, and the same
+// answers as SQLite for the same history. On a real server (tests/support/postgres_server.hpp).
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/digest.hpp"
+#include "storage/detail/postgres.hpp"
+#include "storage/importer.hpp"
+#include "storage/run_store.hpp"
+#include "tests/storage/storage_test_support.hpp"
+#include "tests/support/neighbours.hpp"
+#include "tests/support/postgres_server.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace kernelwatch::storage {
+namespace {
+
+using testing::fixture_record;
+using testing::kTvdFixture;
+
+core::Record later(const core::Record& base, int minutes) {
+  core::Record r = base;
+  r.run.observed_at += std::chrono::minutes{minutes};
+  r.run.source_native.external_id =
+      "tvd/backward/torch/nvidia-h100-80gb-hbm3/tokens16384-vocab65536-fp32/" +
+      core::format_id_timestamp(r.run.observed_at);
+  return r;
+}
+
+TEST(PostgresqlSpelling, ParametersAndSqliteFunctionsAreTranslatedAndQuotedTextIsNot) {
+  EXPECT_EQ(translate_to_postgresql("SELECT a FROM t WHERE b = ?1 AND c = ?12"),
+            "SELECT a FROM t WHERE b = $1 AND c = $12");
+  EXPECT_EQ(translate_to_postgresql("SELECT json_extract(body, '$.a.b') FROM d WHERE "
+                                    "json_valid(body) AND x IN (SELECT value FROM json_each(?1))"),
+            "SELECT kw_json_extract(body, '$.a.b') FROM d WHERE kw_json_valid(body) AND x IN "
+            "(SELECT value FROM kw_json_each($1))");
+  EXPECT_EQ(translate_to_postgresql("SELECT * FROM outbox INDEXED BY outbox_due WHERE "
+                                    "instr(payload, ?1) > 0"),
+            "SELECT * FROM outbox WHERE strpos(payload, $1) > 0");
+  // Inside quotes nothing changes; a name that only ends like a function is not one.
+  EXPECT_EQ(translate_to_postgresql("SELECT '?1 json_each(' , my_json_each(?2)"),
+            "SELECT '?1 json_each(' , my_json_each($2)");
+}
+
+TEST(PostgresqlConnection, APasswordInTheConnectionStringIsRefusedWithoutShowingIt) {
+  auto opened = Connection::open("postgresql://kw:s3cr3t-pw@127.0.0.1:1/kw", OpenMode::Create);
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error().code, core::ErrorCode::InvalidArgument);
+  EXPECT_EQ(opened.error().message.find("s3cr3t-pw"), std::string::npos) << opened.error().message;
+  EXPECT_NE(opened.error().message.find("passfile"), std::string::npos) << opened.error().message;
+  auto keywords =
+      Connection::open_postgresql("host=127.0.0.1 password=s3cr3t-pw", OpenMode::Create);
+  ASSERT_FALSE(keywords);
+  EXPECT_EQ(keywords.error().message.find("s3cr3t-pw"), std::string::npos);
+}
+
+TEST(PostgresqlConnection, NoServerIsUnavailableAndNamesTheServerNotThePassfile) {
+  // A port nothing listens on: refused at once.
+  auto opened = Connection::open("postgresql://kw@127.0.0.1:9/kw", OpenMode::Create);
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error().code, core::ErrorCode::Unavailable);
+  EXPECT_NE(opened.error().message.find("postgresql://127.0.0.1:9/kw"), std::string::npos)
+      << opened.error().message;
+}
+
+TEST(PostgresqlConnection, TheSchemaIsCreatedOnceAndAReaderOfAnEmptyDatabaseIsToldWhy) {
+  KW_REQUIRE_POSTGRES(server);
+  const std::string url = server.create_database();
+  auto reader = Connection::open(url, OpenMode::ReadOnly);
+  ASSERT_FALSE(reader);
+  EXPECT_EQ(reader.error().code, core::ErrorCode::NotFound);
+  EXPECT_NE(reader.error().message.find("no kernelwatch schema"), std::string::npos);
+  EXPECT_EQ(reader.error().message.find(server.password()), std::string::npos);
+  // Two writers opening at once create it once (the advisory lock); then a reader opens.
+  auto first =
+      std::async(std::launch::async, [&] { return Connection::open(url, OpenMode::Create); });
+  auto second = Connection::open(url, OpenMode::Create);
+  auto first_opened = first.get();
+  ASSERT_TRUE(second) << second.error().message;
+  ASSERT_TRUE(first_opened) << first_opened.error().message;
+  auto again = Connection::open(url, OpenMode::ReadOnly);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*RunStore(*again).run_count(), 0);
+  // A reader cannot write.
+  auto tx = again->begin();
+  ASSERT_TRUE(tx);
+  auto written = RunStore(*again).insert_run(*tx, fixture_record(kTvdFixture), "");
+  EXPECT_FALSE(written);
+}
+
+TEST(PostgresqlConnection, TwoWritersStoreRunsOfOneNewKeyAtOnceAndTheKeyIsStoredOnce) {
+  KW_REQUIRE_POSTGRES(server);
+  const std::string url = server.create_database();
+  auto a = Connection::open(url, OpenMode::Create);
+  auto b = Connection::open(url, OpenMode::Create);
+  ASSERT_TRUE(a && b);
+  const core::Record base = fixture_record(kTvdFixture);
+  auto tx_a = a->begin();
+  ASSERT_TRUE(tx_a);
+  auto in_a = RunStore(*a).insert_run(*tx_a, later(base, 1), "");
+  ASSERT_TRUE(in_a) << in_a.error().message;
+  // b's insert of the same new key waits on a's uncommitted key row, then finds it.
+  auto in_b = std::async(std::launch::async, [&]() -> Result<Insertion> {
+    auto tx_b = KW_TRY(b->begin());
+    auto inserted = KW_TRY(RunStore(*b).insert_run(tx_b, later(base, 2), ""));
+    KW_TRY(tx_b.commit());
+    return inserted;
+  });
+  ASSERT_TRUE(tx_a->commit());
+  auto b_done = in_b.get();
+  ASSERT_TRUE(b_done) << b_done.error().message;
+  EXPECT_EQ(b_done->key_id, in_a->key_id);
+  EXPECT_EQ(*RunStore(*a).run_count(), 2);
+  auto keys = RunStore(*b).keys();
+  ASSERT_TRUE(keys);
+  ASSERT_EQ(keys->size(), 1u);
+  EXPECT_EQ(keys->front().run_count, 2);
+}
+
+TEST(PostgresqlConnection, AServerKilledMidBatchLosesOnlyTheUncommittedBatchAndIsReconnected) {
+  KW_REQUIRE_POSTGRES(server);
+  const std::string url = server.create_database();
+  auto connection = Connection::open(url, OpenMode::Create);
+  ASSERT_TRUE(connection) << connection.error().message;
+  RunStore runs(*connection);
+  const core::Record base = fixture_record(kTvdFixture);
+  {
+    auto tx = connection->begin();
+    ASSERT_TRUE(tx);
+    for (int m = 0; m < 3; ++m) ASSERT_TRUE(runs.insert_run(*tx, later(base, m), ""));
+    ASSERT_TRUE(tx->commit());  // acknowledged
+  }
+  {
+    auto tx = connection->begin();
+    ASSERT_TRUE(tx);
+    for (int m = 3; m < 6; ++m) ASSERT_TRUE(runs.insert_run(*tx, later(base, m), ""));
+    server.stop(/*immediate=*/true);  // a crash: no checkpoint, the session cut off
+    auto committed = tx->commit();
+    ASSERT_FALSE(committed);
+    EXPECT_EQ(committed.error().code, core::ErrorCode::Unavailable) << committed.error().message;
+    EXPECT_EQ(committed.error().message.find(server.password()), std::string::npos);
+  }
+  // Down: a statement says so; up again: the same connection reconnects by itself.
+  auto while_down = runs.run_count();
+  ASSERT_FALSE(while_down);
+  EXPECT_EQ(while_down.error().code, core::ErrorCode::Unavailable);
+  server.start_again();
+  auto count = runs.run_count();
+  ASSERT_TRUE(count) << count.error().message;
+  EXPECT_EQ(*count, 3);
+  // The lost batch, posted again, is stored; the acknowledged one again is a duplicate.
+  auto tx = connection->begin();
+  ASSERT_TRUE(tx) << tx.error().message;
+  for (int m = 0; m < 6; ++m) {
+    auto inserted = runs.insert_run(*tx, later(base, m), "");
+    ASSERT_TRUE(inserted) << inserted.error().message;
+    EXPECT_EQ(inserted->outcome, m < 3 ? InsertOutcome::Duplicate : InsertOutcome::Inserted) << m;
+  }
+  ASSERT_TRUE(tx->commit());
+  EXPECT_EQ(*runs.run_count(), 6);
+}
+
+// Every view of one history, as text: keys, runs newest first (whole records), and the replay's
+// summaries in time order.
+std::string views(Connection& connection) {
+  RunStore runs(connection);
+  std::string out;
+  auto keys = runs.keys();
+  EXPECT_TRUE(keys) << keys.error().message;
+  for (const auto& key : keys.value_or(std::vector<KeySummary>{})) {
+    out += "key " + key.key.digest() + " " + key.key.display() + " " +
+           std::to_string(key.run_count) + " " + core::format_timestamp(key.first_observed) + " " +
+           core::format_timestamp(key.last_observed) + "\n";
+    auto history = runs.key_summaries(key.id, 5);
+    EXPECT_TRUE(history);
+    for (const auto& run : history.value_or(std::vector<RunSummary>{})) {
+      out += "  newest " + core::format_timestamp(run.observed_at) + "\n";
+    }
+  }
+  auto stored = runs.runs({});
+  EXPECT_TRUE(stored) << stored.error().message;
+  for (const auto& run : stored.value_or(std::vector<StoredRun>{})) {
+    out += "run " + core::canonical_json(core::to_json(run.record)) + " " +
+           run.implementation_version + "\n";
+  }
+  EXPECT_TRUE(runs.for_each_in_time_order([&](const RunSummary& run) -> core::Status {
+    out += "summary " + core::format_timestamp(run.observed_at) + " " + run.external_id + " " +
+           std::string(core::to_string(run.status)) + " " +
+           std::to_string(run.median.value_or(std::chrono::nanoseconds{-1}).count()) + " " +
+           run.implementation_digest + " " + run.software.dump() + " " + run.source + " " +
+           run.placement->host + "/" + run.placement->gpu + "\n";
+    return {};
+  }));
+  auto medians = runs.recent_medians(3);
+  EXPECT_TRUE(medians);
+  for (const auto& [key_id, recent] :
+       medians.value_or(std::map<std::int64_t, RunStore::RecentMedians>{})) {
+    out += "medians " + std::to_string(recent.runs);
+    for (auto m : recent.medians_ns) out += " " + std::to_string(m);
+    out += "\n";
+  }
+  return out;
+}
+
+TEST(PostgresqlConnection, AnImportedHistoryReadsTheSameAsFromSqlite) {
+  KW_REQUIRE_POSTGRES(server);
+  kernelwatch::testing::TempDir dir;
+  const std::vector<std::filesystem::path> files = {
+      kernelwatch::testing::fixture(kTvdFixture),
+      kernelwatch::testing::fixture(testing::kLayerNormFixture),
+      kernelwatch::testing::liger_csv("weekly_ci.tvd_layer_norm.csv")};
+  const auto now = core::Timestamp{std::chrono::hours{24 * 365 * 60}};  // after every run
+  auto sqlite = Connection::open(dir / "kw.db", OpenMode::Create);
+  auto postgresql = Connection::open(server.create_database(), OpenMode::Create);
+  ASSERT_TRUE(sqlite && postgresql);
+  auto into_sqlite = import_files(*sqlite, files, InvalidPolicy::Skip, SourceFormat::Auto, now);
+  auto into_postgresql =
+      import_files(*postgresql, files, InvalidPolicy::Skip, SourceFormat::Auto, now);
+  ASSERT_TRUE(into_sqlite) << into_sqlite.error().message;
+  ASSERT_TRUE(into_postgresql) << into_postgresql.error().message;
+  EXPECT_GT(into_postgresql->inserted, 1000u);
+  EXPECT_EQ(into_postgresql->inserted, into_sqlite->inserted);
+  EXPECT_EQ(into_postgresql->skipped, into_sqlite->skipped);
+  const std::string expected = views(*sqlite);
+  EXPECT_EQ(views(*postgresql), expected);
+  // The same import again stores nothing new.
+  auto again = import_files(*postgresql, files, InvalidPolicy::Skip, SourceFormat::Auto, now);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->inserted, 0u);
+  EXPECT_EQ(again->duplicates, into_postgresql->inserted);
+}
+
+}  // namespace
+}  // namespace kernelwatch::storage
