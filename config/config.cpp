@@ -98,11 +98,32 @@ Result<ResolvedSecret> read_secret(const Reader& reader, const JsonField& object
 
 // --- sections ------------------------------------------------------------------------------
 
+bool word_char_ok(char c);
+
 Status read_storage(const Reader& reader, const JsonField& field, StorageConfig& out) {
-  const JsonField object = KW_TRY(object_of(field, {"path"}));
+  const JsonField object = KW_TRY(object_of(field, {"path", "postgresql"}));
   const std::string text = KW_TRY(object["path"].string_or(out.path.string()));
   if (text.empty()) return object["path"].error("must not be empty");
   out.path = reader.resolve(text);
+  if (!object["postgresql"].present()) return {};
+  if (object["path"].present()) {
+    return object["postgresql"].error(
+        "give path (a SQLite file) or postgresql (a PostgreSQL database), not both");
+  }
+  const std::string database = KW_TRY(object["postgresql"].string_or(""));
+  if (database.starts_with("postgresql://") || database.starts_with("postgres://")) {
+    out.postgresql = database;
+    return {};
+  }
+  const bool service_name =
+      !database.empty() && database.size() <= 64 &&
+      std::all_of(database.begin(), database.end(), [](char c) { return word_char_ok(c); });
+  if (!service_name) {
+    return object["postgresql"].error(
+        "is neither a postgresql:// URL nor a service name of pg_service.conf (letters, digits, "
+        "'.', '-', '_')");
+  }
+  out.postgresql = "postgresql:///?service=" + database;
   return {};
 }
 
@@ -598,7 +619,9 @@ Result<Config> load_config(const std::filesystem::path& path, const Environment&
 
 json redacted_json(const Config& config) {
   json out = json::object();
-  out["storage"] = {{"path", config.storage.path.string()}};
+  out["storage"] = config.storage.postgresql.empty()
+                       ? json{{"path", config.storage.path.string()}}
+                       : json{{"postgresql", config.storage.postgresql}};
   json http = {{"listen", config.http.listen},
                {"public_url", config.http.public_url},
                {"header_timeout", format_duration(config.http.header_timeout)},

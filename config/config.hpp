@@ -37,6 +37,16 @@ using core::Result;
 
 struct StorageConfig {
   std::filesystem::path path = "/var/lib/kernelwatch/kernelwatch.db";  // absolute after loading
+  // "": the SQLite file `path` (the embedded default). Else the PostgreSQL database to use
+  // instead, as a libpq URL ("postgresql://kw@db.example/kernelwatch?passfile=/etc/...") or a
+  // service name from pg_service.conf, kept as the URL "postgresql:///?service=NAME". Never a
+  // password: that comes from a password file or PGPASSWORD (storage refuses one in the URL).
+  std::string postgresql;
+
+  // What storage::Connection::open takes: the file, or the PostgreSQL URL.
+  [[nodiscard]] std::filesystem::path location() const {
+    return postgresql.empty() ? path : std::filesystem::path(postgresql);
+  }
 };
 
 struct HttpConfig {

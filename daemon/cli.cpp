@@ -52,7 +52,9 @@ void add_import(CLI::App& app, Commands& c) {
       "import",
       "Import kernelindex JSON records (one, an array, or JSON Lines) and Liger benchmark CSV.\n"
       "One import is one transaction: an invalid record aborts it and changes nothing.");
-  sub->add_option("--db", c.import.db, "SQLite database file (created when missing)")->required();
+  sub->add_option("--db", c.import.db,
+                  "SQLite database file (created when missing) or postgresql:// URL")
+      ->required();
   sub->add_option("paths", c.import.inputs, "Files to import (.json, .jsonl, .csv)")->required();
   sub->add_flag("--skip-invalid", c.import.skip_invalid,
                 "Import the valid records and list the invalid ones instead of aborting");
@@ -62,7 +64,7 @@ void add_import(CLI::App& app, Commands& c) {
 void add_keys(CLI::App& app, Commands& c) {
   auto* sub = app.add_subcommand(
       "keys", "List every comparability key with its run count and first/last run");
-  sub->add_option("--db", c.keys_db, "SQLite database file")->required();
+  sub->add_option("--db", c.keys_db, "SQLite database file or postgresql:// URL")->required();
   sub->add_flag("--json", c.keys_json, "Print a JSON array instead of a table");
   sub->callback([&c] {
     c.action = [&c] {
@@ -77,7 +79,7 @@ void add_history(CLI::App& app, Commands& c) {
       "history",
       "Print stored runs, newest first; --json prints kernelindex records that `import` accepts");
   c.history.filter.limit = 100;
-  sub->add_option("--db", c.history.db, "SQLite database file")->required();
+  sub->add_option("--db", c.history.db, "SQLite database file or postgresql:// URL")->required();
   sub->add_option("--benchmark", c.history.filter.benchmark,
                   "Only this benchmark, e.g. tvd/backward");
   sub->add_option("--provider", c.history.filter.provider, "Only this provider, e.g. liger");
@@ -100,7 +102,7 @@ void add_backtest(CLI::App& app, Commands& c) {
       "backtest",
       "Replay the stored history of each key in observedAt order and print every alert the\n"
       "detectors would have raised (docs/DETECTION.md)");
-  sub->add_option("--db", c.backtest.db, "SQLite database file")->required();
+  sub->add_option("--db", c.backtest.db, "SQLite database file or postgresql:// URL")->required();
   sub->add_option("--confirm", c.backtest.confirm,
                   "judged: each run as the daemon judged it (imported runs: next); none: judge\n"
                   "each run alone; next: a breach needs the next stored run to agree")
@@ -143,12 +145,13 @@ void add_compare(CLI::App& app, Commands& c) {
   sub->add_option("--entry", c.compare.entry,
                   "A command entry of --config: its command runs in --baseline DIR and in\n"
                   "--candidate DIR, alternately, with its own env, timeout and output");
-  sub->add_option("--against", c.compare.against,
-                  "Judge the candidate's result file(s) against each key's learned band instead:\n"
-                  "a running daemon (http://127.0.0.1:9477, POST /api/v1/judge, token needed) or\n"
-                  "its database (read only); nothing is stored, nothing pages. Give the file(s) as\n"
-                  "BASE [CANDIDATE]: a second run confirms a breach of the first. kernelindex\n"
-                  "JSON Lines, or a program's output with --config FILE --entry NAME");
+  sub->add_option(
+      "--against", c.compare.against,
+      "Judge the candidate's result file(s) against each key's learned band instead:\n"
+      "a running daemon (http://127.0.0.1:9477, POST /api/v1/judge, token needed) or\n"
+      "its database (read only); nothing is stored, nothing pages. Give the file(s) as\n"
+      "BASE [CANDIDATE]: a second run confirms a breach of the first. kernelindex\n"
+      "JSON Lines, or a program's output with --config FILE --entry NAME");
   sub->add_option("--token-file", c.compare.token_file,
                   "The daemon's token for --against URL (default: $KERNELWATCH_TOKEN)");
   sub->add_option("--baseline", c.compare.baseline_dir, "The baseline build's directory");
@@ -219,7 +222,8 @@ void add_bench(CLI::App& app, Commands& c) {
                   "Timed repetitions budget in ms (at least 10 repetitions)")
       ->capture_default_str();
   sub->add_option("--seed", c.bench.seed, "Seed of the random inputs")->capture_default_str();
-  sub->add_option("--db", c.bench.db, "Also store the runs in this SQLite database");
+  sub->add_option("--db", c.bench.db,
+                  "Also store the runs in this SQLite database (or postgresql:// URL)");
   sub->add_option("--runner", c.bench.runner,
                   "liger-bench: run Liger-Kernel's and PyTorch's own benchmarks through\n"
                   "runners/liger/liger_bench.py (providers liger, torch for tvd; liger,\n"
@@ -295,7 +299,7 @@ void add_report(CLI::App& app, Commands& c) {
       "report",
       "Write the dashboard's pages (overview, one page per key and per alert, with charts) as\n"
       "static HTML files with relative links: a CI artifact or a folder for any web server");
-  sub->add_option("--db", c.report.db, "SQLite database file")->required();
+  sub->add_option("--db", c.report.db, "SQLite database file or postgresql:// URL")->required();
   sub->add_option("--out", c.report.out, "Folder to write (created when missing)")->required();
   sub->add_option("--config", c.report.config,
                   "Take the detector settings of this config file (default: the defaults)");

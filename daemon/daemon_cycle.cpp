@@ -222,8 +222,9 @@ void Daemon::reload() {
     systemd::notify_ready("config reload failed; running with the previous config");
     return;
   }
-  if (fresh->storage.path != config_.storage.path || fresh->http.listen != config_.http.listen) {
-    log_.warning("SIGHUP: storage.path and http.listen take effect at the next start only");
+  if (fresh->storage.location() != config_.storage.location() ||
+      fresh->http.listen != config_.http.listen) {
+    log_.warning("SIGHUP: storage and http.listen take effect at the next start only");
   }
   const bool notifiers_changed = notifiers_differ(*fresh, config_);
   if (!config_.benchmarks.empty() && (fresh->bench.warmup != config_.bench.warmup ||
@@ -233,10 +234,10 @@ void Daemon::reload() {
         "every case of this daemon starts over in a new key with insufficient data (the old "
         "keys' history is kept, no longer compared); restore the old values to continue them");
   }
-  const auto storage_path = config_.storage.path;
+  const auto storage = config_.storage;
   const auto listen = config_.http.listen;
   config_ = std::move(*fresh);
-  config_.storage.path = storage_path;
+  config_.storage = storage;
   config_.http.listen = listen;
   for (const auto& w : config_.warnings) log_.warning(w);
   engine_.set_options(engine_options(config_));

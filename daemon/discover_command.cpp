@@ -31,8 +31,8 @@ core::Timestamp now() {
 std::map<std::string, storage::KeySummary> stored_keys(const config::Config& c, std::ostream& err) {
   std::map<std::string, storage::KeySummary> out;
   std::error_code ec;
-  if (!std::filesystem::exists(c.storage.path, ec)) return out;
-  auto store = storage::Connection::open(c.storage.path, storage::OpenMode::ReadOnly);
+  if (c.storage.postgresql.empty() && !std::filesystem::exists(c.storage.path, ec)) return out;
+  auto store = storage::Connection::open(c.storage.location(), storage::OpenMode::ReadOnly);
   if (!store) {
     err << "kernelwatch discover: history not shown: " << store.error().message << '\n';
     return out;

@@ -92,6 +92,7 @@ class DaemonProcess {
                        {"timeout", "500ms"},
                        {"backoff", {{"base", "50ms"}, {"cap", "200ms"}, {"max_age", "1h"}}}}})}};
     json full = config;
+    if (!storage_.is_null()) full["storage"] = storage_;
     if (!detector_.is_null()) full["detector"] = detector_;
     if (!http_.is_null()) full["http"].update(http_);
     testing::write_file(dir_ / "kernelwatch.json", full.dump(2));
@@ -101,6 +102,11 @@ class DaemonProcess {
   // Detector settings for the next write_config() (the constructor wrote the defaults).
   void set_detector(const std::string& hook_url, json detector) {
     detector_ = std::move(detector);
+    write_config(hook_url);
+  }
+  // The `storage` object for the next write_config() (default: kw.db in the folder).
+  void set_storage(const std::string& hook_url, json storage) {
+    storage_ = std::move(storage);
     write_config(hook_url);
   }
   // More `http` settings (header_timeout, ...) for the next write_config().
@@ -121,6 +127,7 @@ class DaemonProcess {
  private:
   const testing::TempDir& dir_;
   json detector_;
+  json storage_;
   std::string warmup_ = "1ms";
   json http_;
   testing::DaemonChild child_;

@@ -1,0 +1,137 @@
+// The real kernelwatch binary on a real PostgreSQL server (issue #39): the CLI's --db with a
+// postgresql:// URL reads what SQLite reads, and the daemon with "storage": {"postgresql": ...}
+// judges posted runs, pages once, and loses nothing across a SIGKILL or a restart of the server.
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/daemon/support/daemon_process.hpp"
+#include "tests/notifiers/support/test_receiver.hpp"
+#include "tests/support/loopback_http.hpp"
+#include "tests/support/neighbours.hpp"
+#include "tests/support/postgres_server.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace kernelwatch {
+namespace {
+
+using nlohmann::json;
+using testing::http;
+using testing::run_kernelwatch;
+using namespace daemon_e2e;
+
+// Every line with the database's name replaced, so that two databases' outputs compare.
+std::string without(std::string text, const std::string& name) {
+  for (std::size_t at = text.find(name); at != std::string::npos; at = text.find(name, at)) {
+    text.replace(at, name.size(), "DB");
+  }
+  return text;
+}
+
+TEST(PostgresqlE2E, TheCliReadsAPostgresqlDatabaseAsItReadsSqlite) {
+  KW_REQUIRE_POSTGRES(server);
+  testing::TempDir dir;
+  const std::string url = server.create_database();
+  const std::string file = (dir / "kw.db").string();
+  const std::string csv = testing::liger_csv("weekly_ci.tvd_layer_norm.csv").string();
+  for (const auto& db : {file, url}) {
+    const auto imported = run_kernelwatch({"import", "--db", db, csv});
+    ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  }
+  const std::vector<std::vector<std::string>> commands = {
+      {"keys", "--json"},
+      {"history", "--provider", "liger", "--limit", "40", "--json"},
+      {"backtest"},
+      {"backtest", "--confirm", "none", "--json"}};
+  for (const auto& command : commands) {
+    std::vector<std::string> on_file = command, on_server = command;
+    on_file.insert(on_file.begin() + 1, {"--db", file});
+    on_server.insert(on_server.begin() + 1, {"--db", url});
+    const auto expected = run_kernelwatch(on_file);
+    const auto actual = run_kernelwatch(on_server);
+    ASSERT_EQ(expected.exit_code, 0) << command[0] << ": " << expected.err;
+    EXPECT_EQ(actual.exit_code, 0) << command[0] << ": " << actual.err;
+    EXPECT_GT(expected.out.size(), 100u) << command[0];
+    EXPECT_EQ(without(actual.out, url), without(expected.out, file)) << command[0];
+    EXPECT_EQ(actual.err.find(server.password()), std::string::npos);
+  }
+  // The static report (a folder of pages), written from each.
+  const auto pages = [](const std::filesystem::path& folder) {
+    std::map<std::string, std::string> out;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
+      if (entry.is_regular_file()) {
+        out[std::filesystem::relative(entry.path(), folder).string()] =
+            testing::read_file(entry.path());
+      }
+    }
+    return out;
+  };
+  for (const auto& [db, out] : {std::pair{file, dir / "file"}, std::pair{url, dir / "pg"}}) {
+    const auto report = run_kernelwatch({"report", "--db", db, "--out", out.string()});
+    ASSERT_EQ(report.exit_code, 0) << report.err;
+  }
+  const auto from_file = pages(dir / "file");
+  const auto from_server = pages(dir / "pg");
+  EXPECT_GT(from_file.size(), 10u);
+  ASSERT_EQ(from_server.size(), from_file.size());
+  for (const auto& [name, text] : from_file) {
+    ASSERT_TRUE(from_server.contains(name)) << name;
+    EXPECT_EQ(without(from_server.at(name), url), without(text, file)) << name;
+  }
+  // A URL with a password is refused before anything connects, and the password is not echoed.
+  const auto with_password =
+      run_kernelwatch({"keys", "--db",
+                       "postgresql://kw:" + server.password() +
+                           "@127.0.0.1:" + std::to_string(server.port()) + "/postgres"});
+  EXPECT_NE(with_password.exit_code, 0);
+  EXPECT_EQ(with_password.err.find(server.password()), std::string::npos) << with_password.err;
+  EXPECT_NE(with_password.err.find("passfile"), std::string::npos) << with_password.err;
+}
+
+TEST(PostgresqlE2E, ADaemonOnPostgresqlPagesOnceAcrossASigkillAndARestartOfTheServer) {
+  KW_REQUIRE_POSTGRES(server);
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;
+  receiver.set_script(
+      [](std::size_t, const auto&) { return notifiers::testing::Action::respond(503, "down"); });
+  DaemonProcess daemon(dir, receiver.url());
+  const std::string url = server.create_database();
+  daemon.set_storage(receiver.url(), {{"postgresql", url}});
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  const json batch = stepped_batch({"synthetic-e2e"});
+  const auto posted = http(daemon.port(), "POST", "/api/v1/runs", batch.dump(), kToken);
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  // The receiver is down: the notification is tried, refused, and stays queued in PostgreSQL.
+  ASSERT_TRUE(receiver.wait_for_requests(1)) << daemon.log();
+  daemon.kill_hard();
+  // The server restarts while no daemon runs; what was acknowledged is still there.
+  server.stop(/*immediate=*/true);
+  server.start_again();
+  receiver.set_script(
+      [](std::size_t, const auto&) { return notifiers::testing::Action::respond(200); });
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  ASSERT_TRUE(receiver.wait_for_2xx(1)) << daemon.log();
+  std::set<std::string> keys;
+  for (const auto& r : receiver.snapshot().requests) keys.insert(r.header("idempotency-key"));
+  EXPECT_EQ(keys.size(), 1u);  // every attempt, before and after the crash, is one notification
+  const auto alerts = http(daemon.port(), "GET", "/api/v1/alerts");
+  ASSERT_EQ(alerts.status, 200) << alerts.body;
+  EXPECT_NE(alerts.body.find("firing"), std::string::npos) << alerts.body;
+  // The same batch again stores nothing new: the runs are there, once.
+  const auto again = http(daemon.port(), "POST", "/api/v1/runs", batch.dump(), kToken);
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_NE(again.body.find("\"duplicates\":" + std::to_string(batch.size())), std::string::npos)
+      << again.body;
+  daemon.stop();
+  const std::string log = daemon.log();
+  EXPECT_EQ(log.find(server.password()), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kernelwatch
