@@ -164,7 +164,8 @@ core::Status Daemon::start() {
   http_options.header_timeout = config_.http.header_timeout;
   http_options.max_connections_per_client = config_.http.max_connections_per_client;
   http_options.handler_context = &io_;
-  if (auto pages = storage::Connection::open(config_.storage.location(), storage::OpenMode::ReadOnly)) {
+  if (auto pages =
+          storage::Connection::open(config_.storage.location(), storage::OpenMode::ReadOnly)) {
     pages_store_.emplace(std::move(*pages));
   } else {
     log_.warning("the dashboard's key pages render on the engine's thread: " +
@@ -382,6 +383,10 @@ int run_daemon(const DaemonOptions& options) {
   auto store = storage::Connection::open(config->storage.location(), storage::OpenMode::Create);
   if (!store) {
     log.error(store.error().message);
+    return 1;
+  }
+  if (auto claimed = store->claim_for_daemon(); !claimed) {
+    log.error(claimed.error().message);
     return 1;
   }
   // No backend configured ("auto"): CUDA when there is a GPU, else the CPU, with the reason.

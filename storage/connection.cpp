@@ -162,6 +162,10 @@ Result<Connection> Connection::open(const std::filesystem::path& path, OpenMode 
   return connection;
 }
 
+Status Connection::claim_for_daemon() {
+  return db_->claim_exclusive();
+}
+
 Result<Transaction> Connection::begin() {
   KW_ASSERT(!db_->in_transaction(), "one transaction at a time per connection");
   KW_TRY(db_->begin_immediate());

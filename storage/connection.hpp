@@ -67,6 +67,10 @@ class Connection {
   Connection& operator=(Connection&&) noexcept;
   ~Connection();
 
+  // The daemon's claim on its database for as long as this connection lives: a second daemon on
+  // one PostgreSQL database is refused (Unavailable, naming the database). SQLite: nothing.
+  [[nodiscard]] Status claim_for_daemon();
+
   // One transaction at a time per connection.
   [[nodiscard]] Result<Transaction> begin();
 

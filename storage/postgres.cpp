@@ -211,6 +211,13 @@ class PgDatabase final : public Database {
     return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
   }
 
+  Status claim_exclusive() override {
+    KW_TRY(ensure_connected());
+    KW_TRY(take_claim());
+    claimed_ = true;
+    return {};
+  }
+
   // Runs `statement` with its bound values; the result, or the error naming the server.
   Result<ResultPtr> execute(PgStatement& statement,
                             const std::vector<std::optional<std::string>>& values) {
@@ -259,6 +266,7 @@ class PgDatabase final : public Database {
       ResultPtr read_only(PQexec(conn_.get(), "SET default_transaction_read_only = on"));
       KW_TRY(check(read_only.get(), "opening read-only"));
     }
+    if (claimed_) KW_TRY(take_claim());  // a reconnection takes it again
     return {};
   }
 
@@ -314,12 +322,26 @@ class PgDatabase final : public Database {
     return configure();
   }
 
+  // Any int64 will do ("kwdaemon" in ASCII); the schema's creation uses another.
+  Status take_claim() {
+    ResultPtr result(PQexec(conn_.get(), "SELECT pg_try_advisory_lock(8563983191375601006)"));
+    KW_TRY(check(result.get(), "claiming the database"));
+    if (PQntuples(result.get()) == 1 && std::string_view(PQgetvalue(result.get(), 0, 0)) == "t") {
+      return {};
+    }
+    return core::fail(ErrorCode::Unavailable,
+                      path().string() +
+                          ": another kernelwatch daemon uses this database (one daemon per "
+                          "database until the fleet's shared judging exists; docs/FLEET.md)");
+  }
+
   std::string conninfo_;
   std::unique_ptr<PGconn, ConnDeleter> conn_;
   OpenMode mode_;
   std::int64_t changes_ = 0;
   std::uint64_t statements_ = 0;
   std::uint64_t generation_ = 1;
+  bool claimed_ = false;
 };
 
 bool PgStatement::check_index(int index) {

@@ -1,6 +1,7 @@
 #include "storage/run_store.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -287,8 +288,16 @@ Result<core::Placement> whole_row_placement(Database& db, std::int64_t run_id) {
   return placement_from_labels(json::parse(stmt->column_text(0), nullptr, false));
 }
 
+// The rows a walk stepped through, readable or not, and the last one's place in time order.
+struct WalkEnd {
+  std::int64_t rows = 0;
+  std::int64_t observed_at_ns = 0;
+  std::int64_t key_id = 0;
+};
+
 Status visit_summaries(Database& db, Statement& stmt,
-                       const std::function<Status(const RunSummary&)>& visit) {
+                       const std::function<Status(const RunSummary&)>& visit,
+                       WalkEnd* end = nullptr) {
   const auto optional_ns = [](const Statement& s, int column) {
     return s.column_is_null(column) ? std::optional<std::chrono::nanoseconds>()
                                     : std::optional<std::chrono::nanoseconds>(
@@ -307,6 +316,7 @@ Status visit_summaries(Database& db, Statement& stmt,
     const Statement& s = stmt;
     run.key_id = s.column_int(0);
     run.observed_at = s.column_timestamp(1);
+    if (end != nullptr) *end = WalkEnd{end->rows + 1, s.column_int(1), run.key_id};
     auto status = core::parse_run_status(s.column_text(2));
     // A row the version-7 pass could not upgrade (its record does not parse) keeps its old
     // columns: read them as that pass would have.
@@ -390,9 +400,27 @@ Status visit_summaries(Database& db, Statement& stmt,
 
 Status RunStore::for_each_in_time_order(
     const std::function<Status(const RunSummary&)>& visit) const {
-  auto stmt =
-      KW_TRY(db_->statement(std::string(kSummaryColumns) + "ORDER BY r.observed_at_ns, r.key_id"));
-  return visit_summaries(*db_, *stmt, visit);
+  if (db_->dialect() == Dialect::Sqlite) {
+    // SQLite steps through the index a row at a time: one statement, flat memory.
+    auto stmt = KW_TRY(
+        db_->statement(std::string(kSummaryColumns) + "ORDER BY r.observed_at_ns, r.key_id"));
+    return visit_summaries(*db_, *stmt, visit);
+  }
+  // PostgreSQL hands a statement's rows over whole: pages through the (observed_at, key_id)
+  // index, each after the last row of the one before, keep a replay of any size in flat memory.
+  static const std::string page =
+      std::string(kSummaryColumns) +
+      "WHERE r.observed_at_ns >= ?1 AND NOT (r.observed_at_ns = ?1 AND r.key_id <= ?2) "
+      "ORDER BY r.observed_at_ns, r.key_id LIMIT ?3";
+  WalkEnd end{0, std::numeric_limits<std::int64_t>::min(),
+              std::numeric_limits<std::int64_t>::min()};
+  while (true) {
+    auto stmt = KW_TRY(db_->statement(page));
+    stmt->bind(1, end.observed_at_ns).bind(2, end.key_id).bind(3, page_rows_);
+    end.rows = 0;
+    KW_TRY(visit_summaries(*db_, *stmt, visit, &end));
+    if (end.rows < page_rows_) return {};
+  }
 }
 
 Result<std::map<std::int64_t, RunStore::RecentMedians>> RunStore::recent_medians(

@@ -159,8 +159,13 @@ class RunStore {
   // The canonical digest a source digest is an alias of ("" when unknown).
   [[nodiscard]] Result<std::string> resolve_alias(std::string_view digest) const;
 
+  // Rows per page of a PostgreSQL database's time-order walk (SQLite's is one statement). Tests
+  // make it small to cross page boundaries.
+  void set_page_rows(std::int64_t rows) { page_rows_ = rows; }
+
  private:
   Database* db_;
+  std::int64_t page_rows_ = 20000;
 };
 
 }  // namespace kernelwatch::storage

@@ -140,6 +140,11 @@ class Database {
   virtual void rollback() noexcept = 0;
   [[nodiscard]] virtual bool in_transaction() const = 0;
 
+  // Keeps every other process that asks from using this database for as long as this
+  // connection lives (PostgreSQL: a session advisory lock, taken again after a reconnect);
+  // Unavailable when another holds it. SQLite: nothing (one file per host).
+  [[nodiscard]] virtual Status claim_exclusive() { return {}; }
+
   // The file, or for PostgreSQL the server and database (never a password): what errors name.
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
 

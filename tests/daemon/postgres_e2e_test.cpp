@@ -108,6 +108,17 @@ TEST(PostgresqlE2E, ADaemonOnPostgresqlPagesOnceAcrossASigkillAndARestartOfTheSe
   ASSERT_EQ(posted.status, 200) << posted.body;
   // The receiver is down: the notification is tried, refused, and stays queued in PostgreSQL.
   ASSERT_TRUE(receiver.wait_for_requests(1)) << daemon.log();
+  // A second daemon on the same database is refused while this one runs (one judge of its
+  // alerts and one sender of its outbox), naming the database and not the password.
+  testing::TempDir other_dir;
+  DaemonProcess other(other_dir, receiver.url());
+  other.set_storage(receiver.url(), {{"postgresql", url}});
+  const auto refused =
+      run_kernelwatch({"daemon", "--config", (other_dir / "kernelwatch.json").string()});
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  const std::string said = refused.out + refused.err;
+  EXPECT_NE(said.find("another kernelwatch daemon uses this database"), std::string::npos) << said;
+  EXPECT_EQ(said.find(server.password()), std::string::npos) << said;
   daemon.kill_hard();
   // The server restarts while no daemon runs; what was acknowledged is still there.
   server.stop(/*immediate=*/true);

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# SQLite against PostgreSQL, side by side on one machine (issue #39): a synthetic history of RUNS
+# runs over KEYS keys (bench/storage/make_history.py, as Liger CSV), imported into a fresh SQLite
+# file and into a fresh database on a scratch PostgreSQL server (initdb + pg_ctl in the work
+# folder, as nobody when run as root, on a free port of 127.0.0.1, fsync on), then the same
+# import again (every run a duplicate), `backtest --json` and `history --json --limit 0` from
+# each; each timed by /usr/bin/time (wall, peak RSS) with the load average before it. Prints one
+# Markdown table.
+#
+#   bench/storage/postgres_scale.sh [--kernelwatch PATH] [--runs "100000"] [--keys 5000]
+#                                   [--work DIR (default: a new temporary folder, removed)]
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+kw="$root/build/ci/daemon/kernelwatch"
+sizes="100000"
+keys=5000
+work=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --kernelwatch) kw=$2; shift 2 ;;
+    --runs) sizes=$2; shift 2 ;;
+    --keys) keys=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "postgres_scale: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ -x "$kw" ]] || { echo "postgres_scale: no kernelwatch binary at $kw" >&2; exit 1; }
+bin=""
+for dir in /usr/lib/postgresql/15/bin /usr/lib/postgresql/16/bin /usr/lib/postgresql/17/bin; do
+  [[ -x "$dir/pg_ctl" ]] && { bin=$dir; break; }
+done
+[[ -n "$bin" ]] || { echo "postgres_scale: postgresql-15 is needed (scripts/setup)" >&2; exit 1; }
+keep_work=1
+if [[ -z "$work" ]]; then
+  work=$(mktemp -d)
+  keep_work=0
+fi
+mkdir -p "$work"
+as_server=()
+if [[ $(id -u) -eq 0 ]]; then
+  as_server=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
+  chmod 755 "$work"
+fi
+pg="$work/pg"
+mkdir -p "$pg"
+[[ $(id -u) -eq 0 ]] && chown 65534:65534 "$pg"
+cleanup() {
+  "${as_server[@]}" "$bin/pg_ctl" -D "$pg/data" -m immediate stop > /dev/null 2>&1 || true
+  ((keep_work)) || rm -rf "$work"
+}
+trap cleanup EXIT
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+password="bench$RANDOM$RANDOM"
+echo "$password" > "$pg/pwfile"
+[[ $(id -u) -eq 0 ]] && chown 65534:65534 "$pg/pwfile"
+"${as_server[@]}" "$bin/initdb" -D "$pg/data" -U kw --auth=scram-sha-256 --pwfile="$pg/pwfile" \
+  --no-locale -E UTF8 > "$work/initdb.log"
+"${as_server[@]}" "$bin/pg_ctl" -D "$pg/data" -w -l "$pg/server.log" \
+  -o "-p $port -k $pg -c listen_addresses=127.0.0.1" start > /dev/null
+echo "127.0.0.1:$port:*:kw:$password" > "$work/pgpass"
+chmod 600 "$work/pgpass"
+base="postgresql://kw@127.0.0.1:$port"
+passfile="passfile=$work/pgpass"
+
+rows=()
+load() { cut -d' ' -f1 /proc/loadavg; }
+timed() {
+  local label=$1 n=$2
+  shift 2
+  local before
+  before=$(load)
+  if ! /usr/bin/time -f '%e %M' -o "$work/time" "$@" > "$work/out" 2> "$work/err"; then
+    echo "postgres_scale: $label failed:" >&2
+    tail -5 "$work/err" >&2
+    exit 1
+  fi
+  local wall rss rate
+  read -r wall rss < <(tail -1 "$work/time")
+  rate=$(python3 -c "print(f'{$n / max($wall, 0.001):,.0f}')")
+  rows+=("| $n | $label | $wall | $rate | $(python3 -c "print(f'{$rss / 1024:.0f}')") | $before |")
+  echo "postgres_scale: $n $label: $wall s, $rate runs/s, peak RSS $((rss / 1024)) MiB (load $before)" >&2
+}
+
+for n in $sizes; do
+  data="$work/h$n"
+  [[ -f "$data.csv" ]] || python3 "$root/bench/storage/make_history.py" --runs "$n" --keys "$keys" --out "$data" >&2
+  psql -X -q -v ON_ERROR_STOP=1 "$base/postgres?$passfile" -c "CREATE DATABASE kw$n"
+  url="$base/kw$n?$passfile"
+  rm -f "$work/kw$n.db"*
+  timed "import (CSV), SQLite" "$n" "$kw" import --db "$work/kw$n.db" "$data.csv"
+  timed "import (CSV), PostgreSQL" "$n" "$kw" import --db "$url" "$data.csv"
+  timed "import again (all duplicates), SQLite" "$n" "$kw" import --db "$work/kw$n.db" "$data.csv"
+  timed "import again (all duplicates), PostgreSQL" "$n" "$kw" import --db "$url" "$data.csv"
+  timed "backtest --json, SQLite" "$n" "$kw" backtest --db "$work/kw$n.db" --json
+  cp "$work/out" "$work/backtest-sqlite.json"
+  timed "backtest --json, PostgreSQL" "$n" "$kw" backtest --db "$url" --json
+  cmp -s "$work/out" "$work/backtest-sqlite.json" ||
+    { echo "postgres_scale: the two backtests differ" >&2; exit 1; }
+  timed "history --json --limit 0, SQLite" "$n" "$kw" history --db "$work/kw$n.db" --json --limit 0
+  timed "history --json --limit 0, PostgreSQL" "$n" "$kw" history --db "$url" --json --limit 0
+done
+
+echo "| runs | step | wall s | runs/s | peak RSS MiB | load before |"
+echo "| --- | --- | --- | --- | --- | --- |"
+printf '%s\n' "${rows[@]}"
