@@ -22,6 +22,8 @@ class CreatedDatabase {
  public:
   explicit CreatedDatabase(std::filesystem::path path) {
     std::error_code ec;
+    // A PostgreSQL database is the server's: nothing to remove here.
+    if (storage::Connection::names_postgresql(path.native())) return;
     if (!std::filesystem::exists(path, ec) && !ec) path_ = std::move(path);
   }
   CreatedDatabase(const CreatedDatabase&) = delete;

@@ -133,6 +133,8 @@ class PgStatement final : public Statement {
     const char* text = PQgetvalue(result_.get(), row_, index);
     std::int64_t value = 0;
     if (text == nullptr) return 0;
+    if (text[0] == 't' && text[1] == '\0') return 1;  // a boolean, as SQLite counts it
+    if (text[0] == 'f' && text[1] == '\0') return 0;
     const auto* end = text + std::strlen(text);
     auto [ptr, ec] = std::from_chars(text, end, value);
     if (ec != std::errc() || ptr != end) {
@@ -195,15 +197,53 @@ class PgDatabase final : public Database {
   Dialect dialect() const noexcept override { return Dialect::PostgreSql; }
 
   Status exec(std::string_view sql) override {
-    KW_TRY(ensure_connected());
     const std::string text(sql);
-    ResultPtr result(PQexec(conn_.get(), text.c_str()));
-    return check(result.get(), "statement");
+    return with_retry([&]() -> Status {
+      ResultPtr result(PQexec(conn_.get(), text.c_str()));
+      return check(result.get(), "statement");
+    });
+  }
+
+  // f() on a connected session; once more on a new one when the connection turned out to be
+  // lost outside a transaction (a restarted server).
+  template <class F>
+  auto with_retry(F f) -> decltype(f()) {
+    for (int attempt = 0;; ++attempt) {
+      if (auto connected = ensure_connected(); !connected) {
+        return tl::unexpected(connected.error());
+      }
+      auto done = f();
+      if (done || !retry_after(attempt)) return done;
+    }
   }
 
   std::int64_t changes() const override { return changes_; }
-  Status begin_immediate() override { return exec("BEGIN"); }
+  Status begin_immediate() override {
+    KW_TRY(exec("BEGIN"));
+    transaction_open_ = true;
+    return {};
+  }
+  // COMMIT of a transaction PostgreSQL already aborted answers "ROLLBACK", and one on a new
+  // session (the old one lost) only warns: neither is a commit.
+  Status commit() override {
+    const bool was_open = transaction_open_ && in_transaction();
+    transaction_open_ = false;
+    if (!was_open) {
+      return core::fail(
+          ErrorCode::Unavailable,
+          path().string() + ": commit failed: the transaction was lost with the connection");
+    }
+    ResultPtr result(PQexec(conn_.get(), "COMMIT"));
+    KW_TRY(check(result.get(), "commit"));
+    if (std::string_view(PQcmdStatus(result.get())) != "COMMIT") {
+      return core::fail(ErrorCode::IoError, path().string() +
+                                                ": commit failed: a statement of the transaction "
+                                                "failed before it, so PostgreSQL rolled it back");
+    }
+    return {};
+  }
   void rollback() noexcept override {
+    transaction_open_ = false;
     if (in_transaction()) ResultPtr(PQexec(conn_.get(), "ROLLBACK"));
   }
   bool in_transaction() const override {
@@ -212,8 +252,7 @@ class PgDatabase final : public Database {
   }
 
   Status claim_exclusive() override {
-    KW_TRY(ensure_connected());
-    KW_TRY(take_claim());
+    KW_TRY(with_retry([&] { return take_claim(); }));
     claimed_ = true;
     return {};
   }
@@ -221,15 +260,17 @@ class PgDatabase final : public Database {
   // Runs `statement` with its bound values; the result, or the error naming the server.
   Result<ResultPtr> execute(PgStatement& statement,
                             const std::vector<std::optional<std::string>>& values) {
-    KW_TRY(ensure_connected());
-    if (statement.prepared_on != generation_) KW_TRY(prepare_on_server(statement));
     std::vector<const char*> pointers;
     pointers.reserve(values.size());
     for (const auto& value : values) pointers.push_back(value ? value->c_str() : nullptr);
-    ResultPtr result(PQexecPrepared(conn_.get(), statement.name().c_str(),
-                                    static_cast<int>(pointers.size()), pointers.data(), nullptr,
-                                    nullptr, 0));
-    KW_TRY(check(result.get(), "statement"));
+    ResultPtr result;
+    KW_TRY(with_retry([&]() -> Status {
+      if (statement.prepared_on != generation_) KW_TRY(prepare_on_server(statement));
+      result.reset(PQexecPrepared(conn_.get(), statement.name().c_str(),
+                                  static_cast<int>(pointers.size()), pointers.data(), nullptr,
+                                  nullptr, 0));
+      return check(result.get(), "statement");
+    }));
     if (PQresultStatus(result.get()) == PGRES_COMMAND_OK) {
       const char* tuples = PQcmdTuples(result.get());
       changes_ = (tuples != nullptr && *tuples != '\0') ? std::atoll(tuples) : 0;
@@ -285,8 +326,7 @@ class PgDatabase final : public Database {
     }
     auto statement = std::make_unique<PgStatement>(
         *this, std::move(text), "kw" + std::to_string(++statements_), std::move(used));
-    KW_TRY(ensure_connected());
-    KW_TRY(prepare_on_server(*statement));
+    KW_TRY(with_retry([&] { return prepare_on_server(*statement); }));
     return statement;
   }
 
@@ -312,14 +352,33 @@ class PgDatabase final : public Database {
   // Outside a transaction a lost connection is reset here, before the statement that needs it;
   // inside one the statement fails (its transaction is gone with the connection).
   Status ensure_connected() {
-    if (PQstatus(conn_.get()) == CONNECTION_OK) return {};
-    PQreset(conn_.get());
-    if (PQstatus(conn_.get()) != CONNECTION_OK) {
-      return core::fail(ErrorCode::Unavailable, path().string() + ": cannot reconnect: " +
-                                                    trimmed(PQerrorMessage(conn_.get())));
+    if (PQstatus(conn_.get()) == CONNECTION_OK && !needs_configure_) return {};
+    if (transaction_open_) {
+      // A new session must not run the rest of a batch whose first part died with the old one.
+      return core::fail(ErrorCode::Unavailable,
+                        path().string() +
+                            ": the connection to the server was lost; the open "
+                            "transaction is rolled back");
     }
-    ++generation_;  // every statement is prepared again on the new session
-    return configure();
+    if (PQstatus(conn_.get()) != CONNECTION_OK) {
+      PQreset(conn_.get());
+      if (PQstatus(conn_.get()) != CONNECTION_OK) {
+        return core::fail(ErrorCode::Unavailable, path().string() + ": cannot reconnect: " +
+                                                      trimmed(PQerrorMessage(conn_.get())));
+      }
+      ++generation_;  // every statement is prepared again on the new session
+    }
+    // Until the session is set up (its claim taken again above all), nothing runs on it.
+    needs_configure_ = true;
+    KW_TRY(configure());
+    needs_configure_ = false;
+    return {};
+  }
+
+  // After a failed statement: true when it failed because the connection was lost outside a
+  // transaction (a restarted server), so that it runs once more on a new session.
+  bool retry_after(int attempt) const {
+    return attempt == 0 && !transaction_open_ && PQstatus(conn_.get()) == CONNECTION_BAD;
   }
 
   // Any int64 will do ("kwdaemon" in ASCII); the schema's creation uses another.
@@ -342,6 +401,8 @@ class PgDatabase final : public Database {
   std::uint64_t statements_ = 0;
   std::uint64_t generation_ = 1;
   bool claimed_ = false;
+  bool transaction_open_ = false;  // begun and not yet committed or rolled back
+  bool needs_configure_ = false;
 };
 
 bool PgStatement::check_index(int index) {
@@ -356,6 +417,7 @@ void PgStatement::bind_text(int index, std::string_view value, bool) {
     // libpq passes text as C strings and PostgreSQL's text cannot hold a NUL byte.
     if (!bind_error_) {
       bind_error_ = db_->bind_failure(index, "text with a NUL byte cannot be stored in PostgreSQL");
+      bind_error_->code = ErrorCode::ParseError;  // the input's fault: refused, never retried
     }
     return;
   }
@@ -377,8 +439,19 @@ Result<bool> PgStatement::step() {
 Result<std::unique_ptr<Database>> Database::open_postgresql(const std::string& conninfo,
                                                             std::string shown, OpenMode mode) {
   // Ours first, so that the caller's own connect_timeout or application_name wins.
-  const char* keywords[] = {"connect_timeout", "application_name", "dbname", nullptr};
-  const char* values[] = {"10", "kernelwatch", conninfo.c_str(), nullptr};
+  // Keepalives and a TCP user timeout: a partitioned network fails a statement within about a
+  // minute instead of hanging the engine's thread.
+  const char* keywords[] = {"connect_timeout",
+                            "application_name",
+                            "keepalives",
+                            "keepalives_idle",
+                            "keepalives_interval",
+                            "keepalives_count",
+                            "tcp_user_timeout",
+                            "dbname",
+                            nullptr};
+  const char* values[] = {"10",    "kernelwatch",    "1",    "15", "5", "3",
+                          "45000", conninfo.c_str(), nullptr};
   PGconn* raw = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (raw == nullptr) return core::fail(ErrorCode::OutOfMemory, shown + ": cannot connect");
   auto db = std::make_unique<PgDatabase>(shown, conninfo, raw, mode);
@@ -395,18 +468,20 @@ Result<PostgresqlLocation> postgresql_location(std::string_view conninfo) {
   const std::string text(conninfo);
   PQconninfoOption* options = PQconninfoParse(text.c_str(), &error);
   if (options == nullptr) {
-    std::string why = trimmed(error);
     PQfreemem(error);
-    // libpq's message quotes nothing of a password; it names the part it could not read.
-    return core::fail(ErrorCode::InvalidArgument, "not a PostgreSQL connection string: " +
-                                                      (why.empty() ? "out of memory" : why));
+    // libpq's message quotes the text it could not read, which may be a password: not shown.
+    return core::fail(ErrorCode::InvalidArgument,
+                      "not a PostgreSQL connection string (libpq cannot parse it; check its "
+                      "percent-encoding and spaces)");
   }
   PostgresqlLocation out;
   std::string host, port, dbname, service;
   for (auto* option = options; option->keyword != nullptr; ++option) {
     if (option->val == nullptr) continue;
     const std::string_view keyword = option->keyword;
-    if (keyword == "password" && *option->val != '\0') out.has_password = true;
+    if ((keyword == "password" || keyword == "sslpassword") && *option->val != '\0') {
+      out.has_password = true;
+    }
     if (keyword == "host" || keyword == "hostaddr") host = option->val;
     if (keyword == "port") port = option->val;
     if (keyword == "dbname") dbname = option->val;

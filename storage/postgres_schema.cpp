@@ -195,6 +195,14 @@ Result<std::int64_t> stored_version(Database& db) {
 
 Status prepare_postgresql_schema(Database& db, bool may_write) {
   const auto where = db.path().string();
+  // Runs are UTF-8 text: SQL_ASCII would store invalid bytes, LATIN1 refuse most of them.
+  if (KW_TRY(db.query_int("SELECT CASE WHEN current_setting('server_encoding') = 'UTF8' THEN 1 "
+                          "ELSE 0 END")) != 1) {
+    return core::fail(ErrorCode::NotADatabase,
+                      where +
+                          ": the database's encoding is not UTF8 (create it with "
+                          "`createdb -E UTF8 -T template0`)");
+  }
   if (!may_write) {
     const std::int64_t version = KW_TRY(stored_version(db));
     if (version == 0) {
@@ -227,6 +235,15 @@ Status prepare_postgresql_schema(Database& db, bool may_write) {
                             std::to_string(kSchemaVersion) + "); upgrade kernelwatch to open it");
     }
     if (version == 0) {
+      if (KW_TRY(db.query_int("SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = "
+                              "current_schema() AND tablename IN ('runs', 'keys', 'alerts', "
+                              "'outbox', 'documents')")) > 0) {
+        return core::fail(ErrorCode::NotADatabase,
+                          where +
+                              ": has tables named like kernelwatch's (runs, keys, alerts, "
+                              "outbox, documents) but no kernelwatch schema version; "
+                              "refusing to touch it (give kernelwatch a database of its own)");
+      }
       KW_TRY_WITH(db.exec(kSchema), "creating kernelwatch's schema");
       KW_TRY(db.exec("INSERT INTO kernelwatch_schema (version) VALUES (" +
                      std::to_string(kSchemaVersion) + ")"));

@@ -27,18 +27,21 @@ using nlohmann::json;
 
 // Columns every run query selects, in this order; the key's parts as in read_key(), the
 // record's as read_record() reads them.
-const std::string kRunColumns =
+const std::string kRunSelect =
     std::string(
         "r.id, r.key_id, k.benchmark, k.benchmark_digest, k.provider, k.provider_digest, "
         "w.label, w.digest, e.label, e.digest, p.label, p.digest, coalesce(i.version, ''), "
         "r.settled, ") +
-    kRecordColumns +
+    kRecordColumns;
+const std::string kRunFrom =
     " FROM runs r JOIN keys k ON k.id = r.key_id "
     "JOIN workloads w ON w.id = k.workload_id "
     "JOIN environments e ON e.id = k.environment_id "
     "JOIN protocols p ON p.id = k.protocol_id "
     "LEFT JOIN implementations i ON i.id = r.implementation_id ";
+const std::string kRunColumns = kRunSelect + kRunFrom;
 constexpr int kFirstRecordColumn = 14;
+constexpr int kRunColumnCount = kFirstRecordColumn + kRecordColumnCount;
 
 // The five key parts from ten columns starting at `first`: benchmark, provider, workload,
 // environment and protocol, each as label then digest.
@@ -80,10 +83,23 @@ void note_unreadable(const std::filesystem::path& path, std::int64_t id, std::st
 }
 
 // Every readable row, one at a time; an unreadable one is noted and left out.
+// Where a newest-first walk of runs stopped: the rows stepped (readable or not) and the last
+// row's observedAt and key digest, read from the two columns after kRunSelect's.
+struct RunWalkEnd {
+  std::int64_t rows = 0;
+  std::int64_t observed_at_ns = 0;
+  std::string key_digest;
+};
+
 Status visit_runs(Database& db, Statement& stmt,
-                  const std::function<Status(const StoredRun&)>& visit) {
+                  const std::function<Status(const StoredRun&)>& visit, RunWalkEnd* end = nullptr) {
   DocumentReader documents(db);
   while (KW_TRY(stmt.step())) {
+    if (end != nullptr) {
+      ++end->rows;
+      end->observed_at_ns = stmt.column_int(kRunColumnCount);
+      end->key_digest = stmt.column_text(kRunColumnCount + 1);
+    }
     auto run = read_run(stmt, db.path(), documents);
     if (!run) {
       note_unreadable(db.path(), stmt.column_int(0), run.error().message);
@@ -152,13 +168,43 @@ Status RunStore::for_each_run(const RunFilter& filter,
       "WHERE (?1 = '' OR k.benchmark = ?1) AND (?2 = '' OR k.provider = ?2) "
       "AND (?3 = '' OR w.label = ?3) AND (?4 = '' OR e.label = ?4) "
       "ORDER BY r.observed_at_ns DESC, k.digest LIMIT ?5";
-  auto stmt = KW_TRY(db_->statement(sql));
-  stmt->bind(1, filter.benchmark)
-      .bind(2, filter.provider)
-      .bind(3, filter.workload)
-      .bind(4, filter.environment)
-      .bind_limit(5, filter.limit);
-  return visit_runs(*db_, *stmt, visit);
+  if (db_->dialect() == Dialect::Sqlite) {
+    auto stmt = KW_TRY(db_->statement(sql));
+    stmt->bind(1, filter.benchmark)
+        .bind(2, filter.provider)
+        .bind(3, filter.workload)
+        .bind(4, filter.environment)
+        .bind_limit(5, filter.limit);
+    return visit_runs(*db_, *stmt, visit);
+  }
+  // PostgreSQL hands a statement's rows over whole: pages in the same order, each after the last
+  // row of the one before, keep `history --limit 0` of any size in flat memory.
+  static const std::string page =
+      "SELECT " + kRunSelect + ", r.observed_at_ns, k.digest" + kRunFrom +
+      "WHERE (?1 = '' OR k.benchmark = ?1) AND (?2 = '' OR k.provider = ?2) "
+      "AND (?3 = '' OR w.label = ?3) AND (?4 = '' OR e.label = ?4) "
+      "AND (?6 = 0 OR r.observed_at_ns < ?7 OR (r.observed_at_ns = ?7 AND k.digest > ?8)) "
+      "ORDER BY r.observed_at_ns DESC, k.digest LIMIT ?5";
+  RunWalkEnd end;
+  std::int64_t left = filter.limit == 0 ? std::numeric_limits<std::int64_t>::max()
+                                        : static_cast<std::int64_t>(filter.limit);
+  for (bool first = true; left > 0; first = false) {
+    const std::int64_t rows = std::min(left, page_rows_);
+    auto stmt = KW_TRY(db_->statement(page));
+    stmt->bind(1, filter.benchmark)
+        .bind(2, filter.provider)
+        .bind(3, filter.workload)
+        .bind(4, filter.environment)
+        .bind(5, rows)
+        .bind(6, std::int64_t{first ? 0 : 1})
+        .bind(7, end.observed_at_ns)
+        .bind(8, end.key_digest);
+    end.rows = 0;
+    KW_TRY(visit_runs(*db_, *stmt, visit, &end));
+    if (end.rows < rows) return {};
+    left -= rows;
+  }
+  return {};
 }
 
 Result<std::vector<StoredRun>> RunStore::runs(const RunFilter& filter) const {

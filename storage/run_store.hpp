@@ -159,7 +159,8 @@ class RunStore {
   // The canonical digest a source digest is an alias of ("" when unknown).
   [[nodiscard]] Result<std::string> resolve_alias(std::string_view digest) const;
 
-  // Rows per page of a PostgreSQL database's time-order walk (SQLite's is one statement). Tests
+  // Rows per page of a PostgreSQL database's walks in time order (for_each_in_time_order,
+  // for_each_run; SQLite's is one statement each). Tests
   // make it small to cross page boundaries.
   void set_page_rows(std::int64_t rows) { page_rows_ = rows; }
 

@@ -136,7 +136,7 @@ class Database {
   // A write transaction (SQLite: BEGIN IMMEDIATE, so a writer waits at its start, not at its
   // first write).
   [[nodiscard]] virtual Status begin_immediate() = 0;
-  [[nodiscard]] Status commit() { return exec("COMMIT"); }
+  [[nodiscard]] virtual Status commit() { return exec("COMMIT"); }
   virtual void rollback() noexcept = 0;
   [[nodiscard]] virtual bool in_transaction() const = 0;
 

@@ -164,6 +164,57 @@ TEST(PostgresqlConnection, AServerKilledMidBatchLosesOnlyTheUncommittedBatchAndI
   }
   ASSERT_TRUE(tx->commit());
   EXPECT_EQ(*runs.run_count(), 6);
+  // A restart between two batches: the next batch's first statement finds the session gone and
+  // runs again on a new one, so the batch goes through.
+  server.stop(/*immediate=*/false);
+  server.start_again();
+  auto next = connection->begin();
+  ASSERT_TRUE(next) << next.error().message;
+  ASSERT_TRUE(runs.insert_run(*next, later(base, 6), ""));
+  ASSERT_TRUE(next->commit());
+  EXPECT_EQ(*runs.run_count(), 7);
+}
+
+TEST(PostgresqlConnection, ADaemonsClaimRefusesASecondAndIsNeverRunWithoutAfterAReconnect) {
+  KW_REQUIRE_POSTGRES(server);
+  const std::string url = server.create_database();
+  auto first = Connection::open(url, OpenMode::Create);
+  auto second = Connection::open(url, OpenMode::Create);
+  ASSERT_TRUE(first && second);
+  ASSERT_TRUE(first->claim_for_daemon());
+  auto refused = second->claim_for_daemon();
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, core::ErrorCode::Unavailable);
+  EXPECT_NE(refused.error().message.find("another kernelwatch daemon"), std::string::npos);
+  // The server restarts: both sessions are gone, and the second claims the database first.
+  server.stop(/*immediate=*/true);
+  server.start_again();
+  ASSERT_TRUE(second->claim_for_daemon());
+  // The first reconnects but cannot take its claim again: nothing runs on it, now or later.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto count = RunStore(*first).run_count();
+    ASSERT_FALSE(count) << attempt;
+    EXPECT_NE(count.error().message.find("another kernelwatch daemon"), std::string::npos)
+        << count.error().message;
+  }
+  // A reader needs no claim.
+  auto reader = Connection::open(url, OpenMode::ReadOnly);
+  ASSERT_TRUE(reader) << reader.error().message;
+  EXPECT_TRUE(RunStore(*reader).run_count());
+}
+
+TEST(PostgresqlConnection, TextWithANulByteIsRefusedAsBadInputAndTheBatchIsNotCommitted) {
+  KW_REQUIRE_POSTGRES(server);
+  auto connection = Connection::open(server.create_database(), OpenMode::Create);
+  ASSERT_TRUE(connection);
+  core::Record record = fixture_record(kTvdFixture);
+  record.run.metadata.name = std::string("with\0nul", 8);
+  auto tx = connection->begin();
+  ASSERT_TRUE(tx);
+  auto inserted = RunStore(*connection).insert_run(*tx, record, "");
+  ASSERT_FALSE(inserted);
+  EXPECT_EQ(inserted.error().code, core::ErrorCode::ParseError) << inserted.error().message;
+  EXPECT_NE(inserted.error().message.find("NUL byte"), std::string::npos);
 }
 
 // Every view of one history, as text: keys, runs newest first (whole records), and the replay's
@@ -185,6 +236,14 @@ std::string views(Connection& connection, std::int64_t page_rows = 20000) {
     }
   }
   auto stored = runs.runs({});
+  RunFilter limited;
+  limited.provider = "liger";
+  limited.limit = 30;
+  auto newest = runs.runs(limited);
+  EXPECT_TRUE(newest) << newest.error().message;
+  for (const auto& run : newest.value_or(std::vector<StoredRun>{})) {
+    out += "newest liger " + run.record.run.source_native.external_id + "\n";
+  }
   EXPECT_TRUE(stored) << stored.error().message;
   for (const auto& run : stored.value_or(std::vector<StoredRun>{})) {
     out += "run " + core::canonical_json(core::to_json(run.record)) + " " +
