@@ -59,8 +59,9 @@ void ignore_notice(void*, const char*) {}
 
 }  // namespace
 
-std::string translate_to_postgresql(std::string_view sql) {
-  std::string out;
+PostgresqlStatement translate_to_postgresql(std::string_view sql) {
+  PostgresqlStatement translated;
+  std::string& out = translated.text;
   out.reserve(sql.size() + 16);
   char quote = 0;
   for (std::size_t i = 0; i < sql.size(); ++i) {
@@ -76,7 +77,13 @@ std::string translate_to_postgresql(std::string_view sql) {
       continue;
     }
     if (c == '?' && i + 1 < sql.size() && sql[i + 1] >= '0' && sql[i + 1] <= '9') {
-      out.push_back('$');
+      std::size_t n = 0;
+      for (; i + 1 < sql.size() && sql[i + 1] >= '0' && sql[i + 1] <= '9'; ++i) {
+        n = n * 10 + static_cast<std::size_t>(sql[i + 1] - '0');
+      }
+      out += "$" + std::to_string(n);
+      if (translated.parameters.size() < n) translated.parameters.resize(n, false);
+      translated.parameters[n - 1] = true;
       continue;
     }
     const bool word_start =
@@ -112,7 +119,7 @@ std::string translate_to_postgresql(std::string_view sql) {
     }
     out.push_back(c);
   }
-  return out;
+  return translated;
 }
 
 namespace {
@@ -190,8 +197,8 @@ class PgStatement final : public Statement {
 
 class PgDatabase final : public Database {
  public:
-  PgDatabase(std::filesystem::path shown, std::string conninfo, PGconn* conn, OpenMode mode)
-      : Database(std::move(shown)), conninfo_(std::move(conninfo)), conn_(conn), mode_(mode) {}
+  PgDatabase(std::filesystem::path shown, PGconn* conn, OpenMode mode)
+      : Database(std::move(shown)), conn_(conn), mode_(mode) {}
   ~PgDatabase() override { drop_statements(); }
 
   Dialect dialect() const noexcept override { return Dialect::PostgreSql; }
@@ -313,17 +320,7 @@ class PgDatabase final : public Database {
 
  private:
   Result<std::unique_ptr<Statement>> prepare(std::string_view sql) override {
-    std::string text = translate_to_postgresql(sql);
-    std::vector<bool> used;
-    for (std::size_t i = 0; i + 1 < text.size(); ++i) {
-      if (text[i] != '$') continue;
-      std::size_t n = 0;
-      std::size_t j = i + 1;
-      while (j < text.size() && text[j] >= '0' && text[j] <= '9') n = n * 10 + (text[j++] - '0');
-      if (n == 0) continue;  // '$.a.b' inside a JSON path
-      if (used.size() < n) used.resize(n, false);
-      used[n - 1] = true;
-    }
+    auto [text, used] = translate_to_postgresql(sql);
     auto statement = std::make_unique<PgStatement>(
         *this, std::move(text), "kw" + std::to_string(++statements_), std::move(used));
     KW_TRY(with_retry([&] { return prepare_on_server(*statement); }));
@@ -394,7 +391,6 @@ class PgDatabase final : public Database {
                           "database until the fleet's shared judging exists; docs/FLEET.md)");
   }
 
-  std::string conninfo_;
   std::unique_ptr<PGconn, ConnDeleter> conn_;
   OpenMode mode_;
   std::int64_t changes_ = 0;
@@ -454,7 +450,7 @@ Result<std::unique_ptr<Database>> Database::open_postgresql(const std::string& c
                           "45000", conninfo.c_str(), nullptr};
   PGconn* raw = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (raw == nullptr) return core::fail(ErrorCode::OutOfMemory, shown + ": cannot connect");
-  auto db = std::make_unique<PgDatabase>(shown, conninfo, raw, mode);
+  auto db = std::make_unique<PgDatabase>(shown, raw, mode);
   if (PQstatus(raw) != CONNECTION_OK) {
     return core::fail(ErrorCode::Unavailable,
                       shown + ": cannot connect: " + trimmed(PQerrorMessage(raw)));

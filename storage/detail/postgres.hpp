@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -14,7 +15,11 @@ class Database;
 // A statement in SQLite's spelling as PostgreSQL reads it: `?N` -> `$N`; json_extract,
 // json_valid and json_each -> the kw_json_* functions of the PostgreSQL schema; instr -> strpos;
 // INDEXED BY hints dropped. Quoted text is left alone.
-[[nodiscard]] std::string translate_to_postgresql(std::string_view sql);
+struct PostgresqlStatement {
+  std::string text;
+  std::vector<bool> parameters;  // parameters[i]: the text names $i+1 (a gap is declared text)
+};
+[[nodiscard]] PostgresqlStatement translate_to_postgresql(std::string_view sql);
 
 struct PostgresqlLocation {
   std::string shown;  // "postgresql://host:port/db" or "postgresql service NAME": no password

@@ -34,17 +34,22 @@ core::Record later(const core::Record& base, int minutes) {
 }
 
 TEST(PostgresqlSpelling, ParametersAndSqliteFunctionsAreTranslatedAndQuotedTextIsNot) {
-  EXPECT_EQ(translate_to_postgresql("SELECT a FROM t WHERE b = ?1 AND c = ?12"),
+  EXPECT_EQ(translate_to_postgresql("SELECT a FROM t WHERE b = ?1 AND c = ?12").text,
             "SELECT a FROM t WHERE b = $1 AND c = $12");
   EXPECT_EQ(translate_to_postgresql("SELECT json_extract(body, '$.a.b') FROM d WHERE "
-                                    "json_valid(body) AND x IN (SELECT value FROM json_each(?1))"),
+                                    "json_valid(body) AND x IN (SELECT value FROM json_each(?1))")
+                .text,
             "SELECT kw_json_extract(body, '$.a.b') FROM d WHERE kw_json_valid(body) AND x IN "
             "(SELECT value FROM kw_json_each($1))");
   EXPECT_EQ(translate_to_postgresql("SELECT * FROM outbox INDEXED BY outbox_due WHERE "
-                                    "instr(payload, ?1) > 0"),
+                                    "instr(payload, ?1) > 0")
+                .text,
             "SELECT * FROM outbox WHERE strpos(payload, $1) > 0");
+  // The parameters the text names, a gap among them left unnamed ($2 here is declared text).
+  EXPECT_EQ(translate_to_postgresql("SELECT ?3 WHERE a = ?1 AND b = '?2'").parameters,
+            (std::vector<bool>{true, false, true}));
   // Inside quotes nothing changes; a name that only ends like a function is not one.
-  EXPECT_EQ(translate_to_postgresql("SELECT '?1 json_each(' , my_json_each(?2)"),
+  EXPECT_EQ(translate_to_postgresql("SELECT '?1 json_each(' , my_json_each(?2)").text,
             "SELECT '?1 json_each(' , my_json_each($2)");
 }
 
