@@ -8,6 +8,7 @@
 #include "config/config.hpp"
 #include "config/environment.hpp"
 #include "config/secret.hpp"
+#include "core/digest.hpp"
 #include "core/json_limits.hpp"
 #include "core/url.hpp"
 #include "daemon/backtest_command.hpp"
@@ -51,7 +52,15 @@ core::Result<std::vector<core::Record>> candidate_records(const CompareCommandOp
     if (entry) {
       auto runs = runners::runs_from_output(*entry, texts[i], host, wall_now());
       if (!runs) return core::fail(runs.error().code, name + ": " + runs.error().message);
-      for (auto& run : *runs) records.push_back(std::move(run.record));
+      // The daemon's externalId ends in the second it recorded the run: two outputs read in one
+      // second would be taken for one run given twice (and the second never confirms the
+      // first). The output's own digest tells them apart; the same bytes twice stay one run.
+      const std::string output = "/output-" + core::sha256_hex(texts[i]).substr(0, 12);
+      for (auto& run : *runs) {
+        std::string& id = run.record.run.source_native.external_id;
+        id = core::utf8_prefix(id, 500 - output.size()) + output;
+        records.push_back(std::move(run.record));
+      }
       continue;
     }
     if (options.format != "auto" && options.format != "kernelindex-jsonl") {

@@ -191,6 +191,21 @@ TEST(JudgeE2E, AProgramsOutputIsJudgedInTheKeysOfTheEntryThatWatchesIt) {
       << slow.out;
   EXPECT_EQ(answer["cases"][0]["reason"].get<std::string>().find("a new key"), std::string::npos)
       << "the output fell in the daemon's key: " << slow.out;
+  // Two outputs recorded within one second are two runs (the second confirms the first); the
+  // same output given twice is one run.
+  EXPECT_EQ(answer["cases"][0]["reason"].get<std::string>().find("repeated candidate run"),
+            std::string::npos)
+      << slow.out;
+  auto twice_args = against;
+  twice_args.push_back((dir / "slow1.json").string());
+  twice_args.push_back((dir / "slow1.json").string());
+  const auto twice = testing::run_kernelwatch(twice_args);
+  ASSERT_NE(twice.exit_code, 3) << twice.out << twice.err;
+  const json once = json::parse(twice.out);
+  ASSERT_EQ(once["cases"].size(), 1U) << twice.out;
+  EXPECT_NE(once["cases"][0]["reason"].get<std::string>().find("1 repeated candidate run(s)"),
+            std::string::npos)
+      << twice.out;
   auto same_args = against;
   same_args.push_back((dir / "same.json").string());
   const auto same = testing::run_kernelwatch(same_args);
