@@ -31,6 +31,8 @@ std::string in_quotes(std::string_view text) {
   return "\"" + core::utf8_prefix(text, 120) + "\"";
 }
 
+}  // namespace
+
 double threshold_for(const std::string& id, double fallback,
                      const std::vector<ThresholdRule>& rules) {
   for (const auto& rule : rules) {
@@ -38,8 +40,6 @@ double threshold_for(const std::string& id, double fallback,
   }
   return fallback;
 }
-
-}  // namespace
 
 std::string environment_difference(const runners::CompareCase& a, const runners::CompareCase& b,
                                    const std::vector<std::string>& ignored) {
@@ -262,7 +262,7 @@ int run_compare(const CompareCommandOptions& options, std::ostream& out, std::os
     if (!parsed) return refuse(options.thresholds.string() + ": " + parsed.error().message);
     rules = std::move(*parsed);
   }
-  if (!options.against.empty()) return run_judge(options, out, err);
+  if (!options.against.empty()) return run_judge(options, *threshold, rules, out, err);
   const bool rounds = !options.baseline_argv.empty() || !options.candidate_argv.empty() ||
                       !options.config.empty() || !options.entry.empty() ||
                       !options.baseline_dir.empty() || !options.candidate_dir.empty();

@@ -99,6 +99,9 @@ struct CompareReport {
 // The rules of a thresholds file's text ("# comment", blank lines, "PATTERN THRESHOLD").
 [[nodiscard]] core::Result<std::vector<ThresholdRule>> parse_threshold_rules(std::string_view text);
 [[nodiscard]] bool glob_match(std::string_view pattern, std::string_view text);
+// The threshold of the first rule whose pattern matches the case id, else `fallback`.
+[[nodiscard]] double threshold_for(const std::string& id, double fallback,
+                                   const std::vector<ThresholdRule>& rules);
 
 // The first environment field both cases name with different values ("" when none), as a
 // reason: `host_name "a" in the baseline, "b" in the candidate`.

@@ -1,6 +1,7 @@
 #include "daemon/judge_command.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <ostream>
@@ -156,11 +157,14 @@ json judge_answer(std::span<const detectors::CandidateCase> cases,
   return json{{"stored", 0}, {"cases", std::move(out)}};
 }
 
-core::Result<CompareReport> judged_report(const json& answer, bool fail_on_ambiguous) {
+core::Result<CompareReport> judged_report(const json& answer, bool fail_on_ambiguous,
+                                          double threshold,
+                                          const std::vector<ThresholdRule>& rules) {
   if (!answer.is_object() || !answer.contains("cases") || !answer["cases"].is_array()) {
     return core::fail(core::ErrorCode::ParseError, "the answer has no \"cases\" array");
   }
   CompareReport report;
+  report.threshold = threshold;
   report.format = "kernelindex-jsonl";
   report.basis = "each key's learned band; interval: the band around its centre";
   for (const json& c : answer["cases"]) {
@@ -172,6 +176,7 @@ core::Result<CompareReport> judged_report(const json& answer, bool fail_on_ambig
     CompareRow row;
     row.id = text("benchmark") + " " + text("provider") + " " + text("workload") + " " +
              text("environment");
+    row.threshold = threshold_for(row.id, threshold, rules);
     const std::string status = text("status");
     row.reason = text("explanation");
     const auto parsed_status = core::parse_run_status(status);
@@ -187,6 +192,15 @@ core::Result<CompareReport> judged_report(const json& answer, bool fail_on_ambig
     if (text("confirmation") == "unconfirmed" && number(c.value("runs", json())) > 1) {
       row.verdict = "ambiguous";
     }
+    // In band is "same" only within the threshold: a band wider than that (a noisy key, a young
+    // one, a run with a wide spread of its own) cannot tell such a change from noise.
+    const double change = number(c.value("relativeChange", json()));
+    if (row.verdict == "same" && std::abs(change) > row.threshold) {
+      row.verdict = "ambiguous";
+      row.reason = "inside the key's band, but " + core::format_change(change) +
+                   " from its centre is beyond the threshold " + core::format_share(row.threshold) +
+                   ": too noisy to tell" + (row.reason.empty() ? std::string() : "; " + row.reason);
+    }
     const bool known = c.contains("known") && c["known"].is_boolean() && c["known"].get<bool>();
     if (!known) {
       row.reason = "a new key: no stored history to judge it by" +
@@ -194,7 +208,7 @@ core::Result<CompareReport> judged_report(const json& answer, bool fail_on_ambig
     }
     detectors::Comparison cmp;
     cmp.method = detectors::CompareMethod::Band;
-    cmp.change = number(c.value("relativeChange", json()));
+    cmp.change = change;
     cmp.base_count = static_cast<std::int64_t>(number(c.value("baselineRuns", json())));
     cmp.candidate_count = static_cast<std::int64_t>(number(c.value("runs", json())));
     row.candidate.median_ns = number(c.value("median", json()));
@@ -213,7 +227,8 @@ core::Result<CompareReport> judged_report(const json& answer, bool fail_on_ambig
   return report;
 }
 
-int run_judge(const CompareCommandOptions& options, std::ostream& out, std::ostream& err) {
+int run_judge(const CompareCommandOptions& options, double threshold,
+              const std::vector<ThresholdRule>& rules, std::ostream& out, std::ostream& err) {
   const auto refuse = [&](const std::string& why) {
     err << "kernelwatch compare: " << why << '\n';
     return kCompareRefused;
@@ -280,7 +295,7 @@ int run_judge(const CompareCommandOptions& options, std::ostream& out, std::ostr
     for (auto& c : *cases) detectors::judge_case(replayed->watch, *parameters, c);
     answer = judge_answer(*cases, *records);
   }
-  auto report = judged_report(answer, options.fail_on_ambiguous);
+  auto report = judged_report(answer, options.fail_on_ambiguous, threshold, rules);
   if (!report) return refuse("--against: " + report.error().message);
   report->baseline_name = against_name;
   report->candidate_name = options.baseline.string();

@@ -27,12 +27,16 @@ namespace kernelwatch::daemon {
                                           std::span<const core::Record> records);
 
 // compare's report of an answer: a row per case; regression -> slower, improvement -> faster,
-// in band -> same, the rest ambiguous (a new key, too few runs, inconclusive), a failed
-// candidate run -> failed. Malformed answers are an error.
+// in band -> same when the change from the centre is within the case's threshold (`threshold`,
+// or the first of `rules` matching its id), ambiguous beyond it (the band is too wide to tell a
+// change of the threshold's size); the rest ambiguous (a new key, too few runs, inconclusive), a
+// failed candidate run -> failed. Malformed answers are an error.
 [[nodiscard]] core::Result<CompareReport> judged_report(const nlohmann::json& answer,
-                                                        bool fail_on_ambiguous);
+                                                        bool fail_on_ambiguous, double threshold,
+                                                        const std::vector<ThresholdRule>& rules);
 
-// The --against form of compare: run_compare() calls it.
-int run_judge(const CompareCommandOptions& options, std::ostream& out, std::ostream& err);
+// The --against form of compare: run_compare() calls it with the parsed threshold and rules.
+int run_judge(const CompareCommandOptions& options, double threshold,
+              const std::vector<ThresholdRule>& rules, std::ostream& out, std::ostream& err);
 
 }  // namespace kernelwatch::daemon

@@ -87,6 +87,24 @@ TEST(JudgeE2E, CandidatesAreJudgedByTheDaemonsBandAndNothingIsStoredOrPaged) {
   const auto same = judge({(dir / "same.jsonl").string()});
   EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
   for (const auto& [id, v] : verdicts(same.out)) EXPECT_EQ(v, "same") << id;
+  // In band and 1% above the centre: the same within the default 5%; against a 0.5% threshold
+  // the band (1% margin) cannot tell, so ambiguous, and a thresholds rule for the case likewise.
+  write_jsonl(dir / "near.jsonl", {run_of(30, 9'700)});
+  const auto near = judge({(dir / "near.jsonl").string()});
+  EXPECT_EQ(near.exit_code, 0) << near.out << near.err;
+  for (const auto& [id, v] : verdicts(near.out)) EXPECT_EQ(v, "same") << id;
+  const auto strict = judge({"--threshold", "0.5%", (dir / "near.jsonl").string()});
+  EXPECT_EQ(strict.exit_code, 0) << strict.out << strict.err;
+  ASSERT_EQ(json::parse(strict.out)["cases"].size(), 1U) << strict.out;
+  const json strict_case = json::parse(strict.out)["cases"][0];
+  EXPECT_EQ(strict_case["verdict"], "ambiguous") << strict.out;
+  EXPECT_NE(strict_case["reason"].get<std::string>().find("too noisy to tell"), std::string::npos)
+      << strict.out;
+  testing::write_file(dir / "thresholds", "*judged* 0.5%\n");
+  EXPECT_EQ(judge({"--thresholds", (dir / "thresholds").string(), "--fail-on-ambiguous",
+                   (dir / "near.jsonl").string()})
+                .exit_code,
+            2);
   const auto fresh = judge({(dir / "new.jsonl").string()});
   EXPECT_EQ(fresh.exit_code, 0) << fresh.out << fresh.err;
   for (const auto& [id, v] : verdicts(fresh.out)) EXPECT_EQ(v, "ambiguous") << id;
