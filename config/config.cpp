@@ -23,6 +23,7 @@
 #include "core/json_fields.hpp"
 #include "core/json_limits.hpp"
 #include "core/url.hpp"
+#include "notifiers/integration.hpp"
 
 namespace kernelwatch::config {
 namespace {
@@ -245,13 +246,16 @@ Status read_notifier_identity(const JsonField& object, std::size_t index,
   const JsonField type_field = object["type"];
   if (!type_field.present()) return object.error("type is missing");
   const std::string type = KW_TRY(type_field.string());
-  const auto parsed_type = notifiers::parse_destination_type(type);
-  if (!parsed_type) {
-    return type_field.error(shown(type) + " is not one of slack, webhook, alertmanager");
+  if (notifiers::find_integration(type) == nullptr) {
+    std::string known;
+    for (const auto* integration : notifiers::integrations()) {
+      known += (known.empty() ? "" : ", ") + std::string(integration->name());
+    }
+    return type_field.error(shown(type) + " is not one of " + known);
   }
-  destination.type = *parsed_type;
-  destination.name = KW_TRY(object["name"].string_or(
-      std::string(notifiers::to_string(destination.type)) + "-" + std::to_string(index)));
+  destination.type = type;
+  destination.name =
+      KW_TRY(object["name"].string_or(destination.type + "-" + std::to_string(index)));
   const std::string& name = destination.name;
   if (name.empty() || name.size() > 64 || !std::all_of(name.begin(), name.end(), word_char_ok)) {
     return object["name"].error(shown(name) + " is not 1 to 64 of A-Z, a-z, 0-9, '.', '-', '_'");
@@ -271,10 +275,10 @@ Result<std::vector<ResolvedSecret>> read_peer_urls(const Reader& reader, const J
   }
   if (keys.empty()) return std::vector<ResolvedSecret>{};
   const JsonField field = object[keys.front()];
-  if (destination.type != notifiers::DestinationType::Alertmanager) {
-    return field.error(
-        "only alertmanager notifiers take several URLs (the peers of a cluster); "
-        "use url, url_file or url_env");
+  if (!notifiers::integration_of(destination).traits().clusters) {
+    return field.error("only " + notifiers::types_with(&notifiers::IntegrationTraits::clusters) +
+                       " notifiers take several URLs (the peers of a cluster); "
+                       "use url, url_file or url_env");
   }
   for (const char* single : {"url", "url_file", "url_env"}) {
     if (object[single].present()) {
@@ -327,8 +331,9 @@ Result<std::vector<ResolvedSecret>> read_peer_urls(const Reader& reader, const J
   return peers;
 }
 
-// The URL and, for webhooks, the signing secret; the CA bundle to verify against. An
-// Alertmanager cluster's peer URLs go to `peers` instead (the caller makes one Notifier each).
+// The URL and, for the types that take one, the secret (a webhook's signing key, ntfy's token); the
+// CA bundle to verify against. An Alertmanager cluster's peer URLs go to `peers` instead (the
+// caller makes one Notifier each).
 Status read_notifier_endpoint(const Reader& reader, const JsonField& object, Notifier& out,
                               std::vector<ResolvedSecret>& peers) {
   notifiers::Destination& destination = out.destination;
@@ -341,9 +346,13 @@ Status read_notifier_endpoint(const Reader& reader, const JsonField& object, Not
     out.url_source = url.source;
   }
 
-  if (destination.type != notifiers::DestinationType::Webhook) {
+  if (!notifiers::integration_of(destination).traits().takes_secret) {
     for (const std::string_view key : {"secret_file", "secret_env"}) {
-      if (object[key].present()) return object[key].error("only webhook notifiers are signed");
+      if (object[key].present()) {
+        return object[key].error(
+            "only " + notifiers::types_with(&notifiers::IntegrationTraits::takes_secret) +
+            " notifiers take a secret");
+      }
     }
   }
   const ResolvedSecret secret = KW_TRY(read_secret(reader, object, "secret", InlineValue::Refused,
@@ -375,9 +384,10 @@ Status read_delivery(const JsonField& object, notifiers::Destination& destinatio
     destination.min_interval = min_interval;
   }
   if (object["resend_interval"].present()) {
-    if (destination.type != notifiers::DestinationType::Alertmanager) {
+    if (!notifiers::integration_of(destination).traits().resends) {
       return object["resend_interval"].error(
-          "only alertmanager notifiers re-send active alerts (Slack and webhooks get reminders, "
+          "only " + notifiers::types_with(&notifiers::IntegrationTraits::resends) +
+          " notifiers re-send active alerts (the others get reminders, "
           "detector.repeat_interval)");
     }
     KW_TRY(read_duration(object["resend_interval"], std::chrono::seconds(1),
@@ -665,7 +675,7 @@ json redacted_json(const Config& config) {
       notifier_list.back()["urls"].push_back(kRedacted);
       continue;
     }
-    json entry = {{"type", notifiers::to_string(d.type)},
+    json entry = {{"type", d.type},
                   {"name", n.configured_name()},
                   {"allow_insecure_http", d.insecure_http == InsecureHttp::Allow},
                   {"timeout", format_duration(d.timeouts.read)},
@@ -684,7 +694,7 @@ json redacted_json(const Config& config) {
     secret_json(entry, "secret", d.secret, n.secret_source);
     if (!d.ca_file.empty()) entry["ca_file"] = d.ca_file;
     if (d.min_interval) entry["min_interval"] = format_duration(*d.min_interval);
-    if (d.type == notifiers::DestinationType::Alertmanager) {
+    if (notifiers::integration_of(d).traits().resends) {
       entry["resend_interval"] = format_duration(d.resend_interval);
     }
     notifier_list.push_back(entry);

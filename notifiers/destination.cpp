@@ -2,35 +2,16 @@
 
 #include <boost/asio/ip/address.hpp>
 
-#include "core/names.hpp"
+#include "notifiers/integration.hpp"
 
 namespace kernelwatch::notifiers {
 namespace {
 using core::ErrorCode;
 }  // namespace
 
-std::string_view to_string(DestinationType type) noexcept {
-  switch (type) {
-    case DestinationType::Slack:
-      return "slack";
-    case DestinationType::Webhook:
-      return "webhook";
-    case DestinationType::Alertmanager:
-      return "alertmanager";
-  }
-  return "webhook";
-}
-
-Result<DestinationType> parse_destination_type(std::string_view text) {
-  static constexpr DestinationType kValues[] = {DestinationType::Slack, DestinationType::Webhook,
-                                                DestinationType::Alertmanager};
-  return core::parse_name("destination type", text, kValues);
-}
-
 std::chrono::milliseconds effective_min_interval(const Destination& destination) {
   if (destination.min_interval) return *destination.min_interval;
-  return destination.type == DestinationType::Slack ? std::chrono::seconds(1)
-                                                    : std::chrono::milliseconds(0);
+  return integration_of(destination).traits().min_interval;
 }
 
 std::string peer_name(std::string_view cluster, std::size_t position) {
@@ -71,11 +52,22 @@ Status validate(const Destination& destination) {
   if (destination.name.empty()) {
     return core::fail(ErrorCode::InvalidArgument, "a destination needs a name");
   }
-  if (!destination.cluster.empty() && destination.type != DestinationType::Alertmanager) {
-    return core::fail(ErrorCode::InvalidArgument,
-                      where + ": only Alertmanager destinations are peers of a cluster");
+  if (const auto type = parse_destination_type(destination.type); !type) {
+    return core::fail(type.error().code, where + ": " + type.error().message);
+  }
+  const Integration& integration = integration_of(destination);
+  if (!destination.cluster.empty() && !integration.traits().clusters) {
+    return core::fail(ErrorCode::InvalidArgument, where + ": only " +
+                                                      types_with(&IntegrationTraits::clusters) +
+                                                      " destinations are peers of a cluster");
+  }
+  if (!destination.secret.empty() && !integration.traits().takes_secret) {
+    return core::fail(ErrorCode::InvalidArgument, where + ": only " +
+                                                      types_with(&IntegrationTraits::takes_secret) +
+                                                      " destinations take a secret");
   }
   const core::Url url = KW_TRY_WITH(core::parse_url(destination.url), where);
+  KW_TRY(integration.check(destination, where));
   if (refuses_plain_http(url, destination.insecure_http)) {
     return core::fail(ErrorCode::InvalidArgument,
                       where + ": plain http to " + redact(destination.url) +

@@ -18,11 +18,6 @@ namespace kernelwatch::notifiers {
 using core::Result;
 using core::Status;
 
-enum class DestinationType { Slack, Webhook, Alertmanager };
-
-[[nodiscard]] std::string_view to_string(DestinationType type) noexcept;
-[[nodiscard]] Result<DestinationType> parse_destination_type(std::string_view text);
-
 // Plain http:// is refused unless the host is loopback or the config says so explicitly.
 enum class InsecureHttp { Refuse, Allow };
 
@@ -43,20 +38,22 @@ struct Backoff {
 };
 
 struct Destination {
-  DestinationType type = DestinationType::Webhook;
+  // The receiver type: a registered integration's name (notifiers/integration.hpp).
+  std::string type = "webhook";
   std::string name;     // stable: outbox rows are keyed by it
   std::string url;      // a secret (Slack webhook URLs are credentials): only redact() it
-  std::string secret;   // webhook HMAC key; "" sends unsigned (the config may require one)
+  std::string secret;   // webhook HMAC key, ntfy access token; "" sends unsigned, anonymous
   std::string ca_file;  // PEM bundle to verify against instead of the system store
   InsecureHttp insecure_http = InsecureHttp::Refuse;
   Timeouts timeouts;
-  // Minimum gap between two requests to this destination; nullopt: 1 s for Slack (its
-  // documented limit per webhook), none otherwise.
+  // Minimum gap between two requests to this destination; nullopt: the integration's (1 s for
+  // Slack, its documented limit per webhook; none otherwise).
   std::optional<std::chrono::milliseconds> min_interval;
   Backoff backoff;
-  // Alertmanager only: every open alert already announced firing is re-sent this often, with
-  // endsAt 4 intervals ahead, so Alertmanager never lets it expire (Prometheus does the same on
-  // every evaluation). Re-sends are read from the alert table, never queued in the outbox.
+  // An integration that re-sends (Alertmanager): every open alert already announced firing is
+  // re-sent this often, with endsAt 4 intervals ahead, so Alertmanager never lets it expire
+  // (Prometheus does the same on every evaluation). Re-sends are read from the alert table, never
+  // queued in the outbox.
   std::chrono::milliseconds resend_interval{std::chrono::minutes(1)};
   // Alertmanager cluster (`urls` in the config): the configured entry's name when this
   // destination is one of its peers ("am" for the peers am/1, am/2, ...), "" otherwise. Each
@@ -93,7 +90,8 @@ inline constexpr int kAlertmanagerTtlIntervals = 4;
 // The http:// rule: plain http only to a loopback host, unless the destination allows it.
 [[nodiscard]] bool refuses_plain_http(const core::Url& url, InsecureHttp insecure_http);
 
-// Checks the name, the URL and the http:// rule; errors name the destination and redact the URL.
+// Checks the type, the name, the URL, the http:// rule and the integration's own checks; errors
+// name the destination and redact the URL.
 [[nodiscard]] Status validate(const Destination& destination);
 
 // Log lines: a level and a message that never carries a URL path, query or secret.

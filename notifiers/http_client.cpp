@@ -198,12 +198,8 @@ HttpClient::~HttpClient() = default;
 core::Result<std::unique_ptr<HttpClient>> HttpClient::create(asio::any_io_executor executor,
                                                              const Destination& destination) {
   KW_TRY(validate(destination));
-  core::Url url = KW_TRY(core::parse_url(destination.url));
-  // Alertmanager is documented by its base URL (http://127.0.0.1:9093); its alerts endpoint is
-  // /api/v2/alerts. A base URL posted as it is gets 405 and every alert would be a dead letter.
-  if (destination.type == DestinationType::Alertmanager && url.target == "/") {
-    url.target = std::string(kAlertmanagerAlertsPath);
-  }
+  const core::Url url =
+      integration_of(destination).endpoint(KW_TRY(core::parse_url(destination.url)));
   auto impl = std::make_unique<Impl>(std::move(executor), destination, url);
   if (url.scheme == "https") {
     auto context = std::make_unique<ssl::context>(ssl::context::tls_client);

@@ -11,12 +11,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr std::array<std::string_view, 8> kSlackPermanent = {
-    "invalid_payload",   "no_service",
-    "channel_not_found", "channel_is_archived",
-    "action_prohibited", "no_active_hooks",
-    "invalid_token",     "posting_to_general_channel_denied"};
-
 std::string_view trim(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
     text.remove_prefix(1);
@@ -114,18 +108,14 @@ std::optional<milliseconds> parse_retry_after(std::string_view value, core::Time
   return std::chrono::ceil<milliseconds>(*date - now);
 }
 
-Classification classify(DestinationType type, const HttpResponse& response, core::Timestamp now) {
+Classification classify(const Integration& integration, const HttpResponse& response,
+                        core::Timestamp now) {
   Classification out;
   out.reason = "HTTP " + std::to_string(response.status);
-  if (type == DestinationType::Slack) {
-    const auto body = trim(response.body);
-    for (auto token : kSlackPermanent) {
-      if (body == token) {
-        out.verdict = Verdict::Permanent;
-        out.reason += " " + std::string(token);
-        return out;
-      }
-    }
+  if (const std::string words = integration.permanent_body(response.body); !words.empty()) {
+    out.verdict = Verdict::Permanent;
+    out.reason += " " + words;
+    return out;
   }
   if (response.status >= 200 && response.status < 300) {
     out.verdict = Verdict::Delivered;
@@ -140,8 +130,9 @@ Classification classify(DestinationType type, const HttpResponse& response, core
     out.verdict = Verdict::Permanent;
     if (response.status >= 300 && response.status < 400)
       out.reason += " (redirects are not followed)";
-    if (type == DestinationType::Alertmanager && (response.status == 404 || response.status == 405))
-      out.reason += " (an Alertmanager url is its base, http://HOST:9093, or .../api/v2/alerts)";
+    if (const std::string hint = integration.permanent_hint(response.status); !hint.empty()) {
+      out.reason += " (" + hint + ")";
+    }
   }
   return out;
 }

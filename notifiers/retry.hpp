@@ -12,6 +12,7 @@
 
 #include "core/time.hpp"
 #include "notifiers/destination.hpp"
+#include "notifiers/integration.hpp"
 
 namespace kernelwatch::notifiers {
 
@@ -29,10 +30,10 @@ struct Classification {
   std::string reason;  // "HTTP 503", "HTTP 404 channel_not_found"; never the URL or the body
 };
 
-// 2xx delivered; 408, 429 and 5xx transient; other statuses permanent. Slack's permanent
-// error tokens (invalid_payload, no_service, channel_not_found, channel_is_archived, ...) in
-// the body are permanent whatever the status.
-[[nodiscard]] Classification classify(DestinationType type, const HttpResponse& response,
+// 2xx delivered; 408, 429 and 5xx transient; other statuses permanent. A body the integration
+// knows as permanent (Slack's error tokens: invalid_payload, no_service, channel_not_found, ...)
+// is permanent whatever the status; a permanent status gets the integration's hint.
+[[nodiscard]] Classification classify(const Integration& integration, const HttpResponse& response,
                                       core::Timestamp now);
 
 // "120" or "Wed, 21 Oct 2015 07:28:00 GMT" (also RFC 850 and asctime forms); nullopt when

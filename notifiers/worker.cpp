@@ -172,7 +172,7 @@ struct DeliveryWorker::State {
     const auto now = clock();
     Classification classification;
     if (response) {
-      classification = classify(lane.destination.type, *response, now);
+      classification = classify(integration_of(lane.destination), *response, now);
     } else {
       classification.verdict = Verdict::Transient;
       classification.reason = response.error().message;
@@ -219,7 +219,7 @@ struct DeliveryWorker::State {
     std::string failure;
     if (!response) {
       failure = response.error().message;
-    } else if (const auto c = classify(lane.destination.type, *response, clock());
+    } else if (const auto c = classify(integration_of(lane.destination), *response, clock());
                c.verdict != Verdict::Delivered) {
       failure = c.reason;
     }
@@ -326,7 +326,7 @@ struct DeliveryWorker::State {
       lane.read_failures = 0;
       if (rows->empty()) {
         auto next = outbox.next_due(name);
-        const bool resends = lane.destination.type == DestinationType::Alertmanager;
+        const bool resends = integration_of(lane.destination).traits().resends;
         if (resends && next && !*next && !stopping &&
             std::chrono::steady_clock::now() >= lane.next_resend) {
           co_await resend(lane);
@@ -417,7 +417,7 @@ core::Result<std::unique_ptr<DeliveryWorker>> DeliveryWorker::create(
     auto client = KW_TRY(HttpClient::create(io.get_executor(), destination));
     std::string origin = redact(destination.url);
     FormatOptions format = state->options.format;
-    if (destination.type == DestinationType::Alertmanager) {
+    if (integration_of(destination).traits().resends) {
       if (destination.resend_interval < std::chrono::seconds(1)) {
         return core::fail(
             core::ErrorCode::InvalidArgument,

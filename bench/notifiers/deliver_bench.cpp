@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
 
   std::optional<notifiers::testing::ServerIdentity> identity;
   notifiers::Destination destination;
-  destination.type = notifiers::DestinationType::Webhook;
+  destination.type = "webhook";
   destination.name = "hook";
   destination.secret = "bench-secret";
   destination.min_interval = std::chrono::milliseconds(0);

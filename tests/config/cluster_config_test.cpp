@@ -15,7 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-using notifiers::DestinationType;
 
 // Distinctive host names: no message or redacted output may contain them.
 const std::vector<std::string> kPeers = {"https://am-1.secretzork.example:9093",
@@ -52,7 +51,7 @@ TEST(ClusterConfig, EachPeerIsADestinationOfItsOwnWithTheEntrysSettings) {
     EXPECT_EQ(n.destination.name, "am/" + std::to_string(i + 1));
     EXPECT_EQ(n.destination.cluster, "am");
     EXPECT_EQ(n.configured_name(), "am");
-    EXPECT_EQ(n.destination.type, DestinationType::Alertmanager);
+    EXPECT_EQ(n.destination.type, "alertmanager");
     EXPECT_EQ(n.destination.url, kPeers[i]);
     EXPECT_EQ(n.destination.resend_interval, std::chrono::seconds(30));
     EXPECT_EQ(n.destination.backoff.max_age, std::chrono::hours(2));

@@ -25,7 +25,6 @@ namespace fs = std::filesystem;
 using core::Kernel;
 using core::Pass;
 using core::Provider;
-using notifiers::DestinationType;
 using std::chrono::milliseconds;
 using json = nlohmann::json;
 
@@ -135,7 +134,7 @@ TEST(ParseConfig, NotifierDefaultsAreTheDocumentedOnes) {
       parse(R"({"notifiers": [{"type": "webhook", "url": "https://example.com/x"}]})");
   ASSERT_TRUE(config.has_value()) << config.error().message;
   const notifiers::Destination& d = config->notifiers.at(0).destination;
-  EXPECT_EQ(d.type, DestinationType::Webhook);
+  EXPECT_EQ(d.type, "webhook");
   EXPECT_EQ(d.name, "webhook-0");
   EXPECT_EQ(d.url, "https://example.com/x");
   EXPECT_EQ(d.secret, "");
@@ -287,12 +286,12 @@ TEST(ParseConfig, ReadsEveryField) {
   EXPECT_EQ(d.controls.host_min_keys, 4U);
   ASSERT_EQ(config->notifiers.size(), 3U);
   const notifiers::Destination& slack = config->notifiers[0].destination;
-  EXPECT_EQ(slack.type, DestinationType::Slack);
+  EXPECT_EQ(slack.type, "slack");
   EXPECT_EQ(slack.name, "slack-0");
   EXPECT_EQ(slack.url, kSlackUrl);
   EXPECT_EQ(slack.min_interval, std::chrono::seconds(2));
   const notifiers::Destination& webhook = config->notifiers[1].destination;
-  EXPECT_EQ(webhook.type, DestinationType::Webhook);
+  EXPECT_EQ(webhook.type, "webhook");
   EXPECT_EQ(webhook.name, "webhook-1");
   EXPECT_EQ(webhook.secret, kSigningKey);
   for (const auto timeout :
@@ -304,7 +303,7 @@ TEST(ParseConfig, ReadsEveryField) {
   EXPECT_EQ(webhook.backoff.cap, std::chrono::minutes(5));
   EXPECT_EQ(webhook.backoff.max_age, std::chrono::hours(6));
   const notifiers::Destination& am = config->notifiers[2].destination;
-  EXPECT_EQ(am.type, DestinationType::Alertmanager);
+  EXPECT_EQ(am.type, "alertmanager");
   EXPECT_EQ(am.name, "am");
   EXPECT_EQ(am.insecure_http, notifiers::InsecureHttp::Allow);
 }
@@ -504,7 +503,7 @@ TEST(ParseConfig, RejectsBadNotifierUrlsAndSecrets) {
             "kernelwatch.json: notifiers[0]: type is missing");
   EXPECT_EQ(error_of(R"({"notifiers": [{"type": "email", "url_env": "SLACK_URL"}]})", env),
             "kernelwatch.json: notifiers[0].type: \"email\" is not one of slack, webhook, "
-            "alertmanager");
+            "alertmanager, ntfy");
   const auto missing =
       parse(R"({"notifiers": [{"type": "slack", "url_env": "SLACK_URL_2"}]})", env);
   ASSERT_FALSE(missing.has_value());
@@ -521,7 +520,8 @@ TEST(ParseConfig, RejectsBadNotifierUrlsAndSecrets) {
   EXPECT_EQ(error_of(R"({"notifiers": [{"type": "slack", "url_env": "SLACK_URL",
                                         "secret_env": "SLACK_URL"}]})",
                      env),
-            "kernelwatch.json: notifiers[0].secret_env: only webhook notifiers are signed");
+            "kernelwatch.json: notifiers[0].secret_env: only webhook or ntfy notifiers take a "
+            "secret");
   EXPECT_EQ(error_of(R"({"notifiers": [{"type": "webhook", "url_env": "SLACK_URL",
                                         "secret_file": "k", "secret_env": "SLACK_URL"}]})",
                      env),

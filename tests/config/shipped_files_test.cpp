@@ -24,7 +24,6 @@ namespace fs = std::filesystem;
 using core::Kernel;
 using core::Pass;
 using core::Provider;
-using notifiers::DestinationType;
 using std::chrono::milliseconds;
 using json = nlohmann::json;
 

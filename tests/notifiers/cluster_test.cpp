@@ -58,7 +58,7 @@ class ClusterTest : public ::testing::Test {
   // Peer i of cluster "am" (am/1 .. am/3), as the config makes them.
   Destination peer(std::size_t i) {
     Destination d;
-    d.type = DestinationType::Alertmanager;
+    d.type = "alertmanager";
     d.cluster = "am";
     d.name = peer_name("am", i + 1);
     d.url = peers_[i].url("/");

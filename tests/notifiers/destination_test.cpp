@@ -1,4 +1,5 @@
 #include "notifiers/destination.hpp"
+#include "notifiers/integration.hpp"
 
 #include <gtest/gtest.h>
 
@@ -57,17 +58,29 @@ TEST(Validate, RejectsBadTimeoutsAndBackoff) {
 
 TEST(Pacing, SlackDefaultsToOneMessagePerSecond) {
   Destination slack = destination("https://hooks.slack.com/x");
-  slack.type = DestinationType::Slack;
+  slack.type = "slack";
   EXPECT_EQ(effective_min_interval(slack), std::chrono::seconds(1));
   EXPECT_EQ(effective_min_interval(destination("https://e.org/")), std::chrono::milliseconds(0));
   slack.min_interval = std::chrono::milliseconds(250);
   EXPECT_EQ(effective_min_interval(slack), std::chrono::milliseconds(250));
 }
 
-TEST(DestinationType, ParsesItsNames) {
-  EXPECT_EQ(*parse_destination_type("alertmanager"), DestinationType::Alertmanager);
-  EXPECT_EQ(to_string(DestinationType::Slack), "slack");
-  EXPECT_FALSE(parse_destination_type("email"));
+TEST(Integrations, EachRegisteredOneIsFoundByItsName) {
+  ASSERT_FALSE(integrations().empty());
+  for (const Integration* integration : integrations()) {
+    EXPECT_EQ(find_integration(integration->name()), integration);
+    EXPECT_EQ(*parse_destination_type(integration->name()), integration->name());
+  }
+  EXPECT_EQ(find_integration("alertmanager")->name(), "alertmanager");
+  const auto email = parse_destination_type("email");
+  ASSERT_FALSE(email);
+  EXPECT_EQ(email.error().message,
+            "unknown destination type \"email\" (known: slack, webhook, alertmanager, ntfy)");
+  Destination unknown;
+  unknown.name = "x";
+  unknown.url = "https://e.org/";
+  unknown.type = "email";
+  EXPECT_FALSE(validate(unknown));
 }
 
 }  // namespace

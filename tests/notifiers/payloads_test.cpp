@@ -114,7 +114,7 @@ TEST(Signature, IsHmacSha256OverTimestampDotBody) {
 
 TEST(BuildRequest, CarriesTheIdempotencyKeyAndSignsWebhooks) {
   Destination d;
-  d.type = DestinationType::Webhook;
+  d.type = "webhook";
   d.name = "hook";
   d.url = "https://example.org/x";
   d.secret = "s3cret";

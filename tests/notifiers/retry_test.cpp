@@ -14,35 +14,36 @@ core::Timestamp at(long long s) {
 
 TEST(Classify, SuccessTransientAndPermanent) {
   const auto now = at(1000);
-  EXPECT_EQ(classify(DestinationType::Webhook, {200, "", ""}, now).verdict, Verdict::Delivered);
-  EXPECT_EQ(classify(DestinationType::Webhook, {204, "", ""}, now).verdict, Verdict::Delivered);
-  EXPECT_EQ(classify(DestinationType::Webhook, {500, "", ""}, now).verdict, Verdict::Transient);
-  EXPECT_EQ(classify(DestinationType::Webhook, {503, "", ""}, now).verdict, Verdict::Transient);
-  EXPECT_EQ(classify(DestinationType::Webhook, {408, "", ""}, now).verdict, Verdict::Transient);
-  EXPECT_EQ(classify(DestinationType::Webhook, {429, "", ""}, now).verdict, Verdict::Transient);
-  EXPECT_EQ(classify(DestinationType::Webhook, {400, "", ""}, now).verdict, Verdict::Permanent);
-  EXPECT_EQ(classify(DestinationType::Webhook, {401, "", ""}, now).verdict, Verdict::Permanent);
-  EXPECT_EQ(classify(DestinationType::Webhook, {404, "", ""}, now).verdict, Verdict::Permanent);
-  EXPECT_EQ(classify(DestinationType::Webhook, {301, "", ""}, now).verdict, Verdict::Permanent);
+  EXPECT_EQ(classify(integration_named("webhook"), {200, "", ""}, now).verdict, Verdict::Delivered);
+  EXPECT_EQ(classify(integration_named("webhook"), {204, "", ""}, now).verdict, Verdict::Delivered);
+  EXPECT_EQ(classify(integration_named("webhook"), {500, "", ""}, now).verdict, Verdict::Transient);
+  EXPECT_EQ(classify(integration_named("webhook"), {503, "", ""}, now).verdict, Verdict::Transient);
+  EXPECT_EQ(classify(integration_named("webhook"), {408, "", ""}, now).verdict, Verdict::Transient);
+  EXPECT_EQ(classify(integration_named("webhook"), {429, "", ""}, now).verdict, Verdict::Transient);
+  EXPECT_EQ(classify(integration_named("webhook"), {400, "", ""}, now).verdict, Verdict::Permanent);
+  EXPECT_EQ(classify(integration_named("webhook"), {401, "", ""}, now).verdict, Verdict::Permanent);
+  EXPECT_EQ(classify(integration_named("webhook"), {404, "", ""}, now).verdict, Verdict::Permanent);
+  EXPECT_EQ(classify(integration_named("webhook"), {301, "", ""}, now).verdict, Verdict::Permanent);
 }
 
 TEST(Classify, SlackErrorTokensArePermanentWithTheirName) {
   const auto now = at(1000);
   for (const char* token :
        {"invalid_payload", "no_service", "channel_not_found", "channel_is_archived"}) {
-    auto c = classify(DestinationType::Slack, {400, token, ""}, now);
+    auto c = classify(integration_named("slack"), {400, token, ""}, now);
     EXPECT_EQ(c.verdict, Verdict::Permanent) << token;
     EXPECT_NE(c.reason.find(token), std::string::npos);
   }
   // Slack's 5xx is still transient; an unrelated body on another destination means nothing.
-  EXPECT_EQ(classify(DestinationType::Slack, {500, "rollup_error", ""}, now).verdict,
+  EXPECT_EQ(classify(integration_named("slack"), {500, "rollup_error", ""}, now).verdict,
             Verdict::Transient);
-  EXPECT_EQ(classify(DestinationType::Webhook, {200, "no_service", ""}, now).verdict,
+  EXPECT_EQ(classify(integration_named("webhook"), {200, "no_service", ""}, now).verdict,
             Verdict::Delivered);
 }
 
 TEST(Classify, ReasonNeverCarriesTheBody) {
-  auto c = classify(DestinationType::Webhook, {404, "Cannot POST /hooks/secret-token", ""}, at(0));
+  auto c =
+      classify(integration_named("webhook"), {404, "Cannot POST /hooks/secret-token", ""}, at(0));
   EXPECT_EQ(c.reason, "HTTP 404");
 }
 
@@ -57,7 +58,7 @@ TEST(RetryAfter, SecondsAndHttpDates) {
   EXPECT_FALSE(parse_retry_after("soon", now));
   EXPECT_FALSE(parse_retry_after("", now));
   EXPECT_FALSE(parse_retry_after("Wed, 32 Oct 2015 07:28:00 GMT", now));
-  auto c = classify(DestinationType::Webhook, {429, "", "7"}, now);
+  auto c = classify(integration_named("webhook"), {429, "", "7"}, now);
   EXPECT_EQ(c.retry_after, seconds(7));
 }
 

@@ -50,7 +50,7 @@ class WorkerTest : public ::testing::Test {
     }
   }
 
-  Destination destination(DestinationType type, const std::string& name, const std::string& url) {
+  Destination destination(std::string_view type, const std::string& name, const std::string& url) {
     Destination d;
     d.type = type;
     d.name = name;
@@ -121,7 +121,7 @@ TEST_F(WorkerTest, RetriesFiveHundredsWithSeededBackoffThenDelivers) {
   receiver.set_script(testing::fail_then_succeed(3, 500));
   enqueue("hook", testing::sample_notification("cycle-1"));
   const auto start_time = now_;
-  start({destination(DestinationType::Webhook, "hook", receiver.url("/hook?token=s3cret"))});
+  start({destination("webhook", "hook", receiver.url("/hook?token=s3cret"))});
   ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));
 
   ASSERT_EQ(events_.size(), 4u);
@@ -178,7 +178,7 @@ TEST_F(WorkerTest, HonoursRetryAfterInSecondsAndAsAnHttpDate) {
   now_ = std::chrono::floor<std::chrono::seconds>(now_);
   enqueue("hook", testing::sample_notification("cycle-ra"));
   const auto t0 = now_;
-  start({destination(DestinationType::Webhook, "hook", receiver.url())});
+  start({destination("webhook", "hook", receiver.url())});
   ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));
   ASSERT_EQ(events_.size(), 3u);
   EXPECT_EQ(events_[0].message, "HTTP 429");
@@ -195,8 +195,8 @@ TEST_F(WorkerTest, PermanentFailuresAreDeadLetteredOnceWithTheReason) {
       [](std::size_t, const auto&) { return Action::respond(400, "invalid_payload"); });
   enqueue("hook", testing::sample_notification("a"));
   enqueue("slack", testing::sample_notification("b"));
-  start({destination(DestinationType::Webhook, "hook", webhook.url()),
-         destination(DestinationType::Slack, "slack", slack.url())});
+  start(
+      {destination("webhook", "hook", webhook.url()), destination("slack", "slack", slack.url())});
   ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Dead) == 2; }));
   EXPECT_EQ(count(Decision::Kind::RetryAt), 0u);
   EXPECT_EQ(webhook.snapshot().requests.size(), 1u);
@@ -215,7 +215,7 @@ TEST_F(WorkerTest, GivesUpAtTheMaximumAgeWithoutARetryStorm) {
   receiver.set_script([](std::size_t, const auto&) { return Action::respond(502, "bad gateway"); });
   for (int i = 0; i < 5; ++i)
     enqueue("hook", testing::sample_notification("k" + std::to_string(i)));
-  auto d = destination(DestinationType::Webhook, "hook", receiver.url());
+  auto d = destination("webhook", "hook", receiver.url());
   d.backoff = {milliseconds(100), milliseconds(400), std::chrono::seconds(2)};
   start({d});
   ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Dead) == 5; }));
@@ -241,9 +241,9 @@ TEST_F(WorkerTest, OneHangingDestinationDoesNotHoldUpAnother) {
     enqueue("stuck", testing::sample_notification("s" + std::to_string(i)));
     enqueue("healthy", testing::sample_notification("h" + std::to_string(i)));
   }
-  auto slow = destination(DestinationType::Webhook, "stuck", stuck.url());
+  auto slow = destination("webhook", "stuck", stuck.url());
   slow.timeouts.read = std::chrono::minutes(5);
-  start({slow, destination(DestinationType::Webhook, "healthy", healthy.url())});
+  start({slow, destination("webhook", "healthy", healthy.url())});
   ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered, "healthy") == 3; }));
   EXPECT_TRUE(stuck.wait_for_requests(1));
   EXPECT_EQ(count(Decision::Kind::RetryAt, "stuck") + count(Decision::Kind::Delivered, "stuck"),
@@ -254,7 +254,7 @@ TEST_F(WorkerTest, SignedGroupedWebhookOverHttpsVerifiesAtTheReceiver) {
   TestReceiver receiver(testing::ServerIdentity{pki().server.cert_pem, pki().server.key_pem});
   Notification n = testing::sample_notification("cycle-signed", 3);
   enqueue("hook", n);
-  auto d = destination(DestinationType::Webhook, "hook", receiver.url("/kw"));
+  auto d = destination("webhook", "hook", receiver.url("/kw"));
   d.secret = "correct horse battery staple";
   start({d});
   ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));
@@ -280,7 +280,7 @@ TEST_F(WorkerTest, RefusesACertificateForAnotherHostAndSendsNothing) {
   TestReceiver impostor(testing::ServerIdentity{pki().other.cert_pem, pki().other.key_pem});
   enqueue("hook", testing::sample_notification("tls"));
   advance_on_retry_ = false;
-  start({destination(DestinationType::Webhook, "hook", impostor.url("/path?secret=1"))});
+  start({destination("webhook", "hook", impostor.url("/path?secret=1"))});
   ASSERT_TRUE(run_until([&] { return count(Decision::Kind::RetryAt) >= 1; }));
   EXPECT_NE(events_[0].message.find("TLS handshake failed"), std::string::npos)
       << events_[0].message;
@@ -297,7 +297,7 @@ TEST_F(WorkerTest, RecoversFromAResponseCutShortAndATimeout) {
     return Action::respond(200);
   });
   enqueue("hook", testing::sample_notification("flaky"));
-  auto d = destination(DestinationType::Webhook, "hook", receiver.url());
+  auto d = destination("webhook", "hook", receiver.url());
   d.timeouts.read = milliseconds(200);
   start({d});
   ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));
@@ -312,7 +312,7 @@ TEST_F(WorkerTest, SlackMessagesStayWithinLimitsAndArePaced) {
   enqueue("slack", testing::sample_notification("big", 120));
   enqueue("slack", testing::sample_notification("small", 1));
   enqueue("slack", testing::sample_notification("third", 2));
-  auto d = destination(DestinationType::Slack, "slack", receiver.url("/services/T/B/X"));
+  auto d = destination("slack", "slack", receiver.url("/services/T/B/X"));
   d.min_interval = milliseconds(150);
   WorkerOptions options;
   options.format.public_url = "https://kw.example.org";
@@ -326,12 +326,31 @@ TEST_F(WorkerTest, SlackMessagesStayWithinLimitsAndArePaced) {
   }
 }
 
+// An ntfy destination's URL is its topic's; the JSON goes to the server's root, the token as a
+// bearer header over https.
+TEST_F(WorkerTest, NtfyGetsOneJsonMessagePerNotificationAtTheServersRoot) {
+  TestReceiver receiver(testing::ServerIdentity{pki().server.cert_pem, pki().server.key_pem});
+  enqueue("phone", testing::sample_notification("n1", 3));
+  auto d = destination("ntfy", "phone", receiver.url("/kw-alerts"));
+  d.secret = "tk_worker_test_token";
+  start({d});
+  ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));
+  const auto r = receiver.snapshot().requests.at(0);
+  EXPECT_EQ(r.method, "POST");
+  EXPECT_EQ(r.target, "/");
+  EXPECT_EQ(r.header("authorization"), "Bearer tk_worker_test_token");
+  const auto body = nlohmann::json::parse(r.body);
+  EXPECT_EQ(body["topic"], "kw-alerts");
+  EXPECT_EQ(body["title"], "kernelwatch on gpu-host-1: 3 regressions");
+  for (const auto& line : logs_) EXPECT_EQ(line.find("tk_worker_test_token"), std::string::npos);
+}
+
 TEST_F(WorkerTest, AlertmanagerGetsTheV2AlertArray) {
   TestReceiver receiver;
   Notification n = testing::sample_notification("am", 1);
   n.alerts.push_back(testing::sample_alert(5, Notice::Resolved));
   enqueue("am", n);
-  start({destination(DestinationType::Alertmanager, "am", receiver.url("/api/v2/alerts"))});
+  start({destination("alertmanager", "am", receiver.url("/api/v2/alerts"))});
   ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));
   const auto r = receiver.snapshot().requests.at(0);
   EXPECT_EQ(r.target, "/api/v2/alerts");
@@ -347,7 +366,7 @@ TEST_F(WorkerTest, AnAlertmanagerBaseUrlPostsToItsAlertsEndpoint) {
   TestReceiver receiver;
   enqueue("am", testing::sample_notification("am-base", 1));
   std::string base = receiver.url("/");
-  start({destination(DestinationType::Alertmanager, "am", base)});
+  start({destination("alertmanager", "am", base)});
   ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Delivered) == 1; }));
   EXPECT_EQ(receiver.snapshot().requests.at(0).target, "/api/v2/alerts");
 }
@@ -358,7 +377,7 @@ TEST_F(WorkerTest, AnAlertmanagerAtTheWrongPathIsADeadLetterThatSaysWhichUrlToUs
   TestReceiver receiver;
   receiver.set_script([](std::size_t, const auto&) { return Action::respond(405, ""); });
   enqueue("am", testing::sample_notification("am-wrong", 1));
-  start({destination(DestinationType::Alertmanager, "am", receiver.url("/wrong/path"))});
+  start({destination("alertmanager", "am", receiver.url("/wrong/path"))});
   ASSERT_TRUE(run_until([&] { return count(Decision::Kind::Dead) == 1; }));
   const auto dead = outbox_->dead_letters(0);
   ASSERT_TRUE(dead);
@@ -402,11 +421,11 @@ TEST_F(WorkerTest, AlertmanagerReSendsOpenAlertsAndNeverAfterTheirResolve) {
   }
   TestReceiver am;
   TestReceiver hook;
-  Destination am_destination = destination(DestinationType::Alertmanager, "am", am.url("/"));
+  Destination am_destination = destination("alertmanager", "am", am.url("/"));
   am_destination.resend_interval = std::chrono::seconds(1);
   WorkerOptions options;
   options.host = "gpu-host-1";
-  start({am_destination, destination(DestinationType::Webhook, "hook", hook.url())}, options);
+  start({am_destination, destination("webhook", "hook", hook.url())}, options);
   ASSERT_TRUE(run_until([&] { return worker_->stats().resent >= 3; }));
   for (const auto& request : am.snapshot().requests) {
     const auto sent = am_alerts(request);
@@ -418,7 +437,7 @@ TEST_F(WorkerTest, AlertmanagerReSendsOpenAlertsAndNeverAfterTheirResolve) {
     EXPECT_EQ(sent.at("alert-0")["endsAt"], core::format_timestamp(now_ + std::chrono::seconds(4)));
   }
   EXPECT_TRUE(hook.snapshot().requests.empty());  // webhooks and Slack get reminders only
-  EXPECT_EQ(worker_->stats().delivered, 0u);  // nothing went through the outbox
+  EXPECT_EQ(worker_->stats().delivered, 0u);      // nothing went through the outbox
   auto counts = outbox_->counts();
   ASSERT_TRUE(counts);
   EXPECT_TRUE(counts->empty());  // and nothing was written to it
@@ -467,7 +486,7 @@ TEST_F(WorkerTest, WakePicksUpRowsEnqueuedAfterStart) {
   options.poll_interval = std::chrono::hours(1);
   std::size_t idle = 0;
   options.on_idle = [&](std::string_view) { ++idle; };
-  start({destination(DestinationType::Webhook, "hook", receiver.url())}, options);
+  start({destination("webhook", "hook", receiver.url())}, options);
   ASSERT_TRUE(run_until([&] { return idle >= 1; }));
   enqueue("hook", testing::sample_notification("late"));
   worker_->wake();
@@ -491,7 +510,7 @@ TEST_F(WorkerTest, AStopWithADrainRecordsTheRequestInFlightAndStartsNoOther) {
   });
   enqueue("hook", testing::sample_notification("in-flight"));
   enqueue("hook", testing::sample_notification("queued-behind"));
-  start({destination(DestinationType::Webhook, "hook", receiver.url())});
+  start({destination("webhook", "hook", receiver.url())});
   auto got = arrived.get_future();
   ASSERT_TRUE(
       run_until([&] { return got.wait_for(milliseconds(0)) == std::future_status::ready; }));
@@ -517,7 +536,7 @@ TEST_F(WorkerTest, ARequestStillInFlightWhenTheDrainEndsStaysPending) {
   TestReceiver receiver;
   receiver.set_script([](std::size_t, const auto&) { return Action::hang(); });
   enqueue("hook", testing::sample_notification("hanging"));
-  auto slow = destination(DestinationType::Webhook, "hook", receiver.url());
+  auto slow = destination("webhook", "hook", receiver.url());
   slow.timeouts.read = std::chrono::minutes(5);
   start({slow});
   ASSERT_TRUE(run_until([&] { return receiver.snapshot().requests.size() == 1; }));
@@ -536,15 +555,13 @@ TEST_F(WorkerTest, ARequestStillInFlightWhenTheDrainEndsStaysPending) {
 }
 
 TEST_F(WorkerTest, RefusesDuplicateDestinationNamesAndBadUrls) {
-  auto duplicate =
-      DeliveryWorker::create(io_, *store_,
-                             {destination(DestinationType::Webhook, "x", "http://127.0.0.1:1/a"),
-                              destination(DestinationType::Slack, "x", "http://127.0.0.1:1/b")},
-                             nullptr, nullptr);
+  auto duplicate = DeliveryWorker::create(io_, *store_,
+                                          {destination("webhook", "x", "http://127.0.0.1:1/a"),
+                                           destination("slack", "x", "http://127.0.0.1:1/b")},
+                                          nullptr, nullptr);
   EXPECT_FALSE(duplicate);
   auto insecure = DeliveryWorker::create(
-      io_, *store_, {destination(DestinationType::Webhook, "x", "http://example.org/t0ken")},
-      nullptr, nullptr);
+      io_, *store_, {destination("webhook", "x", "http://example.org/t0ken")}, nullptr, nullptr);
   ASSERT_FALSE(insecure);
   EXPECT_EQ(insecure.error().message.find("t0ken"), std::string::npos);
 }
