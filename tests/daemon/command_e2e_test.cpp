@@ -42,9 +42,10 @@ struct Watched {
   std::string log;
 };
 
-// Runs `baseline` cycles at speed 1, one 25 times slower, one back at 1; what the API says after.
+// Runs `baseline` cycles at speed 1, one `factor` times slower, one back at 1; what the API says
+// after.
 Watched watch_a_slowdown(testing::WatchingDaemon& daemon, const std::filesystem::path& slowdown,
-                         int baseline) {
+                         int baseline, int factor = 25) {
   Watched out;
   testing::write_file(slowdown, "1\n");
   daemon.start();
@@ -53,7 +54,7 @@ Watched watch_a_slowdown(testing::WatchingDaemon& daemon, const std::filesystem:
   for (int i = 1; i < baseline; ++i) EXPECT_TRUE(daemon.run_cycle()) << daemon.log();
   out.keys = daemon.get("/api/v1/keys");
   EXPECT_TRUE(daemon.get("/api/v1/alerts?state=firing").empty()) << daemon.log();
-  testing::write_file(slowdown, "25\n");
+  testing::write_file(slowdown, std::to_string(factor) + "\n");
   EXPECT_TRUE(daemon.run_cycle()) << daemon.log();
   out.fired = daemon.get("/api/v1/alerts?state=firing");
   testing::write_file(slowdown, "1\n");
@@ -122,7 +123,11 @@ TEST(CommandE2E, APytestBenchmarkSuiteIsWatchedAndItsSlowdownAlertsAndResolves) 
             {"env", {{"KW_SLOWDOWN_FILE", slowdown.string()}}},
             {"timeout", "5m"}}}),
       kDetector);
-  const Watched w = watch_a_slowdown(daemon, slowdown, 4);
+  // A young key's band is the noise its runs showed (issue #36): on a quiet machine 4 runs of this
+  // suite show 28% and a band of +-200%, but under the suite's load one clean-clone CI saw medians
+  // move enough (a log-noise above 0.7) that a 25x slowdown fell inside the band of 4 runs. 6 runs
+  // and 100x hold until the medians move 3.3x (log-noise 1.2) between cycles.
+  const Watched w = watch_a_slowdown(daemon, slowdown, 6, 100);
   expect_one_alert_on(w, "pysaxpy/test_saxpy", "n_2000");
 }
 
