@@ -244,7 +244,8 @@ void Daemon::reload() {
   set_pages_options();  // before the replay, which drops every rendered key page
   // Detector settings apply to every key: replay the history with them.
   if (auto ok = engine_.rebuild(); !ok)
-    log_.error("SIGHUP: replaying the history: " + ok.error().message);
+    log_.error("SIGHUP: replaying the history: " + ok.error().message +
+               " (no run is judged until a replay succeeds: tried again at the next run)");
   release_free_memory();
   published_.invalidate();
   http_->set_token(config_.http.token);

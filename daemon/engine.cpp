@@ -59,6 +59,7 @@ core::Result<Processed> Engine::process(const core::Record& record, core::Timest
 core::Result<std::vector<Processed>> Engine::process_batch(std::span<const core::Record> records,
                                                            core::Timestamp now) {
   ++generation_;
+  KW_TRY(in_line_with_store());
   const auto store_all = [&]() -> core::Result<std::vector<Processed>> {
     auto tx = KW_TRY(store_->begin());
     std::vector<Processed> out;
@@ -70,7 +71,7 @@ core::Result<std::vector<Processed>> Engine::process_batch(std::span<const core:
   auto processed = store_all();
   // An error after the detectors saw a run rolled the whole batch back: make them match what
   // is stored again, or a run's alert would be remembered as fired and never written.
-  if (!processed) (void)rebuild();
+  if (!processed) processed = tl::unexpected(after_rollback(std::move(processed.error())));
   publish_changes();
   return processed;
 }
@@ -164,6 +165,7 @@ core::Result<CycleClose> Engine::close(Transaction& tx, core::Timestamp now) {
 
 core::Result<CycleClose> Engine::close_cycle(core::Timestamp now) {
   ++generation_;
+  KW_TRY(in_line_with_store());
   auto tx = KW_TRY(store_->begin());
   const auto close_and_commit = [&]() -> core::Result<CycleClose> {
     CycleClose closed = KW_TRY(close(tx, now));
@@ -172,20 +174,47 @@ core::Result<CycleClose> Engine::close_cycle(core::Timestamp now) {
   };
   auto closed = close_and_commit();
   // Rolled back: the Watch already decided the held steps; replay to match the store again.
-  if (!closed) (void)rebuild();
+  if (!closed) closed = tl::unexpected(after_rollback(std::move(closed.error())));
   publish_changes();
   return closed;
 }
 
 core::Status Engine::acknowledge(std::string_view alert_id, bool rebaseline, core::Timestamp now) {
   ++generation_;
+  KW_TRY(in_line_with_store());
   auto ok = act(alert_id, rebaseline, now);
   if (!ok && ok.error().code != core::ErrorCode::NotFound &&
       ok.error().code != core::ErrorCode::Conflict) {
-    (void)rebuild();
+    ok = tl::unexpected(after_rollback(std::move(ok.error())));
   }
   publish_changes();
   return ok;
+}
+
+core::Error Engine::after_rollback(core::Error cause) {
+  auto replayed = rebuild();
+  if (!replayed) {
+    cause.message +=
+        "; replaying the history to put the detectors back in line with the store "
+        "failed too (" +
+        replayed.error().message +
+        "), so nothing is judged until a replay succeeds (tried again at the next "
+        "run, close or action)";
+  }
+  return cause;
+}
+
+core::Status Engine::in_line_with_store() {
+  if (!out_of_line_) return {};
+  auto replayed = rebuild();
+  if (replayed) return {};
+  core::Error error = replayed.error();
+  error.code = core::ErrorCode::Unavailable;
+  error.message =
+      "the detectors are not in line with the store since a replay of the history "
+      "failed (" +
+      *out_of_line_ + "), and replaying it again failed: " + error.message;
+  return tl::unexpected(std::move(error));
 }
 
 void Engine::publish_changes() {

@@ -94,7 +94,11 @@ class Engine {
   // implies (origin history: listed, never notified); notifies nothing. Runs the daemon never
   // judged (imported) are judged as `kernelwatch backtest` judges them by default: a breach needs
   // the next stored run to agree (kHistoryConfirm).
+  // A rebuild that fails leaves the engine out of line with the store: process, close_cycle and
+  // acknowledge replay first and refuse (Unavailable) while that fails.
   [[nodiscard]] core::Status rebuild();
+  // Why the detectors are not in line with the store (a rebuild failed); nullopt when they are.
+  [[nodiscard]] const std::optional<std::string>& out_of_line() const { return out_of_line_; }
   // Stores and judges one run. A run older than its key's newest is stored, not judged.
   [[nodiscard]] core::Result<Processed> process(const core::Record& record, core::Timestamp now);
   // process() for each record, in order, in ONE transaction: an error (a full disk) stores none
@@ -163,6 +167,12 @@ class Engine {
   // rebuild()'s second step (engine_rebuild.cpp): storing what a crash kept from being stored
   // and the alerts imported history implies.
   [[nodiscard]] core::Status recover(storage::AlertStore& alerts, const replay::Replay& replayed);
+  [[nodiscard]] core::Status replay_and_recover();
+  // After a change was rolled back (the Watch saw what the store did not keep): rebuild, and
+  // `cause` with what the rebuild said when it failed too. Never swallows either.
+  [[nodiscard]] core::Error after_rollback(core::Error cause);
+  // Replays first when a rebuild failed; Unavailable while it still fails.
+  [[nodiscard]] core::Status in_line_with_store();
   // The cycle (or posted batch) runs are judged in now: set by its first run, ended by a close.
   [[nodiscard]] std::int64_t cycle_id(core::Timestamp now);
   // Tells the listener which keys the last operation touched (touched_), or every key.
@@ -185,6 +195,7 @@ class Engine {
   std::int64_t last_cycle_ = 0;     // the last one's, so that the next differs
   std::set<std::int64_t> touched_;  // key rows changed by the operation under way
   ChangeListener listener_;
+  std::optional<std::string> out_of_line_;  // what the failed rebuild said
 };
 
 // How the daemon confirms a run it judges: a run of a source of the catalogue that declares its

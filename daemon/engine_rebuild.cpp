@@ -15,6 +15,18 @@ replay::Options replay_options(const EngineOptions& options) {
 }
 
 core::Status Engine::rebuild() {
+  auto replayed = replay_and_recover();
+  // A replay that failed part way left the Watch as it was or half replaced: the engine judges
+  // nothing until one succeeds (in_line_with_store()).
+  if (replayed) {
+    out_of_line_.reset();
+  } else if (!out_of_line_) {
+    out_of_line_ = replayed.error().message;
+  }
+  return replayed;
+}
+
+core::Status Engine::replay_and_recover() {
   ++generation_;
   // Whatever the replay finds (or fails to), every key's cached pages are dropped after it.
   struct PublishAll {

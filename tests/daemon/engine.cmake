@@ -1,5 +1,6 @@
 # The daemon's detection path over a real SQLite file (no process, no network).
-kernelwatch_test(daemon_engine_test engine_test.cpp engine_replay_test.cpp LIBS kernelwatch::daemon)
+kernelwatch_test(daemon_engine_test engine_test.cpp engine_replay_test.cpp LIBS kernelwatch::daemon
+  SQLite::SQLite3)
 
 # The real daemon against a notify socket the test owns (READY/STATUS/WATCHDOG/STOPPING), and
 # `kernelwatch status` against it.

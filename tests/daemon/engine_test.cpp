@@ -4,12 +4,14 @@
 #include "daemon/engine.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
 #include "core/key.hpp"
@@ -247,6 +249,58 @@ TEST_F(EngineTest, TheSameRecordTwiceIsADuplicateAndChangesNothing) {
   ASSERT_EQ(status.size(), 1u);
   ASSERT_TRUE(status[0].last_run.has_value());
   EXPECT_EQ(status[0].last_run->observed_at, observed(10));
+}
+
+// Runs SQL on the engine's database through a second SQLite connection (another process could).
+void sql(const std::filesystem::path& db, const std::string& statement) {
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &other), SQLITE_OK);
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(other, statement.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+      << (error != nullptr ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(other);
+}
+
+// No swallowed error (issue #38): a batch rolled back after the detectors saw it is replayed from
+// the store; when that replay fails too, the caller hears both, and the engine judges nothing
+// (Unavailable) until a replay succeeds, then goes on where the store is.
+TEST_F(EngineTest, AFailedReplayAfterARollbackIsReportedAndNothingIsJudgedUntilOneSucceeds) {
+  const Series series;
+  stable_history(series, 10);
+  ASSERT_FALSE(engine_->out_of_line());
+  // The runs table goes away under the engine: the insert fails, and so does the replay.
+  sql(dir_ / "kw.db", "ALTER TABLE runs RENAME TO runs_away");
+  auto failed = engine_->process(record(series, 10, noisy(10)), arrival(10));
+  ASSERT_FALSE(failed);
+  EXPECT_NE(failed.error().message.find("no such table"), std::string::npos)
+      << failed.error().message;
+  EXPECT_NE(failed.error().message.find("replaying the history to put the detectors back in line "
+                                        "with the store failed too"),
+            std::string::npos)
+      << failed.error().message;
+  ASSERT_TRUE(engine_->out_of_line());
+  // While the replay keeps failing, a run, a close and an action are refused, saying why.
+  auto refused = engine_->process(record(series, 11, noisy(11)), arrival(11));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, core::ErrorCode::Unavailable);
+  EXPECT_NE(refused.error().message.find("not in line with the store"), std::string::npos)
+      << refused.error().message;
+  const auto closed = engine_->close_cycle(arrival(11));
+  ASSERT_FALSE(closed);
+  EXPECT_EQ(closed.error().code, core::ErrorCode::Unavailable);
+  EXPECT_EQ(engine_->acknowledge("0123456789ab", false, arrival(11)).error().code,
+            core::ErrorCode::Unavailable);
+  // The table is back: the next run replays first, and the rolled-back run is stored when re-sent.
+  sql(dir_ / "kw.db", "ALTER TABLE runs_away RENAME TO runs");
+  const auto again = process(series, 10, noisy(10));
+  EXPECT_FALSE(again.duplicate);
+  EXPECT_FALSE(engine_->out_of_line());
+  EXPECT_EQ(run_count(), 11);
+  // And the detectors are the store's again: a +30% step fires.
+  const auto step = process(series, 11, 1'300'000);
+  EXPECT_EQ(step.fired.size(), 1u) << step.verdict.explanation;
+  EXPECT_EQ(count("firing"), 1);
 }
 
 TEST_F(EngineTest, FailedRunsOpenOneFailedAlertPerKeyAndAPassingRunResolvesIt) {
