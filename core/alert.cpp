@@ -246,6 +246,16 @@ Result<Alert> alert_from_json(const JsonField& field) {
   return a;
 }
 
+std::string_view to_string(OperatorAction action) noexcept {
+  return action == OperatorAction::Rebaseline ? "rebaseline" : "acknowledge";
+}
+
+std::optional<OperatorAction> parse_operator_action(std::string_view text) noexcept {
+  if (text == "acknowledge") return OperatorAction::Acknowledge;
+  if (text == "rebaseline") return OperatorAction::Rebaseline;
+  return std::nullopt;
+}
+
 std::string short_alert_id(std::string_view long_id) {
   return sha256_hex(long_id).substr(0, kShortAlertIdLength);
 }

@@ -160,6 +160,13 @@ struct Alert {
   return !alert.incident.empty() && alert.members.empty();
 }
 
+// What an operator does to an open alert (API POST /api/v1/alerts/{id}/ack, `kernelwatch ack`):
+// one type from the request to the stored action and the replay. "acknowledge" / "rebaseline".
+enum class OperatorAction { Acknowledge, Rebaseline };
+[[nodiscard]] std::string_view to_string(OperatorAction action) noexcept;
+// nullopt for any other text.
+[[nodiscard]] std::optional<OperatorAction> parse_operator_action(std::string_view text) noexcept;
+
 // The short opaque id every interface shows (API `id`, `kernelwatch status`, the dashboard's
 // alert pages, ack paths): the first 12 hex digits of sha256(long id). Derived from the long id
 // alone, so it survives restarts and the replay, and never changes over an alert's life.

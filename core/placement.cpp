@@ -18,7 +18,41 @@ void put(Metadata& metadata, std::string_view name, const std::string& value) {
   }
 }
 
+// Appends `text` with '%' and '/' escaped (UnitId).
+void append_escaped(std::string& out, std::string_view text) {
+  for (const char c : text) {
+    if (c == '%') {
+      out += "%25";
+    } else if (c == '/') {
+      out += "%2F";
+    } else {
+      out += c;
+    }
+  }
+}
+
 }  // namespace
+
+void UnitId::write(std::string& out, const Placement& placement) {
+  const std::string_view gpu = placement.gpu_uuid.empty() ? placement.gpu : placement.gpu_uuid;
+  out.assign(gpu.empty() ? "host:" : "gpu:");
+  append_escaped(out, placement.host);
+  if (gpu.empty()) return;
+  out += '/';
+  append_escaped(out, gpu);
+}
+
+UnitId UnitId::of(const Placement& placement) {
+  std::string text;
+  write(text, placement);
+  return UnitId(std::move(text));
+}
+
+UnitId UnitId::host_of(const Placement& placement) {
+  std::string text = "host:";
+  append_escaped(text, placement.host);
+  return UnitId(std::move(text));
+}
 
 std::string Placement::describe() const {
   std::string text;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/record.hpp"
 
@@ -51,6 +52,32 @@ class SharedPlacement {
  private:
   [[nodiscard]] static const Placement& empty_placement();
   std::shared_ptr<const Placement> p_;
+};
+
+// The one written form of the unit a run ran on, which names it in alert ids, slots and maps:
+// "gpu:<host>/<GPU>" (the UUID when known, else the index) or "host:<host>", with '%' and '/' of
+// the host and the GPU written %25 and %2F, so that no two units share one form (a host "a/b"
+// with GPU "c" and a host "a" with GPU "b/c" did). Plain values: unchanged for hosts and GPUs
+// without those characters, as the ids of stored alerts are.
+class UnitId {
+ public:
+  UnitId() = default;
+  // The GPU of `placement`, or its host where it names no GPU (a CPU run).
+  [[nodiscard]] static UnitId of(const Placement& placement);
+  // The whole host of `placement`.
+  [[nodiscard]] static UnitId host_of(const Placement& placement);
+  // of(placement) written into `out` (replacing it): what a per-run lookup uses, no allocation
+  // once `out` is large enough.
+  static void write(std::string& out, const Placement& placement);
+
+  [[nodiscard]] const std::string& str() const { return text_; }
+  [[nodiscard]] bool empty() const { return text_.empty(); }
+  friend bool operator==(const UnitId&, const UnitId&) = default;
+  friend auto operator<=>(const UnitId&, const UnitId&) = default;
+
+ private:
+  explicit UnitId(std::string text) : text_(std::move(text)) {}
+  std::string text_;
 };
 
 [[nodiscard]] Placement placement_of(const Metadata& metadata);

@@ -388,7 +388,9 @@ HttpResponse ack(const ApiContext& c, const HttpRequest& r) {
     if (!found) return internal(found.error());
     if (*found) id = (*found)->alert.id;
   }
-  if (auto ok = c.engine->acknowledge(id, rebaseline, wall_now()); !ok) {
+  const auto action =
+      rebaseline ? core::OperatorAction::Rebaseline : core::OperatorAction::Acknowledge;
+  if (auto ok = c.engine->acknowledge(id, action, wall_now()); !ok) {
     const auto code = ok.error().code;
     return HttpResponse::error(code == core::ErrorCode::NotFound   ? 404
                                : code == core::ErrorCode::Conflict ? 409
@@ -473,7 +475,7 @@ void CycleState::count_run(core::RunStatus status, std::chrono::nanoseconds medi
                            const core::Placement& placement) {
   count_run(status, median);
   if (placement.unit().empty()) return;
-  PlacedRuns& gpu = gpus[placement.host + "/" + placement.unit()];
+  PlacedRuns& gpu = gpus[core::UnitId::of(placement).str()];
   gpu.placement = placement;
   ++gpu.by_status[std::string(core::to_string(core::outcome_of(status)))];
 }

@@ -52,7 +52,7 @@ struct CycleState {
     core::Placement placement;
     std::map<std::string, std::uint64_t> by_status;
   };
-  std::map<std::string, PlacedRuns> gpus;  // by host and GPU
+  std::map<std::string, PlacedRuns> gpus;  // by core::UnitId of the host and GPU
 
   void count_run(core::RunStatus status, std::chrono::nanoseconds median);
   void count_run(core::RunStatus status, std::chrono::nanoseconds median,

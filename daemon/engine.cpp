@@ -179,10 +179,11 @@ core::Result<CycleClose> Engine::close_cycle(core::Timestamp now) {
   return closed;
 }
 
-core::Status Engine::acknowledge(std::string_view alert_id, bool rebaseline, core::Timestamp now) {
+core::Status Engine::acknowledge(std::string_view alert_id, core::OperatorAction action,
+                                 core::Timestamp now) {
   ++generation_;
   KW_TRY(in_line_with_store());
-  auto ok = act(alert_id, rebaseline, now);
+  auto ok = act(alert_id, action, now);
   if (!ok && ok.error().code != core::ErrorCode::NotFound &&
       ok.error().code != core::ErrorCode::Conflict) {
     ok = tl::unexpected(after_rollback(std::move(ok.error())));
@@ -228,7 +229,8 @@ void Engine::publish_all() {
   if (listener_) listener_(std::nullopt);
 }
 
-core::Status Engine::act(std::string_view alert_id, bool rebaseline, core::Timestamp now) {
+core::Status Engine::act(std::string_view alert_id, core::OperatorAction action,
+                         core::Timestamp now) {
   storage::AlertStore alerts(*store_);
   const auto row = KW_TRY(alerts.find(alert_id));
   if (!row) {
@@ -239,13 +241,8 @@ core::Status Engine::act(std::string_view alert_id, bool rebaseline, core::Times
                       "alert " + std::string(alert_id) + " is already " +
                           std::string(core::to_string(row->alert.state)));
   }
-  const auto action =
-      rebaseline ? detectors::OperatorAction::Rebaseline : detectors::OperatorAction::Acknowledge;
-  const auto stored_action =
-      rebaseline ? storage::AlertAction::Rebaseline : storage::AlertAction::Acknowledge;
   auto tx = KW_TRY(store_->begin());
-  KW_TRY(alerts.record_action(
-      tx, {std::string(alert_id), row->key_id.value_or(0), stored_action, now}));
+  KW_TRY(alerts.record_action(tx, {std::string(alert_id), row->key_id.value_or(0), action, now}));
   std::vector<detectors::AlertEvent> events;
   if (row->key_id) {
     if (const auto identity = identities_.find(*row->key_id); identity != identities_.end()) {
@@ -258,7 +255,7 @@ core::Status Engine::act(std::string_view alert_id, bool rebaseline, core::Times
     for (const auto& event : events) {
       if (!core::is_incident_member(event.alert)) continue;
       if (const auto key_id = key_id_of(event.alert.key)) {
-        KW_TRY(alerts.record_action(tx, {event.alert.id, *key_id, stored_action, now}));
+        KW_TRY(alerts.record_action(tx, {event.alert.id, *key_id, action, now}));
       }
     }
   } else {

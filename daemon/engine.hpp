@@ -118,7 +118,7 @@ class Engine {
   // When the next reminder falls due; nullopt when no firing alert was announced.
   [[nodiscard]] core::Result<std::optional<core::Timestamp>> next_reminder() const;
   // Operator action from the API; NotFound for an unknown alert, Conflict for a closed one.
-  [[nodiscard]] core::Status acknowledge(std::string_view alert_id, bool rebaseline,
+  [[nodiscard]] core::Status acknowledge(std::string_view alert_id, core::OperatorAction action,
                                          core::Timestamp now);
 
   [[nodiscard]] std::vector<KeyStatus> status() const;
@@ -155,7 +155,8 @@ class Engine {
                                           const std::vector<detectors::AlertEvent>& events,
                                           core::Timestamp now);
   [[nodiscard]] core::Result<CycleClose> close(Transaction& tx, core::Timestamp now);
-  [[nodiscard]] core::Status act(std::string_view alert_id, bool rebaseline, core::Timestamp now);
+  [[nodiscard]] core::Status act(std::string_view alert_id, core::OperatorAction action,
+                                 core::Timestamp now);
   [[nodiscard]] std::optional<std::int64_t> key_id_of(const core::KeyLabels& key) const;
   // The newest other key a fresh key replaces (ProtocolChange), if any.
   [[nodiscard]] std::optional<core::KeyLabels> replaced_by(const core::KeyLabels& fresh) const;

@@ -35,7 +35,7 @@ struct AlertEvent {
   bool fired = false;  // a new alert
 };
 
-enum class OperatorAction { Acknowledge, Rebaseline };
+using core::OperatorAction;  // core/alert.hpp
 
 struct AlertPolicy {
   // A firing, unacknowledged alert is notified again this long after its last notification;

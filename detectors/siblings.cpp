@@ -23,10 +23,10 @@ struct UnitRun {
 };
 
 std::string gpu_unit(const core::Placement& p) {
-  return "gpu:" + p.host + "/" + p.unit();
+  return core::UnitId::of(p).str();
 }
 std::string host_unit(const core::Placement& p) {
-  return "host:" + p.host;
+  return core::UnitId::host_of(p).str();
 }
 
 // The runs of a cycle as small indices, made once for both levels: a replay judges every round
@@ -86,7 +86,7 @@ struct Grouped {
   };
   std::vector<Entry> entries;               // by key, group, unit: one per unit and key
   std::vector<std::string_view> keys;       // by index: the runs' views
-  std::vector<std::string> unit_ids;        // by index: "gpu:<host>/<GPU>" or "host:<host>"
+  std::vector<std::string> unit_ids;        // by index: core::UnitId's form
   std::vector<core::Placement> placements;  // by unit index: the first run's
   std::vector<std::uint32_t> unit_group;    // by unit index
 
@@ -337,8 +337,8 @@ std::string OutOfLine::describe() const {
          " on " + std::to_string(keys_out) + " of " + std::to_string(keys_compared) + " benchmarks";
 }
 
-std::string OutOfLine::unit_id() const {
-  return host_level ? host_unit(placement) : gpu_unit(placement);
+core::UnitId OutOfLine::unit_id() const {
+  return host_level ? core::UnitId::host_of(placement) : core::UnitId::of(placement);
 }
 
 std::vector<OutOfLine> out_of_line(std::span<const PlacedRun> runs,

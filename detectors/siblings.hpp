@@ -49,8 +49,8 @@ struct OutOfLine {
   // "GPU 3 (UUID GPU-...) of host h100-a is 12.0% slower than its 7 siblings on 9 of 9
   // benchmarks"
   [[nodiscard]] std::string describe() const;
-  // "gpu:<host>/<uuid or index>" or "host:<host>": which unit an alert is about.
-  [[nodiscard]] std::string unit_id() const;
+  // Which unit an alert is about: "gpu:<host>/<uuid or index>" or "host:<host>" (core::UnitId).
+  [[nodiscard]] core::UnitId unit_id() const;
 };
 
 // A unit is compared on a key when at least two siblings ran it in the cycle. It is out of line

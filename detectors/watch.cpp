@@ -275,17 +275,17 @@ std::vector<AlertEvent> Watch::judge_units() {
       it = unit_alerts_.erase(it);
     }
     for (const auto& out : out_of_line(cycle.runs, parameters_.controls)) {
-      const std::string slot = cycle.environment + " " + out.unit_id();
+      const std::string slot = cycle.environment + " " + out.unit_id().str();
       if (unit_alerts_.contains(slot)) continue;  // still out of line: already said
       Alert alert;
-      alert.id =
-          cycle.environment + "@" + out.unit_id() + "@" + core::format_timestamp(cycle.newest);
+      alert.id = cycle.environment + "@" + out.unit_id().str() + "@" +
+                 core::format_timestamp(cycle.newest);
       alert.kind = AlertKind::Environment;
       alert.key.environment = cycle.environment;
       alert.direction = out.direction;
       alert.state = AlertState::Firing;
-      alert.onset = core::AlertRun{out.unit_id(), cycle.start, {}};
-      alert.fired = core::AlertRun{out.unit_id(), cycle.newest, {}};
+      alert.onset = core::AlertRun{out.unit_id().str(), cycle.start, {}};
+      alert.fired = core::AlertRun{out.unit_id().str(), cycle.newest, {}};
       alert.relative_change = out.relative_change;
       alert.placement = out.placement;
       for (const auto& identity : out.keys) {

@@ -12,11 +12,6 @@
 namespace kernelwatch::replay {
 namespace {
 
-detectors::OperatorAction operator_action(storage::AlertAction action) {
-  return action == storage::AlertAction::Rebaseline ? detectors::OperatorAction::Rebaseline
-                                                    : detectors::OperatorAction::Acknowledge;
-}
-
 // Feeds the runs, in the daemon's order, and the operator's actions through the replay's Watch.
 class Driver {
  public:
@@ -86,7 +81,7 @@ class Driver {
   void act(const storage::AlertActionRow& action) {
     // An operator acts on alerts already decided: what the replay still holds is decided first.
     close();
-    const auto op = operator_action(action.action);
+    const auto op = action.action;
     if (action.key_id == 0) {  // an incident, or a GPU or host alert (they have no key)
       auto events = out_.watch.act_on_incident(action.alert_id, op, action.at);
       if (events.empty()) events = out_.watch.act_on_unit(action.alert_id, op, action.at);
@@ -206,9 +201,7 @@ void PlacedCounts::count(const core::Placement& placement, core::Timestamp obser
 }
 
 PlacedCount& PlacedCounts::slot(const core::Placement& placement) {
-  key_.assign(placement.host);
-  key_ += '\0';
-  key_ += placement.gpu_uuid.empty() ? placement.gpu : placement.gpu_uuid;
+  core::UnitId::write(key_, placement);
   auto it = counts_.find(key_);
   if (it == counts_.end()) {
     it = counts_.emplace(key_, PlacedCount{placement, 0, core::Timestamp::min()}).first;

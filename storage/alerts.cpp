@@ -39,10 +39,6 @@ Result<std::vector<AlertRow>> collect_alerts(const Database& db, Statement& stmt
   return collect(stmt, [&](const Statement& s) { return read_row(s, db.path()); });
 }
 
-std::string_view action_name(AlertAction action) {
-  return action == AlertAction::Acknowledge ? "acknowledge" : "rebaseline";
-}
-
 }  // namespace
 
 std::string_view to_string(AlertOrigin origin) {
@@ -84,7 +80,7 @@ Status AlertStore::record_action(Transaction& tx, const AlertActionRow& row) {
   KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
   auto stmt = KW_TRY(db_->statement(
       "INSERT INTO alert_actions (alert_id, key_id, action, at_ns) VALUES (?1, ?2, ?3, ?4)"));
-  stmt->bind(1, row.alert_id).bind(3, action_name(row.action)).bind(4, row.at);
+  stmt->bind(1, row.alert_id).bind(3, core::to_string(row.action)).bind(4, row.at);
   if (row.key_id == 0) {
     stmt->bind_null(2);  // an incident: it has no key
   } else {
@@ -170,7 +166,8 @@ Result<std::vector<AlertActionRow>> AlertStore::actions() const {
   return collect(*stmt, [](const Statement& s) {
     return AlertActionRow{
         s.column_text(0), s.column_int(1),  // NULL (an incident's) reads as 0
-        s.column_text(2) == "acknowledge" ? AlertAction::Acknowledge : AlertAction::Rebaseline,
+        // The table's CHECK admits the two names only.
+        core::parse_operator_action(s.column_text(2)).value_or(core::OperatorAction::Rebaseline),
         s.column_timestamp(3)};
   });
 }

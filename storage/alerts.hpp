@@ -29,12 +29,10 @@ struct AlertRow {
   AlertOrigin origin = AlertOrigin::Daemon;    // kept as first stored: an update never changes it
 };
 
-enum class AlertAction { Acknowledge, Rebaseline };
-
 struct AlertActionRow {
   std::string alert_id;
   std::int64_t key_id = 0;  // 0: an incident's (stored as NULL)
-  AlertAction action = AlertAction::Acknowledge;
+  core::OperatorAction action = core::OperatorAction::Acknowledge;
   core::Timestamp at{};
 };
 

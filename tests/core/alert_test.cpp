@@ -99,3 +99,21 @@ TEST(ShortAlertId, RecognisesOnlyTwelveLowerCaseHexDigits) {
 
 }  // namespace
 }  // namespace kernelwatch::core
+
+namespace kernelwatch::core {
+namespace {
+
+// One operator action type from the API to the stored row and the replay (issue #38 item 3): its
+// names are the alert_actions table's.
+TEST(OperatorAction, ItsNamesReadBackAndNothingElseIsOne) {
+  for (const auto action : {OperatorAction::Acknowledge, OperatorAction::Rebaseline}) {
+    EXPECT_EQ(parse_operator_action(to_string(action)), action);
+  }
+  EXPECT_EQ(to_string(OperatorAction::Rebaseline), "rebaseline");
+  EXPECT_EQ(parse_operator_action("ack"), std::nullopt);
+  EXPECT_EQ(parse_operator_action("Rebaseline"), std::nullopt);
+  EXPECT_EQ(parse_operator_action(""), std::nullopt);
+}
+
+}  // namespace
+}  // namespace kernelwatch::core

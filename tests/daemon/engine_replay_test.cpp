@@ -184,7 +184,7 @@ TEST_F(EngineReplayTest, AnAcknowledgedIncidentStaysAcknowledgedWithItsMembersAf
     EXPECT_EQ(key.standing.state, core::KeyState::Incident) << key.key.display();
   }
 
-  ASSERT_TRUE(engine_->acknowledge(incident, false, t0 + 3h));
+  ASSERT_TRUE(engine_->acknowledge(incident, core::OperatorAction::Acknowledge, t0 + 3h));
   const auto row = storage::AlertStore(*store_).find(incident);
   ASSERT_TRUE(row && *row);
   EXPECT_EQ((*row)->alert.state, core::AlertState::Acknowledged);

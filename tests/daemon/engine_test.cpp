@@ -289,7 +289,9 @@ TEST_F(EngineTest, AFailedReplayAfterARollbackIsReportedAndNothingIsJudgedUntilO
   const auto closed = engine_->close_cycle(arrival(11));
   ASSERT_FALSE(closed);
   EXPECT_EQ(closed.error().code, core::ErrorCode::Unavailable);
-  EXPECT_EQ(engine_->acknowledge("0123456789ab", false, arrival(11)).error().code,
+  EXPECT_EQ(engine_->acknowledge("0123456789ab", core::OperatorAction::Acknowledge, arrival(11))
+                .error()
+                .code,
             core::ErrorCode::Unavailable);
   // The table is back: the next run replays first, and the rolled-back run is stored when re-sent.
   sql(dir_ / "kw.db", "ALTER TABLE runs_away RENAME TO runs");
@@ -346,7 +348,8 @@ TEST_F(EngineTest, FailedRunsOpenOneFailedAlertPerKeyAndAPassingRunResolvesIt) {
 TEST_F(EngineTest, AcknowledgeUnknownIsNotFoundFiringIsAcknowledgedClosedIsConflict) {
   const Series series;
   stable_history(series, 10);
-  auto unknown = engine_->acknowledge("no-such-alert", false, arrival(10));
+  auto unknown =
+      engine_->acknowledge("no-such-alert", core::OperatorAction::Acknowledge, arrival(10));
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().code, core::ErrorCode::NotFound);
   EXPECT_NE(unknown.error().message.find("no-such-alert"), std::string::npos);
@@ -354,7 +357,7 @@ TEST_F(EngineTest, AcknowledgeUnknownIsNotFoundFiringIsAcknowledgedClosedIsConfl
   const auto step = process(series, 10, 1'300'000);
   ASSERT_EQ(step.fired.size(), 1u);
   const std::string id = step.fired[0];
-  auto acked = engine_->acknowledge(id, false, arrival(10) + 1min);
+  auto acked = engine_->acknowledge(id, core::OperatorAction::Acknowledge, arrival(10) + 1min);
   ASSERT_TRUE(acked) << acked.error().message;
   auto row = alert(id);
   ASSERT_TRUE(row.has_value());
@@ -365,17 +368,18 @@ TEST_F(EngineTest, AcknowledgeUnknownIsNotFoundFiringIsAcknowledgedClosedIsConfl
   ASSERT_TRUE(actions);
   ASSERT_EQ(actions->size(), 1u);
   EXPECT_EQ((*actions)[0].alert_id, id);
-  EXPECT_EQ((*actions)[0].action, storage::AlertAction::Acknowledge);
+  EXPECT_EQ((*actions)[0].action, core::OperatorAction::Acknowledge);
 
   // Back at the old level: an acknowledged alert still resolves.
   const auto back = process(series, 12, noisy(12));
   EXPECT_EQ(back.resolved, std::vector<std::string>{id});
   EXPECT_EQ(core::to_string(alert(id)->alert.state), "resolved");
 
-  auto again = engine_->acknowledge(id, false, arrival(12) + 1min);
+  auto again = engine_->acknowledge(id, core::OperatorAction::Acknowledge, arrival(12) + 1min);
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code, core::ErrorCode::Conflict);
-  auto rebaseline_closed = engine_->acknowledge(id, true, arrival(12) + 1min);
+  auto rebaseline_closed =
+      engine_->acknowledge(id, core::OperatorAction::Rebaseline, arrival(12) + 1min);
   ASSERT_FALSE(rebaseline_closed);
   EXPECT_EQ(rebaseline_closed.error().code, core::ErrorCode::Conflict);
   // Refused actions are not recorded.
@@ -388,7 +392,7 @@ TEST_F(EngineTest, RebaselineAcceptsTheNewLevel) {
   const auto step = process(series, 10, 1'300'000);
   ASSERT_EQ(step.fired.size(), 1u);
   const std::string id = step.fired[0];
-  auto ok = engine_->acknowledge(id, true, arrival(10) + 1min);
+  auto ok = engine_->acknowledge(id, core::OperatorAction::Rebaseline, arrival(10) + 1min);
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(core::to_string(alert(id)->alert.state), "rebaselined");
   EXPECT_EQ(count("firing"), 0);
@@ -396,7 +400,7 @@ TEST_F(EngineTest, RebaselineAcceptsTheNewLevel) {
   auto actions = storage::AlertStore(*store_).actions();
   ASSERT_TRUE(actions);
   ASSERT_EQ(actions->size(), 1u);
-  EXPECT_EQ((*actions)[0].action, storage::AlertAction::Rebaseline);
+  EXPECT_EQ((*actions)[0].action, core::OperatorAction::Rebaseline);
 
   // Runs at the new level raise nothing and do not reopen the alert.
   for (int i = 11; i < 20; ++i) {
@@ -406,7 +410,7 @@ TEST_F(EngineTest, RebaselineAcceptsTheNewLevel) {
   }
   EXPECT_EQ(core::to_string(alert(id)->alert.state), "rebaselined");
   EXPECT_EQ(count("firing"), 0);
-  auto closed = engine_->acknowledge(id, false, arrival(20));
+  auto closed = engine_->acknowledge(id, core::OperatorAction::Acknowledge, arrival(20));
   ASSERT_FALSE(closed);
   EXPECT_EQ(closed.error().code, core::ErrorCode::Conflict);
 }
@@ -476,7 +480,8 @@ TEST_F(EngineTest, ARebuiltEngineReportsTheSameStatusAndNotifiesNothing) {
   }
   const auto a_step = process(a, 10, 1'300'000);
   ASSERT_EQ(a_step.fired.size(), 1u);
-  ASSERT_TRUE(engine_->acknowledge(a_step.fired[0], false, arrival(10) + 10s));
+  ASSERT_TRUE(
+      engine_->acknowledge(a_step.fired[0], core::OperatorAction::Acknowledge, arrival(10) + 10s));
   const auto b_step = process(b, 10, 1'250'000);
   ASSERT_EQ(b_step.fired.size(), 1u);
   ASSERT_EQ(process(c, 10, noisy(10)).fired.size(), 0u);
@@ -525,7 +530,7 @@ TEST_F(EngineTest, AnAcknowledgedFailedAlertIsStillOpenAfterARebuild) {
   const auto failed = process(series, 5, 0, "failed");
   ASSERT_EQ(failed.fired.size(), 1u);
   const std::string id = failed.fired[0];
-  ASSERT_TRUE(engine_->acknowledge(id, false, arrival(5) + 10s));
+  ASSERT_TRUE(engine_->acknowledge(id, core::OperatorAction::Acknowledge, arrival(5) + 10s));
   EXPECT_EQ(core::to_string(alert(id)->alert.state), "acknowledged");
   const auto live = engine_->status();
   ASSERT_EQ(live.size(), 1u);
@@ -666,7 +671,8 @@ TEST_F(EngineTest, AcknowledgingAFailedAlertLeavesTheKeysStepAlertAloneAfterAReb
   ASSERT_EQ(step.fired.size(), 1u);
   const auto failed = process(series, 11, 0, "failed");
   ASSERT_EQ(failed.fired.size(), 1u);
-  ASSERT_TRUE(engine_->acknowledge(failed.fired[0], /*rebaseline=*/false, arrival(11)));
+  ASSERT_TRUE(
+      engine_->acknowledge(failed.fired[0], core::OperatorAction::Acknowledge, arrival(11)));
   EXPECT_EQ(core::to_string(alert(failed.fired[0])->alert.state), "acknowledged");
   EXPECT_EQ(core::to_string(alert(step.fired[0])->alert.state), "firing");
 
@@ -730,7 +736,8 @@ TEST_F(EngineTest, ARestartDatesRemindersFromTheStoredNotificationNotFromTheRuns
   // Acknowledged: no reminder is due any more.
   const auto firing = storage::AlertStore(*store_).list(core::AlertState::Firing, 0);
   ASSERT_TRUE(firing && firing->size() == 1u);
-  ASSERT_TRUE(engine_->acknowledge(firing->front().alert.id, false, sent + std::chrono::hours(2)));
+  ASSERT_TRUE(engine_->acknowledge(firing->front().alert.id, core::OperatorAction::Acknowledge,
+                                   sent + std::chrono::hours(2)));
   restart();
   EXPECT_EQ(engine_->next_reminder().value(), std::nullopt);
   EXPECT_EQ(*engine_->flush_notifications(sent + std::chrono::hours(30)), 0u);

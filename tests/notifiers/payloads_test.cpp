@@ -74,6 +74,11 @@ TEST(WebhookPayload, HasTheVersionedSchemaAlertsAndRuns) {
   EXPECT_EQ(p["host"], "gpu-host-1");
   ASSERT_EQ(p["alerts"].size(), 2u);
   const json& a = p["alerts"][0];
+  // Both forms of the alert's id, named: the long one and the short one the API's ack path takes.
+  const std::string long_id = a["id"];
+  EXPECT_EQ(long_id, n.alerts[0].alert.id);
+  EXPECT_EQ(a["shortId"], core::short_alert_id(long_id));
+  EXPECT_NE(a["shortId"], a["id"]);
   EXPECT_EQ(a["state"], "firing");
   EXPECT_EQ(a["kind"], "step");
   EXPECT_EQ(a["direction"], "regression");

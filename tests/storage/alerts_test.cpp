@@ -255,8 +255,10 @@ TEST_F(AlertStoreTest, ActionsAreRecordedAndReturnedOldestFirst) {
     auto tx = connection_->begin();
     ASSERT_TRUE(tx);
     // Written out of time order: actions() orders by time.
-    ASSERT_TRUE(alerts_->record_action(*tx, {"a1", key_id_, AlertAction::Rebaseline, at(300)}));
-    ASSERT_TRUE(alerts_->record_action(*tx, {"a1", key_id_, AlertAction::Acknowledge, at(200)}));
+    ASSERT_TRUE(
+        alerts_->record_action(*tx, {"a1", key_id_, core::OperatorAction::Rebaseline, at(300)}));
+    ASSERT_TRUE(
+        alerts_->record_action(*tx, {"a1", key_id_, core::OperatorAction::Acknowledge, at(200)}));
     ASSERT_TRUE(tx->commit());
   }
   auto actions = alerts_->actions();
@@ -264,9 +266,9 @@ TEST_F(AlertStoreTest, ActionsAreRecordedAndReturnedOldestFirst) {
   ASSERT_EQ(actions->size(), 2u);
   EXPECT_EQ((*actions)[0].alert_id, "a1");
   EXPECT_EQ((*actions)[0].key_id, key_id_);
-  EXPECT_EQ((*actions)[0].action, AlertAction::Acknowledge);
+  EXPECT_EQ((*actions)[0].action, core::OperatorAction::Acknowledge);
   EXPECT_EQ((*actions)[0].at, at(200));
-  EXPECT_EQ((*actions)[1].action, AlertAction::Rebaseline);
+  EXPECT_EQ((*actions)[1].action, core::OperatorAction::Rebaseline);
   EXPECT_EQ((*actions)[1].at, at(300));
 }
 
@@ -287,7 +289,8 @@ TEST_F(AlertStoreTest, RollingBackTheCallersTransactionDropsTheUpsertAndTheActio
     ASSERT_TRUE(tx);
     ASSERT_TRUE(alerts_->upsert(*tx, alert("dropped", key_id_, Firing, 200)));
     ASSERT_TRUE(alerts_->upsert(*tx, alert("kept", key_id_, Resolved, 100)));
-    ASSERT_TRUE(alerts_->record_action(*tx, {"kept", key_id_, AlertAction::Acknowledge, at(150)}));
+    ASSERT_TRUE(
+        alerts_->record_action(*tx, {"kept", key_id_, core::OperatorAction::Acknowledge, at(150)}));
     // Destroyed without commit: rolled back.
   }
   auto dropped = alerts_->find("dropped");
