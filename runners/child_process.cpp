@@ -250,6 +250,258 @@ std::string exec_error(const std::string& program, int error) {
   return "cannot start " + program + ": " + std::strerror(error);
 }
 
+// One program's run under its guard: the guard forked with the five pipes (start), the loop that
+// feeds the program's stdin and reads its stdout, stderr and the guard's reports until it ends,
+// times out or is cancelled (pump), the guard's own end (end_guard), and how it ended (outcome).
+class ChildRun {
+ public:
+  ChildRun(const ChildRequest& request, const std::function<void(std::string_view)>& on_line)
+      : request_(request),
+        deadline_(Clock::now() + request.timeout),
+        lines_(request.max_line_bytes, on_line),
+        ticking_(request.tick.count() > 0 && request.on_tick),
+        next_tick_(Clock::now() + request.tick) {}
+
+  // Resolves the program in the child's PATH and forks the guard, which execs it.
+  core::Status start() {
+    std::vector<std::string> env = environment_for(request_);
+    const std::string program = KW_TRY(resolve_program(request_.argv[0], env));
+    in_ = KW_TRY(make_pipe());
+    out_ = KW_TRY(make_pipe());
+    err_ = KW_TRY(make_pipe());
+    reports_ = KW_TRY(make_pipe());
+    lifeline_ = KW_TRY(make_pipe());
+    std::vector<std::string> args = request_.argv;
+    auto argv = pointers(args);
+    auto envp = pointers(env);
+    const std::string directory = request_.working_directory.string();
+    detail::GuardSetup setup;
+    setup.daemon_pid = ::getpid();
+    setup.stdin_read = in_.read.get();
+    setup.stdout_write = out_.write.get();
+    setup.stderr_write = err_.write.get();
+    setup.report_write = reports_.write.get();
+    setup.lifeline_read = lifeline_.read.get();
+    setup.program = program.c_str();
+    setup.argv = argv.data();
+    setup.envp = envp.data();
+    setup.working_directory = directory.empty() ? nullptr : directory.c_str();
+    guard_ = ::fork();
+    if (guard_ < 0) {
+      return core::fail(ErrorCode::Unavailable,
+                        "cannot start " + request_.argv[0] + ": fork: " + std::strerror(errno));
+    }
+    if (guard_ == 0) detail::guard_main(setup);
+    in_.read.reset();
+    out_.write.reset();
+    err_.write.reset();
+    reports_.write.reset();
+    lifeline_.read.reset();
+    ::fcntl(in_.write.get(), F_SETFL, ::fcntl(in_.write.get(), F_GETFL) | O_NONBLOCK);
+    if (request_.stdin_text.empty()) in_.write.reset();
+    return {};
+  }
+
+  // Until the guard is gone, the program could not start or the run is cancelled, or the program
+  // ended and its output is read to the end.
+  void pump() {
+    while (!guard_gone_ && !start_error_ && !cancelled_) {
+      if (program_status_ && !out_.read.open() && !err_.read.open()) break;
+      auto now = Clock::now();
+      if (ticking_ && now >= next_tick_ && result_.pid != 0 && !program_status_) {
+        request_.on_tick();
+        now = Clock::now();
+        next_tick_ = now + request_.tick;
+      }
+      if (now >= deadline_) {
+        if (program_status_ || phase_ == Phase::Terminating) break;  // killed by end_guard
+        terminate(now);
+        continue;
+      }
+      if (!wait_and_serve(now)) break;
+    }
+    if (result_.stderr_tail.size() > request_.stderr_keep_bytes)
+      result_.stderr_tail.erase(0, result_.stderr_tail.size() - request_.stderr_keep_bytes);
+  }
+
+  // The guard kills whatever is left (the program, if it still runs, and every descendant,
+  // wherever it moved), reaps it, reports, and exits.
+  void end_guard() {
+    lifeline_.write.reset();
+    in_.write.reset();
+    out_.read.reset();
+    err_.read.reset();
+    Fd guard_fd(open_pidfd(guard_));
+    const auto give_up = Clock::now() + std::chrono::seconds(10);
+    while (!guard_gone_) {
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(give_up - Clock::now()).count();
+      if (left <= 0) break;
+      pollfd p{reports_.read.get(), POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left)) < 0 && errno != EINTR) break;
+      if (p.revents != 0 && !read_reports()) guard_gone_ = true;
+    }
+    // A guard stuck on a descendant in uninterruptible sleep is killed; that descendant is left
+    // to init (it cannot be killed by anyone until it wakes).
+    if (!guard_gone_) ::kill(guard_, SIGKILL);
+    int guard_status = 0;
+    while (::waitpid(guard_, &guard_status, 0) < 0 && errno == EINTR) {
+    }
+  }
+
+  core::Result<ChildResult> outcome() && {
+    result_.stdout_rest = std::move(lines_).rest();
+    if (start_error_)
+      return core::fail(*start_error_ == ENOENT ? ErrorCode::NotFound : ErrorCode::Unavailable,
+                        exec_error(request_.argv[0], *start_error_));
+    if (result_.pid == 0) {
+      return core::fail(ErrorCode::Unavailable,
+                        "cannot start " + request_.argv[0] + ": its guard process ended first");
+    }
+    if (cancelled_) {
+      result_.end = ChildEnd::Cancelled;
+    } else if (timed_out_) {
+      result_.end = ChildEnd::TimedOut;
+    } else if (program_status_ && WIFEXITED(*program_status_)) {
+      result_.end = ChildEnd::Exited;
+      result_.exit_code = WEXITSTATUS(*program_status_);
+    } else {
+      result_.end = ChildEnd::Signalled;
+      result_.signal =
+          program_status_ && WIFSIGNALED(*program_status_) ? WTERMSIG(*program_status_) : SIGKILL;
+    }
+    return std::move(result_);
+  }
+
+ private:
+  enum class Phase { Running, Terminating };
+
+  // Past the deadline: the guard is told to terminate the program, which gets kill_grace.
+  void terminate(Clock::time_point now) {
+    timed_out_ = true;
+    phase_ = Phase::Terminating;
+    const char command = detail::kGuardTerminate;
+    (void)write_without_sigpipe(lifeline_.write.get(), &command, 1);
+    in_.write.reset();
+    deadline_ = now + request_.kill_grace;
+  }
+
+  // One poll of every open descriptor until the deadline or the next tick, and what is ready
+  // served; false when poll itself failed.
+  bool wait_and_serve(Clock::time_point now) {
+    std::vector<pollfd> fds;
+    if (in_.write.open()) fds.push_back({in_.write.get(), POLLOUT, 0});
+    if (out_.read.open()) fds.push_back({out_.read.get(), POLLIN, 0});
+    if (err_.read.open()) fds.push_back({err_.read.get(), POLLIN, 0});
+    fds.push_back({reports_.read.get(), POLLIN, 0});
+    if (request_.cancel_fd >= 0) fds.push_back({request_.cancel_fd, POLLIN, 0});
+    const auto until = ticking_ && !program_status_ ? std::min(deadline_, next_tick_) : deadline_;
+    const auto wait_ms =
+        std::max<long long>(0, std::chrono::ceil<std::chrono::milliseconds>(until - now).count());
+    const int ready =
+        ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(wait_ms, 60'000)));
+    if (ready < 0) return errno == EINTR;
+    for (const pollfd& p : fds) {
+      if (p.revents == 0) continue;
+      if (p.fd == request_.cancel_fd) {
+        cancelled_ = true;
+      } else if (p.fd == reports_.read.get()) {
+        if (!read_reports()) guard_gone_ = true;
+      } else if (in_.write.open() && p.fd == in_.write.get()) {
+        write_stdin();
+      } else if (out_.read.open() && p.fd == out_.read.get()) {
+        read_stdout();
+      } else if (err_.read.open() && p.fd == err_.read.get()) {
+        read_stderr();
+      }
+    }
+    return true;
+  }
+
+  bool read_reports() {
+    return report_reader_.read(reports_.read.get(),
+                               [this](const detail::GuardMessage& m) { handle_report(m); });
+  }
+
+  void handle_report(const detail::GuardMessage& m) {
+    switch (static_cast<detail::GuardReport>(m.kind)) {
+      case detail::GuardReport::Started:
+        result_.pid = m.value;
+        if (request_.on_spawn) request_.on_spawn(m.value);
+        break;
+      case detail::GuardReport::ExecFailed:
+        start_error_ = m.value;
+        break;
+      case detail::GuardReport::Exited:
+        program_status_ = m.value;
+        // Whatever it left behind gets a short time to finish writing, then it is killed.
+        if (phase_ == Phase::Running)
+          deadline_ = std::min(deadline_, Clock::now() + request_.kill_grace);
+        break;
+      case detail::GuardReport::Leftovers:
+        result_.leftover_processes = static_cast<std::size_t>(std::max(0, m.value));
+        break;
+    }
+  }
+
+  void write_stdin() {
+    const std::string& text = request_.stdin_text;
+    const ssize_t n =
+        write_without_sigpipe(in_.write.get(), text.data() + written_, text.size() - written_);
+    if (n > 0) written_ += static_cast<std::size_t>(n);
+    if ((n < 0 && errno != EAGAIN && errno != EINTR) || written_ == text.size()) in_.write.reset();
+  }
+
+  // What one read() of `fd` gave; empty at its end (then closed) or when nothing was there.
+  std::string_view read_some(Fd& fd) {
+    const ssize_t n = ::read(fd.get(), buffer_.data(), buffer_.size());
+    if (n <= 0) {
+      if (!(n < 0 && (errno == EINTR || errno == EAGAIN))) fd.reset();
+      return {};
+    }
+    return {buffer_.data(), static_cast<std::size_t>(n)};
+  }
+
+  void read_stdout() {
+    const std::string_view chunk = read_some(out_.read);
+    if (chunk.empty()) return;
+    result_.stdout_bytes += chunk.size();
+    if (request_.stdout_keep_bytes > 0) {
+      const std::size_t room = request_.stdout_keep_bytes - result_.stdout_text.size();
+      result_.stdout_text.append(chunk.substr(0, room));
+      if (chunk.size() > room) result_.stdout_overflow = true;
+    }
+    lines_.feed(chunk, result_);
+  }
+
+  void read_stderr() {
+    const std::string_view chunk = read_some(err_.read);
+    if (chunk.empty()) return;
+    result_.stderr_tail.append(chunk);
+    // Trimmed when twice the size kept: linear in what the program writes.
+    if (result_.stderr_tail.size() > 2 * request_.stderr_keep_bytes)
+      result_.stderr_tail.erase(0, result_.stderr_tail.size() - request_.stderr_keep_bytes);
+  }
+
+  const ChildRequest& request_;
+  Pipe in_, out_, err_, reports_, lifeline_;
+  pid_t guard_ = -1;
+  ChildResult result_;
+  std::size_t written_ = 0;
+  std::optional<int> program_status_;  // its wait status, once the guard reaped it
+  std::optional<int> start_error_;     // errno of a failed exec
+  bool guard_gone_ = false;
+  bool timed_out_ = false;
+  bool cancelled_ = false;
+  Phase phase_ = Phase::Running;
+  Clock::time_point deadline_;
+  LineSplitter lines_;
+  ReportReader report_reader_;
+  bool ticking_;
+  Clock::time_point next_tick_;
+  std::array<char, 65536> buffer_{};
+};
+
 }  // namespace
 
 std::string readable_line(std::string_view bytes, std::size_t max_bytes) {
@@ -295,197 +547,11 @@ std::string ChildResult::last_stderr_lines(std::size_t count) const {
 core::Result<ChildResult> run_child(const ChildRequest& request,
                                     const std::function<void(std::string_view line)>& on_line) {
   KW_ASSERT(!request.argv.empty(), "a child needs a program");
-  std::vector<std::string> env = environment_for(request);
-  const std::string program = KW_TRY(resolve_program(request.argv[0], env));
-  Pipe in = KW_TRY(make_pipe());
-  Pipe out = KW_TRY(make_pipe());
-  Pipe err = KW_TRY(make_pipe());
-  Pipe reports = KW_TRY(make_pipe());
-  Pipe lifeline = KW_TRY(make_pipe());
-
-  std::vector<std::string> args = request.argv;
-  auto argv = pointers(args);
-  auto envp = pointers(env);
-  const std::string directory = request.working_directory.string();
-  detail::GuardSetup setup;
-  setup.daemon_pid = ::getpid();
-  setup.stdin_read = in.read.get();
-  setup.stdout_write = out.write.get();
-  setup.stderr_write = err.write.get();
-  setup.report_write = reports.write.get();
-  setup.lifeline_read = lifeline.read.get();
-  setup.program = program.c_str();
-  setup.argv = argv.data();
-  setup.envp = envp.data();
-  setup.working_directory = directory.empty() ? nullptr : directory.c_str();
-  const pid_t guard = ::fork();
-  if (guard < 0) {
-    return core::fail(ErrorCode::Unavailable,
-                      "cannot start " + request.argv[0] + ": fork: " + std::strerror(errno));
-  }
-  if (guard == 0) detail::guard_main(setup);
-  in.read.reset();
-  out.write.reset();
-  err.write.reset();
-  reports.write.reset();
-  lifeline.read.reset();
-  ::fcntl(in.write.get(), F_SETFL, ::fcntl(in.write.get(), F_GETFL) | O_NONBLOCK);
-
-  ChildResult result;
-  std::size_t written = 0;
-  if (request.stdin_text.empty()) in.write.reset();
-  std::optional<int> program_status;  // its wait status, once the guard reaped it
-  std::optional<int> start_error;     // errno of a failed exec
-  bool guard_gone = false;
-  bool timed_out = false;
-  bool cancelled = false;
-  enum class Phase { Running, Terminating } phase = Phase::Running;
-  auto deadline = Clock::now() + request.timeout;
-  LineSplitter lines(request.max_line_bytes, on_line);
-  ReportReader report_reader;
-  const auto handle_report = [&](const detail::GuardMessage& m) {
-    switch (static_cast<detail::GuardReport>(m.kind)) {
-      case detail::GuardReport::Started:
-        result.pid = m.value;
-        if (request.on_spawn) request.on_spawn(m.value);
-        break;
-      case detail::GuardReport::ExecFailed:
-        start_error = m.value;
-        break;
-      case detail::GuardReport::Exited:
-        program_status = m.value;
-        // Whatever it left behind gets a short time to finish writing, then it is killed.
-        if (phase == Phase::Running)
-          deadline = std::min(deadline, Clock::now() + request.kill_grace);
-        break;
-      case detail::GuardReport::Leftovers:
-        result.leftover_processes = static_cast<std::size_t>(std::max(0, m.value));
-        break;
-    }
-  };
-  char buffer[65536];
-  const bool ticking = request.tick.count() > 0 && request.on_tick;
-  auto next_tick = Clock::now() + request.tick;
-
-  while (!guard_gone && !start_error && !cancelled) {
-    if (program_status && !out.read.open() && !err.read.open()) break;
-    auto now = Clock::now();
-    if (ticking && now >= next_tick && result.pid != 0 && !program_status) {
-      request.on_tick();
-      now = Clock::now();
-      next_tick = now + request.tick;
-    }
-    if (now >= deadline) {
-      if (program_status || phase == Phase::Terminating) break;  // killed below
-      timed_out = true;
-      phase = Phase::Terminating;
-      const char command = detail::kGuardTerminate;
-      (void)write_without_sigpipe(lifeline.write.get(), &command, 1);
-      in.write.reset();
-      deadline = now + request.kill_grace;
-      continue;
-    }
-    std::vector<pollfd> fds;
-    if (in.write.open()) fds.push_back({in.write.get(), POLLOUT, 0});
-    if (out.read.open()) fds.push_back({out.read.get(), POLLIN, 0});
-    if (err.read.open()) fds.push_back({err.read.get(), POLLIN, 0});
-    fds.push_back({reports.read.get(), POLLIN, 0});
-    if (request.cancel_fd >= 0) fds.push_back({request.cancel_fd, POLLIN, 0});
-    const auto until = ticking && !program_status ? std::min(deadline, next_tick) : deadline;
-    const auto wait_ms =
-        std::max<long long>(0, std::chrono::ceil<std::chrono::milliseconds>(until - now).count());
-    const int ready =
-        ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(wait_ms, 60'000)));
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (const pollfd& p : fds) {
-      if (p.revents == 0) continue;
-      if (p.fd == request.cancel_fd) {
-        cancelled = true;
-      } else if (p.fd == reports.read.get()) {
-        if (!report_reader.read(p.fd, handle_report)) guard_gone = true;
-      } else if (in.write.open() && p.fd == in.write.get()) {
-        const ssize_t n = write_without_sigpipe(in.write.get(), request.stdin_text.data() + written,
-                                                request.stdin_text.size() - written);
-        if (n > 0) written += static_cast<std::size_t>(n);
-        if ((n < 0 && errno != EAGAIN && errno != EINTR) || written == request.stdin_text.size())
-          in.write.reset();
-      } else if (out.read.open() && p.fd == out.read.get()) {
-        const ssize_t n = ::read(out.read.get(), buffer, sizeof buffer);
-        if (n <= 0) {
-          if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-          out.read.reset();
-          continue;
-        }
-        const std::string_view chunk(buffer, static_cast<std::size_t>(n));
-        result.stdout_bytes += chunk.size();
-        if (request.stdout_keep_bytes > 0) {
-          const std::size_t room = request.stdout_keep_bytes - result.stdout_text.size();
-          result.stdout_text.append(chunk.substr(0, room));
-          if (chunk.size() > room) result.stdout_overflow = true;
-        }
-        lines.feed(chunk, result);
-      } else if (err.read.open() && p.fd == err.read.get()) {
-        const ssize_t n = ::read(err.read.get(), buffer, sizeof buffer);
-        if (n <= 0) {
-          if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-          err.read.reset();
-          continue;
-        }
-        result.stderr_tail.append(buffer, static_cast<std::size_t>(n));
-        // Trimmed when twice the size kept: linear in what the program writes.
-        if (result.stderr_tail.size() > 2 * request.stderr_keep_bytes)
-          result.stderr_tail.erase(0, result.stderr_tail.size() - request.stderr_keep_bytes);
-      }
-    }
-  }
-  if (result.stderr_tail.size() > request.stderr_keep_bytes)
-    result.stderr_tail.erase(0, result.stderr_tail.size() - request.stderr_keep_bytes);
-
-  // The end: the guard kills whatever is left (the program, if it still runs, and every
-  // descendant, wherever it moved), reaps it, reports, and exits.
-  lifeline.write.reset();
-  in.write.reset();
-  out.read.reset();
-  err.read.reset();
-  Fd guard_fd(open_pidfd(guard));
-  const auto give_up = Clock::now() + std::chrono::seconds(10);
-  while (!guard_gone) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(give_up - Clock::now()).count();
-    if (left <= 0) break;
-    pollfd p{reports.read.get(), POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left)) < 0 && errno != EINTR) break;
-    if (p.revents != 0 && !report_reader.read(p.fd, handle_report)) guard_gone = true;
-  }
-  // A guard stuck on a descendant in uninterruptible sleep is killed; that descendant is left to
-  // init (it cannot be killed by anyone until it wakes).
-  if (!guard_gone) ::kill(guard, SIGKILL);
-  int guard_status = 0;
-  while (::waitpid(guard, &guard_status, 0) < 0 && errno == EINTR) {
-  }
-  result.stdout_rest = std::move(lines).rest();
-  if (start_error)
-    return core::fail(*start_error == ENOENT ? ErrorCode::NotFound : ErrorCode::Unavailable,
-                      exec_error(request.argv[0], *start_error));
-  if (result.pid == 0) {
-    return core::fail(ErrorCode::Unavailable,
-                      "cannot start " + request.argv[0] + ": its guard process ended first");
-  }
-  if (cancelled) {
-    result.end = ChildEnd::Cancelled;
-  } else if (timed_out) {
-    result.end = ChildEnd::TimedOut;
-  } else if (program_status && WIFEXITED(*program_status)) {
-    result.end = ChildEnd::Exited;
-    result.exit_code = WEXITSTATUS(*program_status);
-  } else {
-    result.end = ChildEnd::Signalled;
-    result.signal =
-        program_status && WIFSIGNALED(*program_status) ? WTERMSIG(*program_status) : SIGKILL;
-  }
-  return result;
+  ChildRun run(request, on_line);
+  KW_TRY(run.start());
+  run.pump();
+  run.end_guard();
+  return std::move(run).outcome();
 }
 
 std::string duration_text(std::chrono::milliseconds d) {
