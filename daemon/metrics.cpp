@@ -79,10 +79,8 @@ KeyState key_state(const Engine::KeyView& s) {
   return KeyState::InsufficientData;
 }
 
-}  // namespace
-
-core::Result<std::string> render_metrics(const ApiContext& c) {
-  PrometheusText text;
+// The daemon's own: build, uptime, runs, cycles and storage writes.
+void add_process_metrics(PrometheusText& text, const ApiContext& c) {
   text.family("kernelwatch_build_info", MetricType::Gauge, "Build of this kernelwatch: always 1")
       .sample({{"version", KERNELWATCH_VERSION}, {"backend", c.backend}}, 1);
   text.family("kernelwatch_uptime_seconds", MetricType::Gauge, "Seconds since the daemon started")
@@ -131,7 +129,9 @@ core::Result<std::string> render_metrics(const ApiContext& c) {
   text.family("kernelwatch_cycle_duration_seconds", MetricType::Gauge,
               "Wall time of the last finished cycle")
       .sample(c.cycle->last_duration_seconds);
+}
 
+void add_key_metrics(PrometheusText& text, const ApiContext& c) {
   // Every key counts in its state; only the keys metrics.per_key selects get series of their
   // own (up to 4 each), so that a scrape of thousands of keys stays small.
   const auto per_key = c.config->metrics.per_key;
@@ -166,7 +166,9 @@ core::Result<std::string> render_metrics(const ApiContext& c) {
   for (std::size_t i = 0; i < kKeyStates.size(); ++i) {
     keys.sample({{"state", std::string(kKeyStates[i])}}, static_cast<double>(by_state[i]));
   }
+}
 
+void add_gpu_metrics(PrometheusText& text, const ApiContext& c) {
   // Per GPU, under dcgm-exporter's label names (Hostname, gpu, UUID, pci_bus_id), so that
   // Prometheus joins them with DCGM's series of the same GPU.
   const auto gpu_labels = [](const core::Placement& p) {
@@ -204,7 +206,10 @@ core::Result<std::string> render_metrics(const ApiContext& c) {
       out_change.sample(gpu_labels(p), row.alert.relative_change);
     }
   }
+}
 
+// Alerts by state, the outbox and the deliveries.
+void add_delivery_metrics(PrometheusText& text, const ApiContext& c) {
   auto& alerts = text.family("kernelwatch_alerts", MetricType::Gauge, "Stored alerts by state");
   for (const auto state : {core::AlertState::Firing, core::AlertState::Acknowledged,
                            core::AlertState::Resolved, core::AlertState::Rebaselined}) {
@@ -251,7 +256,16 @@ core::Result<std::string> render_metrics(const ApiContext& c) {
                   "Re-sends of the active alerts to Alertmanager since start by result");
   resends.sample({{"result", "delivered"}}, static_cast<double>(stats.resent));
   resends.sample({{"result", "failed"}}, static_cast<double>(stats.resend_failed));
+}
 
+}  // namespace
+
+core::Result<std::string> render_metrics(const ApiContext& c) {
+  PrometheusText text;
+  add_process_metrics(text, c);
+  add_key_metrics(text, c);
+  add_gpu_metrics(text, c);
+  add_delivery_metrics(text, c);
   return text.render();
 }
 
