@@ -122,14 +122,8 @@ std::string short_change(const std::vector<core::AttributionChange>& changes) {
   return text + " changed";
 }
 
-// The chart: per-run band (shaded, dashed edges), p20-p80 spread, median markers by verdict
-
-}  // namespace
-
-// (shape carries the verdict), segment starts, rebaselines, attribution ticks, alerts.
-std::string chart_svg(const std::vector<const ReplayedRun*>& runs,
-                      const std::vector<core::Alert>& alerts, Scale scale, LinkMode mode, int depth,
-                      std::string_view highlight, std::string_view label) {
+// The chart's frame for these runs: their medians, spreads and bands fill its height.
+Chart fit(const std::vector<const ReplayedRun*>& runs, Scale scale) {
   Chart c;
   c.scale = scale;
   c.n = std::max<std::size_t>(1, runs.size());
@@ -164,15 +158,16 @@ std::string chart_svg(const std::vector<const ReplayedRun*>& runs,
     c.lo = std::max(0.0, lo - pad);
     c.hi = hi + pad;
   }
-  const double r = runs.size() > 150 ? 2.6 : runs.size() > 60 ? 3.4 : 4.5;
-  std::string svg = "<svg class=\"chart\" viewBox=\"0 0 " + num(c.width) + " " + num(c.height) +
-                    "\" role=\"img\" aria-label=\"" + escape(label) +
-                    "\" preserveAspectRatio=\"xMidYMid meet\">";
+  return c;
+}
+
+std::string axes_svg(const Chart& c, const std::vector<const ReplayedRun*>& runs) {
+  std::string svg;
   // Axes and grid.
   svg += "<g class=\"grid\">";
   for (int i = 0; i <= 4; ++i) {
     const double fv = c.f(c.lo) + (c.f(c.hi) - c.f(c.lo)) * i / 4.0;
-    const double v = scale == Scale::Log ? std::pow(10.0, fv) : fv;
+    const double v = c.scale == Scale::Log ? std::pow(10.0, fv) : fv;
     const double y = c.y(v);
     svg += "<line x1=\"" + num(c.left) + "\" x2=\"" + num(c.width - c.right) + "\" y1=\"" + num(y) +
            "\" y2=\"" + num(y) + "\"/><text class=\"ylab\" x=\"" + num(c.left - 6) + "\" y=\"" +
@@ -189,9 +184,14 @@ std::string chart_svg(const std::vector<const ReplayedRun*>& runs,
            escape(core::format_timestamp(runs[i]->run.observed_at).substr(0, 10)) + "</text>";
   }
   svg += "<text class=\"axis-name\" x=\"" + num(c.width - c.right) +
-         "\" y=\"14\">median per run, " + std::string(scale == Scale::Log ? "log" : "linear") +
+         "\" y=\"14\">median per run, " + std::string(c.scale == Scale::Log ? "log" : "linear") +
          " scale</text></g>";
 
+  return svg;
+}
+
+std::string band_svg(const Chart& c, const std::vector<const ReplayedRun*>& runs) {
+  std::string svg;
   // The band each run was judged against, one shaded region per stretch of runs with a band.
   std::string band;
   std::string upper;
@@ -226,6 +226,11 @@ std::string chart_svg(const std::vector<const ReplayedRun*>& runs,
            "</title></path><path class=\"band-edge\" d=\"" +
            upper + lower + "\"/>";
   }
+  return svg;
+}
+
+std::string spread_svg(const Chart& c, const std::vector<const ReplayedRun*>& runs) {
+  std::string svg;
   // Spread p20-p80.
   std::string spread;
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -235,6 +240,11 @@ std::string chart_svg(const std::vector<const ReplayedRun*>& runs,
     }
   }
   if (!spread.empty()) svg += "<path class=\"spread\" d=\"" + spread + "\"/>";
+  return svg;
+}
+
+std::string marks_svg(const Chart& c, const std::vector<const ReplayedRun*>& runs) {
+  std::string svg;
   // Segment starts, rebaselines, attribution: a tick at every run where something recorded
   // changed (its tooltip says what); a label only for version changes with room for it.
   double last_label = -1e9;
@@ -263,6 +273,13 @@ std::string chart_svg(const std::vector<const ReplayedRun*>& runs,
       svg += "</g>";
     }
   }
+  return svg;
+}
+
+std::string alerts_svg(const Chart& c, const std::vector<const ReplayedRun*>& runs,
+                       const std::vector<core::Alert>& alerts, LinkMode mode, int depth,
+                       std::string_view highlight, double r) {
+  std::string svg;
   // Alerts at their onset (a flag and the change) and their firing run (a ring).
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < runs.size(); ++i) index[runs[i]->run.external_id] = i;
@@ -298,6 +315,11 @@ std::string chart_svg(const std::vector<const ReplayedRun*>& runs,
              num(c.y(alert.fired.median)) + "\" r=\"" + num(r + 4) + "\"/>";
     }
   }
+  return svg;
+}
+
+std::string points_svg(const Chart& c, const std::vector<const ReplayedRun*>& runs, double r) {
+  std::string svg;
   // Median markers, one focusable element per run.
   svg += "<g class=\"points\">";
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -308,8 +330,24 @@ std::string chart_svg(const std::vector<const ReplayedRun*>& runs,
     svg += "<path class=\"pt k-" + kind + "\" tabindex=\"0\" d=\"" + shape(kind, c.x(i), y, r) +
            "\"><title>" + escape(run_tip(run)) + "</title></path>";
   }
-  svg += "</g></svg>";
+  svg += "</g>";
   return svg;
+}
+
+}  // namespace
+
+// The chart: per-run band (shaded, dashed edges), p20-p80 spread, median markers by verdict
+// (shape carries the verdict), segment starts, rebaselines, attribution ticks, alerts.
+std::string chart_svg(const std::vector<const ReplayedRun*>& runs,
+                      const std::vector<core::Alert>& alerts, Scale scale, LinkMode mode, int depth,
+                      std::string_view highlight, std::string_view label) {
+  const Chart c = fit(runs, scale);
+  const double r = runs.size() > 150 ? 2.6 : runs.size() > 60 ? 3.4 : 4.5;
+  return "<svg class=\"chart\" viewBox=\"0 0 " + num(c.width) + " " + num(c.height) +
+         "\" role=\"img\" aria-label=\"" + escape(label) +
+         "\" preserveAspectRatio=\"xMidYMid meet\">" + axes_svg(c, runs) + band_svg(c, runs) +
+         spread_svg(c, runs) + marks_svg(c, runs) +
+         alerts_svg(c, runs, alerts, mode, depth, highlight, r) + points_svg(c, runs, r) + "</svg>";
 }
 
 std::string legend() {
