@@ -193,29 +193,18 @@ bool open_first(const KeyRow& a, const KeyRow& b) {
   return a.key.display() < b.key.display();
 }
 
-}  // namespace
-
-std::string render_overview(const std::vector<KeyRow>& rows, const OverviewQuery& query,
-                            const DaemonStatus* status, LinkMode mode,
-                            const std::vector<PlacedRow>& placed) {
+// How many keys and open alerts; the filters (served) or what a static report shows.
+std::string counts_section(const std::vector<KeyRow>& rows, const OverviewQuery& query,
+                           LinkMode mode) {
   std::set<std::string> environments;
   std::set<std::string> benchmarks;
   std::set<std::string> providers;
-  std::vector<const KeyRow*> shown;
   for (const auto& row : rows) {
     environments.insert(row.key.environment);
     benchmarks.insert(row.key.benchmark);
     providers.insert(row.key.provider);
-    if ((query.environment.empty() || row.key.environment == query.environment) &&
-        (query.benchmark.empty() || row.key.benchmark == query.benchmark) &&
-        (query.provider.empty() || row.key.provider == query.provider) &&
-        (!query.state || row.standing.state == *query.state)) {
-      shown.push_back(&row);
-    }
   }
-  std::string html = head("overview", mode, 0);
-  html += "<h1>Overview</h1><div class=\"overview-top\">";
-  if (status != nullptr) html += status_box(*status);
+  std::string html;
   std::size_t firing = 0;
   for (const auto& row : rows) firing += row.alert_id.empty() ? 0 : 1;
   html += "<section class=\"counts\"><p><strong>" + std::to_string(rows.size()) +
@@ -240,6 +229,12 @@ std::string render_overview(const std::vector<KeyRow>& rows, const OverviewQuery
   }
   html += "</section></div>";
 
+  return html;
+}
+
+// The shown keys with an open alert or a breach, worst first (the first page only).
+std::string open_section(const std::vector<const KeyRow*>& shown, LinkMode mode) {
+  std::string html;
   // Open alerts first.
   std::vector<const KeyRow*> open;
   for (const auto* row : shown) {
@@ -247,7 +242,7 @@ std::string render_overview(const std::vector<KeyRow>& rows, const OverviewQuery
   }
   std::sort(open.begin(), open.end(),
             [](const KeyRow* a, const KeyRow* b) { return open_first(*a, *b); });
-  if (query.page == 1 && !open.empty()) {
+  if (!open.empty()) {
     html += "<section id=\"open\"><h2>Open alerts and breaches (" + std::to_string(open.size()) +
             ")</h2><div class=\"scroll\"><table class=\"keys open\"><thead><tr><th>environment "
             "/ benchmark</th>" +
@@ -265,14 +260,13 @@ std::string render_overview(const std::vector<KeyRow>& rows, const OverviewQuery
     html += "</tbody></table></div></section>";
   }
 
-  // Shown when the labels tell something: a GPU, or more than one host (a daemon's own runs on a
-  // CPU name only its host).
-  const bool gpus_named = std::any_of(
-      placed.begin(), placed.end(), [](const PlacedRow& r) { return !r.placement.unit().empty(); });
-  const bool hosts =
-      !placed.empty() && placed.front().placement.host != placed.back().placement.host;
-  if (query.page == 1 && (gpus_named || hosts)) html += placed_section(placed, mode);
+  return html;
+}
 
+// The shown keys of one page, a table per environment and benchmark, and the page links.
+std::string keys_section(std::vector<const KeyRow*> shown, const OverviewQuery& query,
+                         LinkMode mode) {
+  std::string html;
   std::sort(shown.begin(), shown.end(), [](const KeyRow* a, const KeyRow* b) {
     return std::tie(a->key.environment, a->key.benchmark, a->key.provider, a->key.workload,
                     a->key.protocol) < std::tie(b->key.environment, b->key.benchmark,
@@ -318,6 +312,37 @@ std::string render_overview(const std::vector<KeyRow>& rows, const OverviewQuery
     html += "</nav>";
   }
   html += "</section>";
+  return html;
+}
+
+}  // namespace
+
+std::string render_overview(const std::vector<KeyRow>& rows, const OverviewQuery& query,
+                            const DaemonStatus* status, LinkMode mode,
+                            const std::vector<PlacedRow>& placed) {
+  std::vector<const KeyRow*> shown;
+  for (const auto& row : rows) {
+    if ((query.environment.empty() || row.key.environment == query.environment) &&
+        (query.benchmark.empty() || row.key.benchmark == query.benchmark) &&
+        (query.provider.empty() || row.key.provider == query.provider) &&
+        (!query.state || row.standing.state == *query.state)) {
+      shown.push_back(&row);
+    }
+  }
+  std::string html = head("overview", mode, 0);
+  html += "<h1>Overview</h1><div class=\"overview-top\">";
+  if (status != nullptr) html += status_box(*status);
+  html += counts_section(rows, query, mode);
+  if (query.page == 1) html += open_section(shown, mode);
+  // Shown when the labels tell something: a GPU, or more than one host (a daemon's own runs on a
+  // CPU name only its host).
+  const bool gpus_named = std::any_of(
+      placed.begin(), placed.end(), [](const PlacedRow& r) { return !r.placement.unit().empty(); });
+  const bool hosts =
+      !placed.empty() && placed.front().placement.host != placed.back().placement.host;
+  if (query.page == 1 && (gpus_named || hosts)) html += placed_section(placed, mode);
+
+  html += keys_section(std::move(shown), query, mode);
   return html + foot(mode);
 }
 
