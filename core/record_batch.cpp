@@ -5,7 +5,7 @@
 
 namespace kernelwatch::core {
 
-Result<std::vector<Record>> parse_record_batch(std::string_view body, Timestamp now) {
+Result<std::vector<Run>> parse_record_batch(std::string_view body, Timestamp now) {
   using nlohmann::json;
   auto parsed = parse_json_text(body);
   if (!parsed) {
@@ -23,26 +23,26 @@ Result<std::vector<Record>> parse_record_batch(std::string_view body, Timestamp 
     return fail(ErrorCode::ParseError, std::to_string(items.size()) + " records: at most " +
                                            std::to_string(kMaxBatchRecords) + " per request");
   }
-  std::vector<Record> records;
-  records.reserve(items.size());
+  std::vector<Run> runs;
+  runs.reserve(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {
     const std::string where = "record " + std::to_string(i) + ": ";
     auto record = parse_checked_record(items[i]);
     if (!record) return fail(ErrorCode::ParseError, where + record.error().message);
-    if (auto key = key_of(*record); !key) {
-      return fail(ErrorCode::ParseError, where + key.error().message);
-    }
+    auto run = Run::of(std::move(*record));
+    if (!run) return fail(ErrorCode::ParseError, where + run.error().message);
+    const Timestamp observed = run->record().run.observed_at;
     // A run dated in the future would be its key's newest until that date: every run posted
     // before then would be stored and never judged. Beyond a small clock skew it is refused.
-    if (record->run.observed_at > now + kFutureTolerance) {
+    if (observed > now + kFutureTolerance) {
       return fail(ErrorCode::ParseError,
-                  where + "run.spec.observedAt " + format_timestamp(record->run.observed_at) +
-                      " is more than " + std::to_string(kFutureTolerance.count()) +
+                  where + "run.spec.observedAt " + format_timestamp(observed) + " is more than " +
+                      std::to_string(kFutureTolerance.count()) +
                       " minutes after the receiver's clock (" + format_timestamp(now) + ")");
     }
-    records.push_back(std::move(*record));
+    runs.push_back(std::move(*run));
   }
-  return records;
+  return runs;
 }
 
 }  // namespace kernelwatch::core

@@ -289,36 +289,34 @@ HttpResponse alerts(const ApiContext& c, const HttpRequest& r) {
 HttpResponse post_judge(const ApiContext& c, const HttpRequest& r) {
   auto batch = core::parse_record_batch(r.body, wall_now());
   if (!batch) return HttpResponse::error(400, batch.error().message);
-  auto judged = c.engine->judge(*batch);
-  if (!judged) return HttpResponse::error(400, judged.error().message);
-  return HttpResponse::json(200, judge_answer(*judged, *batch));
+  return HttpResponse::json(200, judge_answer(c.engine->judge(*batch), *batch));
 }
 
 HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
   // Every record is checked before the first is stored: a bad one stores nothing.
   auto batch = core::parse_record_batch(r.body, wall_now());
   if (!batch) return HttpResponse::error(400, batch.error().message);
-  const std::vector<core::Record>& records = *batch;
+  const std::vector<core::Run>& runs = *batch;
   json results = json::array();
   std::size_t stored = 0;
   std::size_t duplicates = 0;
   // One batch is one transaction: a failure (a full disk) stores none of it. It is logged and
   // counted, and /readyz says not ready until a write of runs succeeds again.
-  auto batch_processed = c.engine->process_batch(records, wall_now());
+  auto batch_processed = c.engine->process_batch(runs, wall_now());
   if (!batch_processed) {
     // The message names the database file and SQLite's reason; never the request's token.
     const std::string& why = batch_processed.error().message;
     if (c.log) {
       c.log(LogLevel::Error, "POST /api/v1/runs from " + r.remote + ": storing " +
-                                 std::to_string(records.size()) +
+                                 std::to_string(runs.size()) +
                                  " run(s) failed, none stored: " + why);
     }
     if (c.published != nullptr) c.published->storage_failed("runs", why);
     return internal(batch_processed.error());
   }
   if (c.published != nullptr) c.published->storage_recovered("runs");
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const core::Record& record = records[i];
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const core::Record& record = runs[i].record();
     const Processed* processed = &(*batch_processed)[i];
     c.cycle->count_run(record.run.status, record.run.median.value_or(std::chrono::nanoseconds{0}),
                        core::placement_of(record.run.metadata));
@@ -339,8 +337,8 @@ HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
     if (const auto closed = c.flush()) {
       decided = true;
       const auto run_of = [&](const core::Alert& alert) -> json* {
-        for (std::size_t i = 0; i < records.size(); ++i) {
-          if (records[i].run.source_native.external_id == alert.fired.external_id)
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+          if (runs[i].record().run.source_native.external_id == alert.fired.external_id)
             return &results[i];
         }
         return nullptr;

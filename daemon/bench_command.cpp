@@ -208,19 +208,22 @@ core::Result<std::vector<kernels::BenchRequest>> plan(const BenchOptions& option
 }
 
 // Each request through the daemon's own source of harness runs (runners::HarnessProducer).
-core::Result<std::vector<kernels::BenchOutcome>> run_all(
-    const std::vector<kernels::BenchRequest>& requests, const Clock& now, std::ostream& err) {
+core::Result<std::vector<core::Run>> run_all(const std::vector<kernels::BenchRequest>& requests,
+                                             const Clock& now, std::ostream& err) {
   Progress progress(err, requests.size());
-  std::vector<kernels::BenchOutcome> outcomes;
+  std::vector<core::Run> runs;
   for (const auto& request : requests) {
     runners::HarnessProducer producer(request);
     producer.on_phase([&progress](std::string_view phase) { progress.phase(phase); });
     progress.begin(request.id.name());
     auto produced = producer.run(now);
     progress.end();
-    for (auto& outcome : KW_TRY(std::move(produced)).runs) outcomes.push_back(std::move(outcome));
+    auto done = KW_TRY(std::move(produced));
+    // A run the harness made without a key (never expected) is an error, as a bad shape is.
+    if (!done.error.empty()) return core::fail(core::ErrorCode::Internal, done.error);
+    for (auto& run : done.runs) runs.push_back(std::move(run));
   }
-  return outcomes;
+  return runs;
 }
 
 // --runner liger-bench: the cases of one kernel and pass (the daemon's own expansion of a
@@ -273,17 +276,20 @@ core::Result<LigerPlan> plan_liger(const BenchOptions& options) {
 
 // Every case through the daemon's own source of liger-bench runs (runners::LigerBenchProducer),
 // in one child process.
-core::Result<std::vector<kernels::BenchOutcome>> run_liger(const LigerPlan& plan, const Clock& now,
-                                                           std::ostream& err) {
+core::Result<std::vector<core::Run>> run_liger(const LigerPlan& plan, const Clock& now,
+                                               std::ostream& err) {
   err << "bench: running " << plan.cases.size() << " case(s) through "
       << plan.options.python.string() << " liger_bench.py\n"
       << std::flush;
   runners::LigerBenchProducer producer(plan.options, plan.cases);
-  return KW_TRY(producer.run(now)).runs;
+  auto done = KW_TRY(producer.run(now));
+  // A result without a key is not a run: said, and left out of the table and the store.
+  if (!done.error.empty()) err << "bench: " << done.error << '\n';
+  return std::move(done.runs);
 }
 
 // The options' cases, every option checked, ready to run: the harness's, or liger-bench's.
-using Runs = std::function<core::Result<std::vector<kernels::BenchOutcome>>()>;
+using Runs = std::function<core::Result<std::vector<core::Run>>()>;
 
 // The clock every run is observed by: the wall clock, or --observed-at's one instant.
 core::Result<Clock> clock_of(const BenchOptions& options) {
@@ -305,41 +311,40 @@ core::Result<Runs> plan_runs(const BenchOptions& options, std::ostream& err) {
   return Runs([requests = std::move(requests), now, &err] { return run_all(requests, now, err); });
 }
 
-core::Status store_all(storage::Connection& store,
-                       const std::vector<kernels::BenchOutcome>& outcomes) {
+core::Status store_all(storage::Connection& store, const std::vector<core::Run>& runs) {
   auto tx = KW_TRY(store.begin());
-  for (const auto& outcome : outcomes) {
-    KW_TRY(storage::RunStore(store).insert_run(tx, outcome.record, ""));
-  }
+  for (const auto& run : runs) KW_TRY(storage::RunStore(store).insert_run(tx, run, ""));
   return tx.commit();
 }
 
-void print_outcomes(const std::vector<kernels::BenchOutcome>& outcomes, std::ostream& out) {
+void print_outcomes(const std::vector<core::Run>& runs, std::ostream& out) {
   std::vector<std::vector<std::string>> rows;
-  for (const auto& o : outcomes) {
-    const auto& run = o.record.run;
-    const auto key = core::key_of(o.record);
-    const std::string name = run.source_native.benchmark + " " + (key ? key->provider.label : "?");
+  for (const auto& o : runs) {
+    const auto& run = o.record().run;
+    const auto& key = o.key();
+    const auto& figures = o.figures();
+    const std::string name = run.source_native.benchmark + " " + key.provider.label;
     // The times are the record's, whichever source ran it; the repetitions the harness's.
     if (!run.median) {
-      rows.push_back({name, key ? key->workload.label : "?",
-                      std::string(core::to_string(run.status)), "-", "-", "-", "-", "-", "-"});
+      rows.push_back({name, key.workload.label, std::string(core::to_string(run.status)), "-", "-",
+                      "-", "-", "-", "-"});
       continue;
     }
     const auto quantile = [&](std::string_view statistic) {
       return format_duration(run.latency(statistic).value_or(*run.median));
     };
-    rows.push_back({name, key ? key->workload.label : "?", std::string(core::to_string(run.status)),
-                    format_duration(*run.median), quantile("p20"), quantile("p80"),
-                    o.summary && o.summary->count > 0 ? std::to_string(o.summary->count) : "-",
-                    o.achieved_gbps > 0 ? gbps(o.achieved_gbps) : "-",
-                    o.peak_gbps > 0 ? percent(o.achieved_gbps / o.peak_gbps) : "-"});
+    rows.push_back(
+        {name, key.workload.label, std::string(core::to_string(run.status)),
+         format_duration(*run.median), quantile("p20"), quantile("p80"),
+         figures.repetitions > 0 ? std::to_string(figures.repetitions) : "-",
+         figures.achieved_gbps > 0 ? gbps(figures.achieved_gbps) : "-",
+         figures.peak_gbps > 0 ? percent(figures.achieved_gbps / figures.peak_gbps) : "-"});
   }
   print_table(
       out, {"CASE", "WORKLOAD", "STATUS", "MEDIAN", "P20", "P80", "REPS", "GB/S", "OF PEAK"}, rows);
-  for (const auto& o : outcomes) {
-    const std::string& reason = o.record.run.status_reason;
-    if (!reason.empty()) out << o.record.run.source_native.external_id << ": " << reason << '\n';
+  for (const auto& o : runs) {
+    const std::string& reason = o.record().run.status_reason;
+    if (!reason.empty()) out << o.record().run.source_native.external_id << ": " << reason << '\n';
   }
 }
 
@@ -366,7 +371,7 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream& err)
   }
   if (options.format == OutputFormat::Json) {
     json array = json::array();
-    for (const auto& outcome : *outcomes) array.push_back(core::to_json(outcome.record));
+    for (const auto& outcome : *outcomes) array.push_back(core::to_json(outcome.record()));
     out << array.dump(2) << '\n';
     return 0;
   }

@@ -132,9 +132,9 @@ void Daemon::run_case(const PlannedSource& source, bool first, int confirm_rerun
       // Rerun while a key's newest run awaits confirmation: runs of one key on several GPUs
       // come in observed_at order, and a sibling's run already settled an earlier breach.
       std::map<std::string, bool> awaits;
-      for (const auto& outcome : produced->runs) {
+      for (const auto& run : produced->runs) {
         std::string key;
-        awaits[key] = judge(name, outcome, key);  // C++17: judged before awaits[key] is made
+        awaits[key] = judge(name, run, key);  // C++17: judged before awaits[key] is made
       }
       rerun.set_value(std::ranges::any_of(awaits, [](const auto& a) { return a.second; }));
     });
@@ -148,9 +148,8 @@ void Daemon::run_case(const PlannedSource& source, bool first, int confirm_rerun
 }
 
 // io thread: stores and judges one run; true when it breached and awaits a rerun.
-bool Daemon::judge(const std::string& name, const kernels::BenchOutcome& outcome,
-                   std::string& key) {
-  auto processed = engine_.process(outcome.record, wall_now());
+bool Daemon::judge(const std::string& name, const core::Run& run, std::string& key) {
+  auto processed = engine_.process(run, wall_now());
   if (processed) key = processed->key_digest;
   published_.invalidate();
   if (!processed) {
@@ -172,8 +171,8 @@ bool Daemon::judge(const std::string& name, const kernels::BenchOutcome& outcome
   ++tally_.runs;
   ++tally_.verdicts[std::string(detectors::to_string(processed->verdict.kind))];
   tally_.resolved += processed->resolved.size();
-  cycle_.count_run(outcome.record.run.status, outcome.record.run.median.value_or(0ns),
-                   core::placement_of(outcome.record.run.metadata));
+  const core::BenchmarkRun& stored = run.record().run;
+  cycle_.count_run(stored.status, stored.median.value_or(0ns), core::placement_of(stored.metadata));
   if (!processed->fired.empty() || !processed->resolved.empty()) {
     log_.info(processed->key_display + ": " + std::to_string(processed->fired.size()) +
               " failed-run alert(s) fired, " + std::to_string(processed->resolved.size()) +

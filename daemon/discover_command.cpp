@@ -169,24 +169,20 @@ int run_discover(const DiscoverOptions& options, std::ostream& out, std::ostream
     if (!produced->error.empty()) {
       err << "kernelwatch discover: " << source.entry << ": " << produced->error << '\n';
     }
-    for (const auto& run : produced->runs) {
-      const auto key = core::key_of(run.record);
-      if (!key) {
-        err << "kernelwatch discover: " << source.entry << ": " << key.error().message << '\n';
-        status = 1;
-        continue;
-      }
-      const auto known = history.find(key->digest());
+    for (const auto& produced_run : produced->runs) {
+      const core::ComparabilityKey* key = &produced_run.key();
+      const core::Record& run = produced_run.record();
+      const auto known = history.find(produced_run.key_digest());
       const std::string stored =
           known == history.end()
               ? "new"
               : std::to_string(known->second.run_count) + " run(s) since " +
                     core::format_timestamp(known->second.first_observed).substr(0, 10);
-      std::string result = std::string(core::to_string(run.record.run.status));
-      if (run.record.run.median) {
-        result += " " + format_duration(*run.record.run.median);
-      } else if (!run.record.run.status_reason.empty()) {
-        result += ": " + run.record.run.status_reason;
+      std::string result = std::string(core::to_string(run.run.status));
+      if (run.run.median) {
+        result += " " + format_duration(*run.run.median);
+      } else if (!run.run.status_reason.empty()) {
+        result += ": " + run.run.status_reason;
       }
       if (options.format == OutputFormat::Json) {
         records.push_back({{"entry", source.entry},
@@ -195,8 +191,8 @@ int run_discover(const DiscoverOptions& options, std::ostream& out, std::ostream
                            {"workload", key->workload.label},
                            {"environment", key->environment.label},
                            {"protocol", key->protocol.label},
-                           {"key", key->digest()},
-                           {"status", std::string(core::to_string(run.record.run.status))},
+                           {"key", produced_run.key_digest()},
+                           {"status", std::string(core::to_string(run.run.status))},
                            {"historyRuns", known == history.end() ? 0 : known->second.run_count}});
       }
       rows.push_back({source.entry, key->benchmark.label, key->provider.label, key->workload.label,

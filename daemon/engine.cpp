@@ -50,21 +50,21 @@ core::Status Engine::store_events(Transaction& tx, const std::vector<detectors::
   return {};
 }
 
-core::Result<Processed> Engine::process(const core::Record& record, core::Timestamp now) {
-  auto processed = process_batch(std::span<const core::Record>(&record, 1), now);
+core::Result<Processed> Engine::process(const core::Run& run, core::Timestamp now) {
+  auto processed = process_batch(std::span<const core::Run>(&run, 1), now);
   if (!processed) return tl::unexpected(processed.error());
   return std::move(processed->front());
 }
 
-core::Result<std::vector<Processed>> Engine::process_batch(std::span<const core::Record> records,
+core::Result<std::vector<Processed>> Engine::process_batch(std::span<const core::Run> runs,
                                                            core::Timestamp now) {
   ++generation_;
   KW_TRY(in_line_with_store());
   const auto store_all = [&]() -> core::Result<std::vector<Processed>> {
     auto tx = KW_TRY(store_->begin());
     std::vector<Processed> out;
-    out.reserve(records.size());
-    for (const auto& record : records) out.push_back(KW_TRY(process_run(tx, record, now)));
+    out.reserve(runs.size());
+    for (const auto& run : runs) out.push_back(KW_TRY(process_run(tx, run, now)));
     KW_TRY(tx.commit());
     return out;
   };
@@ -76,14 +76,15 @@ core::Result<std::vector<Processed>> Engine::process_batch(std::span<const core:
   return processed;
 }
 
-core::Result<Processed> Engine::process_run(Transaction& tx, const core::Record& record,
+core::Result<Processed> Engine::process_run(Transaction& tx, const core::Run& run,
                                             core::Timestamp now) {
-  const auto key = KW_TRY(core::key_of(record));
+  const core::Record& record = run.record();
+  const core::ComparabilityKey& key = run.key();
   Processed processed;
   processed.key_display = key.display();
-  processed.key_digest = key.digest();
+  processed.key_digest = run.key_digest();
   storage::RunStore runs(*store_);
-  const auto inserted = KW_TRY(runs.insert_run(tx, record, ""));
+  const auto inserted = KW_TRY(runs.insert_run(tx, run, ""));
   if (inserted.outcome == storage::InsertOutcome::Duplicate) {
     processed.duplicate = true;
     return processed;
@@ -135,9 +136,8 @@ core::Result<Processed> Engine::process_run(Transaction& tx, const core::Record&
   return processed;
 }
 
-core::Result<std::vector<detectors::CandidateCase>> Engine::judge(
-    std::span<const core::Record> records) const {
-  auto cases = KW_TRY(detectors::candidate_cases(records));
+std::vector<detectors::CandidateCase> Engine::judge(std::span<const core::Run> runs) const {
+  auto cases = detectors::candidate_cases(runs);
   for (auto& c : cases) detectors::judge_case(watch_, options_.parameters, c);
   return cases;
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/record.hpp"
+#include "core/run.hpp"
 #include "detectors/alert_state.hpp"
 #include "detectors/judge.hpp"
 #include "detectors/parameters.hpp"
@@ -100,15 +101,14 @@ class Engine {
   // Why the detectors are not in line with the store (a rebuild failed); nullopt when they are.
   [[nodiscard]] const std::optional<std::string>& out_of_line() const { return out_of_line_; }
   // Stores and judges one run. A run older than its key's newest is stored, not judged.
-  [[nodiscard]] core::Result<Processed> process(const core::Record& record, core::Timestamp now);
-  // process() for each record, in order, in ONE transaction: an error (a full disk) stores none
+  [[nodiscard]] core::Result<Processed> process(const core::Run& run, core::Timestamp now);
+  // process() for each run, in order, in ONE transaction: an error (a full disk) stores none
   // of them.
-  [[nodiscard]] core::Result<std::vector<Processed>> process_batch(
-      std::span<const core::Record> records, core::Timestamp now);
-  // The records judged against the live state of their keys (detectors/judge.hpp), grouped by
+  [[nodiscard]] core::Result<std::vector<Processed>> process_batch(std::span<const core::Run> runs,
+                                                                   core::Timestamp now);
+  // The runs judged against the live state of their keys (detectors/judge.hpp), grouped by
   // key: nothing stored, no alert, no detector state changed (POST /api/v1/judge).
-  [[nodiscard]] core::Result<std::vector<detectors::CandidateCase>> judge(
-      std::span<const core::Record> records) const;
+  [[nodiscard]] std::vector<detectors::CandidateCase> judge(std::span<const core::Run> runs) const;
   // Ends a cycle: the held steps become the keys' alerts or environment incidents, stored.
   [[nodiscard]] core::Result<CycleClose> close_cycle(core::Timestamp now);
   // close_cycle(), then queues every notice the alert rows say is due (detectors::notice_due)
@@ -149,7 +149,7 @@ class Engine {
  private:
   using Transaction = storage::Transaction;
 
-  [[nodiscard]] core::Result<Processed> process_run(Transaction& tx, const core::Record& record,
+  [[nodiscard]] core::Result<Processed> process_run(Transaction& tx, const core::Run& run,
                                                     core::Timestamp now);
   [[nodiscard]] core::Status store_events(Transaction& tx,
                                           const std::vector<detectors::AlertEvent>& events,

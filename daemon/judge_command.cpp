@@ -123,11 +123,11 @@ core::Result<runners::CommandEntry> command_entry_of(const std::filesystem::path
 }
 
 json judge_answer(std::span<const detectors::CandidateCase> cases,
-                  std::span<const core::Record> records) {
+                  std::span<const core::Run> runs) {
   json out = json::array();
   for (const auto& c : cases) {
     const auto& j = c.judgement;
-    const core::Record& deciding = records[c.records.at(j.deciding_run)];
+    const core::Record& deciding = runs[c.records.at(j.deciding_run)].record();
     json doc = {
         {"benchmark", c.key.benchmark},
         {"provider", c.key.provider},
@@ -290,10 +290,11 @@ int run_judge(const CompareCommandOptions& options, double threshold,
     replay_options.parameters = *parameters;
     auto replayed = replay::replay(*store, replay_options);
     if (!replayed) return refuse("--against: " + replayed.error().message);
-    auto cases = detectors::candidate_cases(*records);
-    if (!cases) return refuse(cases.error().message);
-    for (auto& c : *cases) detectors::judge_case(replayed->watch, *parameters, c);
-    answer = judge_answer(*cases, *records);
+    auto runs = core::runs_of(*records);
+    if (!runs) return refuse(runs.error().message);
+    auto cases = detectors::candidate_cases(*runs);
+    for (auto& c : cases) detectors::judge_case(replayed->watch, *parameters, c);
+    answer = judge_answer(cases, *runs);
   }
   auto report = judged_report(answer, options.fail_on_ambiguous, threshold, rules);
   if (!report) return refuse("--against: " + report.error().message);

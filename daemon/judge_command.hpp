@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/record.hpp"
+#include "core/run.hpp"
 #include "daemon/compare_command.hpp"
 #include "detectors/judge.hpp"
 
@@ -24,7 +25,7 @@ namespace kernelwatch::daemon {
 // inconclusive), `role`, `confirmation`, `band` {lower, upper, center} and `baselineRuns` where
 // there is one, `relativeChange`, `explanation`, and the key's `openAlert` short id (or null).
 [[nodiscard]] nlohmann::json judge_answer(std::span<const detectors::CandidateCase> cases,
-                                          std::span<const core::Record> records);
+                                          std::span<const core::Run> runs);
 
 // compare's report of an answer: a row per case; regression -> slower, improvement -> faster,
 // in band -> same when the change from the centre is within the case's threshold (`threshold`,

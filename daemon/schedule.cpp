@@ -139,12 +139,12 @@ void EntrySchedule::record(const std::string& entry, bool first, core::Timestamp
   e->last_runs += produced.runs.size();
   std::string error = produced.error;
   for (const auto& run : produced.runs) {
-    if (run.record.run.outcome() != core::RunOutcome::Failed) continue;
+    if (run.record().run.outcome() != core::RunOutcome::Failed) continue;
     ++e->last_failed;
     if (error.empty()) {
-      error = run.record.run.status_reason.empty()
-                  ? std::string(core::to_string(run.record.run.status))
-                  : run.record.run.status_reason;
+      error = run.record().run.status_reason.empty()
+                  ? std::string(core::to_string(run.record().run.status))
+                  : run.record().run.status_reason;
     }
   }
   if (!error.empty()) {

@@ -104,16 +104,12 @@ CandidateJudgement judge_candidate(const KeyDetector* state, const DetectorParam
   return out;
 }
 
-core::Result<std::vector<CandidateCase>> candidate_cases(std::span<const core::Record> records) {
+std::vector<CandidateCase> candidate_cases(std::span<const core::Run> runs) {
   std::vector<CandidateCase> cases;
   std::map<std::string, std::size_t> by_identity;
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    auto key = core::key_of(records[i]);
-    if (!key) {
-      return core::fail(key.error().code,
-                        "record " + std::to_string(i) + ": " + key.error().message);
-    }
-    KeyLabels labels = key_labels(*key);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const core::Record& record = runs[i].record();
+    KeyLabels labels = key_labels(runs[i].key());
     const auto [it, fresh] = by_identity.emplace(labels.identity(), cases.size());
     if (fresh) {
       cases.emplace_back();
@@ -121,16 +117,16 @@ core::Result<std::vector<CandidateCase>> candidate_cases(std::span<const core::R
     }
     CandidateCase& c = cases[it->second];
     // The same run twice (one file given twice) never confirms itself.
-    const std::string& id = records[i].run.source_native.external_id;
+    const std::string& id = record.run.source_native.external_id;
     if (!id.empty() && std::any_of(c.records.begin(), c.records.end(), [&](std::size_t j) {
-          return records[j].run.source_native.external_id == id;
+          return runs[j].record().run.source_native.external_id == id;
         })) {
       ++c.duplicates;
       continue;
     }
     c.records.push_back(i);
     c.runs.push_back(
-        observation_from_record(records[i], core::implementation_version(records[i].run.metadata)));
+        observation_from_record(record, core::implementation_version(record.run.metadata)));
   }
   return cases;
 }

@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/record.hpp"
+#include "core/run.hpp"
 #include "detectors/key_detector.hpp"
 #include "detectors/watch.hpp"
 
@@ -49,18 +50,16 @@ struct CandidateJudgement {
 // The candidates of one key.
 struct CandidateCase {
   KeyLabels key;                     // with its digest
-  std::vector<std::size_t> records;  // indices of its records in the input, in order
-  std::vector<Observation> runs;     // one per record
+  std::vector<std::size_t> records;  // indices of its runs in the input, in order
+  std::vector<Observation> runs;     // one per input run
   bool known = false;                // the watch holds the key (false: a new key)
   std::size_t duplicates = 0;        // records of a run already among them (same externalId)
   std::optional<Alert> open_alert;   // the key's open step or drift alert, if any
   CandidateJudgement judgement;
 };
 
-// Records grouped by key in order of first appearance, each key's runs in their order; an error
-// names the record ("record 2: ...") whose key cannot be computed.
-[[nodiscard]] core::Result<std::vector<CandidateCase>> candidate_cases(
-    std::span<const core::Record> records);
+// Runs grouped by key in order of first appearance, each key's runs in their order.
+[[nodiscard]] std::vector<CandidateCase> candidate_cases(std::span<const core::Run> runs);
 
 // judge_candidate() of the case against the key's state in `watch` (its parameters for a key the
 // watch does not hold); fills known, open_alert and judgement. Changes nothing in `watch`.

@@ -274,10 +274,9 @@ core::Result<Produced> PerGpuProducer::run(const std::function<core::Timestamp()
   }
   if (ran == 0 && !errors.empty()) return core::fail(core::ErrorCode::Unavailable, errors);
   if (!errors.empty()) out.error += (out.error.empty() ? "" : "; ") + errors;
-  std::stable_sort(out.runs.begin(), out.runs.end(),
-                   [](const kernels::BenchOutcome& a, const kernels::BenchOutcome& b) {
-                     return a.record.run.observed_at < b.record.run.observed_at;
-                   });
+  std::stable_sort(out.runs.begin(), out.runs.end(), [](const core::Run& a, const core::Run& b) {
+    return a.record().run.observed_at < b.record().run.observed_at;
+  });
   return out;
 }
 

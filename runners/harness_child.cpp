@@ -152,9 +152,9 @@ core::Result<Produced> HarnessChildProducer::run(const std::function<core::Times
   }
   // The child saw its GPU as CUDA device 0: the host's index, UUID and bus id are the daemon's.
   core::set_placement(record->run.metadata, placement_);
-  kernels::BenchOutcome outcome;
-  outcome.record = std::move(*record);
-  out.runs.push_back(std::move(outcome));
+  std::vector<kernels::BenchOutcome> outcomes(1);
+  outcomes.front().record = std::move(*record);
+  add_runs(out, std::move(outcomes));
   return out;
 }
 

@@ -4,15 +4,35 @@
 
 namespace kernelwatch::runners {
 
+void add_runs(Produced& out, std::vector<kernels::BenchOutcome> outcomes) {
+  for (auto& outcome : outcomes) {
+    core::RunFigures figures;
+    if (outcome.summary) figures.repetitions = static_cast<std::int64_t>(outcome.summary->count);
+    figures.bytes_moved = outcome.bytes_moved;
+    figures.achieved_gbps = outcome.achieved_gbps;
+    figures.peak_gbps = outcome.peak_gbps;
+    const std::string id = outcome.record.run.source_native.external_id;
+    auto run = core::Run::of(std::move(outcome.record), figures);
+    if (!run) {
+      out.error += (out.error.empty() ? "" : "; ") + id + " has no comparability key (" +
+                   run.error().message + "): not stored";
+      continue;
+    }
+    out.runs.push_back(std::move(*run));
+  }
+}
+
 core::Result<Produced> HarnessProducer::run(const std::function<core::Timestamp()>& now) {
   kernels::BenchContext context;
   context.now = now;
   context.on_phase = on_phase_;
-  Produced out;
-  out.runs.push_back(KW_TRY(kernels::run_benchmark(request_, context)));
+  auto outcome = KW_TRY(kernels::run_benchmark(request_, context));
   // The harness labels the GPU it ran on (gpu_index, gpu_uuid); the host is the daemon's.
-  auto& labels = out.runs.front().record.run.metadata.labels;
-  labels.emplace(std::string(core::kHostLabel), host_name());
+  outcome.record.run.metadata.labels.emplace(std::string(core::kHostLabel), host_name());
+  Produced out;
+  std::vector<kernels::BenchOutcome> outcomes;
+  outcomes.push_back(std::move(outcome));
+  add_runs(out, std::move(outcomes));
   return out;
 }
 
@@ -58,11 +78,11 @@ core::Result<Produced> LigerBenchProducer::run(const std::function<core::Timesta
           hardware.form_factor.empty() ? product : product + " " + hardware.form_factor;
     }
   }
-  Produced out;
-  out.runs = std::move(outcomes);
   if (options_.placement) {
-    for (auto& run : out.runs) core::set_placement(run.record.run.metadata, *options_.placement);
+    for (auto& o : outcomes) core::set_placement(o.record.run.metadata, *options_.placement);
   }
+  Produced out;
+  add_runs(out, std::move(outcomes));
   return out;
 }
 
@@ -78,9 +98,9 @@ core::Result<Produced> CommandProducer::run(const std::function<core::Timestamp(
   CommandOutcome outcome = run_command(entry_, context, known_);
   if (!outcome.keys.empty()) known_ = outcome.keys;
   Produced out;
-  out.runs = std::move(outcome.runs);
   out.error = std::move(outcome.error);
   out.cancelled = outcome.cancelled;
+  add_runs(out, std::move(outcome.runs));
   return out;
 }
 
@@ -96,9 +116,9 @@ core::Result<Produced> LigerScriptsProducer::run(const std::function<core::Times
   context.now = now;
   LigerScriptsOutcome outcome = run_liger_scripts(entry_, context, known_);
   Produced out;
-  out.runs = std::move(outcome.runs);
   out.error = std::move(outcome.error);
   out.cancelled = outcome.cancelled;
+  add_runs(out, std::move(outcome.runs));
   return out;
 }
 

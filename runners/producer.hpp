@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/run.hpp"
 #include "core/time.hpp"
 #include "kernels/harness/bench.hpp"
 #include "kernels/harness/record.hpp"
@@ -51,12 +52,18 @@ struct LigerBenchEntry {
 };
 [[nodiscard]] std::vector<LigerCase> liger_cases(const LigerBenchEntry& entry);
 
-// What one run of a producer gave: a run per key it covers (a harness case: one).
+// What one run of a producer gave: a run per key it covers (a harness case: one), each with its
+// key, as every producer hands them over (the harness's and the runners' own result types stay
+// inside their producers).
 struct Produced {
-  std::vector<kernels::BenchOutcome> runs;
+  std::vector<core::Run> runs;
   std::string error;       // the execution as a whole failed (its runs are failed runs with it)
   bool cancelled = false;  // the daemon stopped it: nothing to store
 };
+
+// Adds the runs of `outcomes` to `out` (the harness's repetitions and bandwidth as the run's
+// figures). An outcome whose record has no key is not a run: its reason is added to out.error.
+void add_runs(Produced& out, std::vector<kernels::BenchOutcome> outcomes);
 
 class RunProducer {
  public:

@@ -155,6 +155,7 @@ Status ImportSink::insert(const SourceItem& item, std::optional<RunRow>* prepare
       return tl::unexpected(error.with_context(where(item.line)));
     return invalid(item.line, error.message);
   };
+  // The run's one key derivation on import (a core::Run would copy the record).
   auto key = core::key_of(item.record);
   if (!key) return refused(key.error());
   Database& db = *db_;

@@ -139,13 +139,18 @@ KeySummary read_summary(const Statement& s) {
 
 RunStore::RunStore(Connection& connection) : db_(&connection.database()) {}
 
-Result<Insertion> RunStore::insert_run(Transaction& tx, const core::Record& record,
+Result<Insertion> RunStore::insert_run(Transaction& tx, const core::Run& run,
                                        std::string_view raw_source) {
   KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
-  const core::ComparabilityKey key = KW_TRY(core::key_of(record));
-  const RunRow row = KW_TRY(prepare_run(*db_, record, key, key.digest(), raw_source, nullptr));
+  const RunRow row =
+      KW_TRY(prepare_run(*db_, run.record(), run.key(), run.key_digest(), raw_source, nullptr));
   const InsertOutcome outcome = KW_TRY(insert_run_row(*db_, row));
   return Insertion{outcome, row.key_id};
+}
+
+Result<Insertion> RunStore::insert_run(Transaction& tx, const core::Record& record,
+                                       std::string_view raw_source) {
+  return insert_run(tx, KW_TRY(core::Run::of(record)), raw_source);
 }
 
 Result<std::vector<KeySummary>> RunStore::keys() const {

@@ -18,6 +18,7 @@
 #include "core/key.hpp"
 #include "core/placement.hpp"
 #include "core/record.hpp"
+#include "core/run.hpp"
 #include "storage/connection.hpp"
 
 namespace kernelwatch::storage {
@@ -108,9 +109,13 @@ class RunStore {
  public:
   explicit RunStore(Connection& connection);
 
-  // Stores a run inside an open transaction of the same connection. The same run (same key
-  // and observedAt) arriving again is a Duplicate and changes nothing. raw_source is the text
-  // the run came from ("" for none).
+  // Stores a run inside an open transaction of the same connection, under the key it carries.
+  // The same run (same key and observedAt) arriving again is a Duplicate and changes nothing.
+  // raw_source is the text the run came from ("" for none).
+  [[nodiscard]] Result<Insertion> insert_run(Transaction& tx, const core::Run& run,
+                                             std::string_view raw_source);
+  // insert_run() of a record that is not a run yet (its key derived here): a ParseError when it
+  // has none. For writers that hold bare records (benchmarks, tests).
   [[nodiscard]] Result<Insertion> insert_run(Transaction& tx, const core::Record& record,
                                              std::string_view raw_source);
 

@@ -91,7 +91,7 @@ class Daemon {
   void bench_loop();
   bool take_cycle(Plan& plan, int& confirm_reruns);
   void run_case(const PlannedSource& source, bool first, int confirm_reruns);
-  bool judge(const std::string& name, const kernels::BenchOutcome& outcome, std::string& key);
+  bool judge(const std::string& name, const core::Run& run, std::string& key);
   void end_cycle(double seconds);
   void reload();
   void shutdown();

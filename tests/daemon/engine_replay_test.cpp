@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/run.hpp"
 #include "core/time.hpp"
 #include "daemon/engine.hpp"
 #include "storage/alerts.hpp"
@@ -88,7 +89,9 @@ class EngineReplayTest : public ::testing::Test {
 
   // One posted batch: stored and judged together, then its cycle closed (what POST does).
   CycleClose batch(const std::vector<core::Record>& records, core::Timestamp now) {
-    auto processed = engine_->process_batch(records, now);
+    auto runs = core::runs_of(records);
+    EXPECT_TRUE(runs) << runs.error().message;
+    auto processed = engine_->process_batch(runs ? *runs : std::vector<core::Run>{}, now);
     EXPECT_TRUE(processed) << processed.error().message;
     auto closed = engine_->close_cycle(now);
     EXPECT_TRUE(closed) << closed.error().message;

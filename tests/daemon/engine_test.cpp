@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/key.hpp"
+#include "core/run.hpp"
 #include "core/time.hpp"
 #include "runners/sources.hpp"
 #include "storage/alerts.hpp"
@@ -107,6 +108,13 @@ core::Record record(const Series& series, int index, std::int64_t median_ns,
   return parsed ? *parsed : core::Record{};
 }
 
+// The run of a record, its key derived, as a producer or the POST handler hands it to the engine.
+core::Run run_of(const core::Record& record) {
+  auto run = core::Run::of(record);
+  EXPECT_TRUE(run) << run.error().message;
+  return std::move(run).value();
+}
+
 // 1% noise around 1 ms, deterministic.
 std::int64_t noisy(int i) {
   return 1'000'000 + static_cast<std::int64_t>(10'000 * std::sin(i * 1.7));
@@ -127,7 +135,7 @@ class EngineTest : public ::testing::Test {
   // One run, as a cycle of its own (a posted batch of one): processed, then the cycle closed, so
   // `fired` also holds the alert its step fired at the close.
   Processed process(const core::Record& r, core::Timestamp now) {
-    auto processed = engine_->process(r, now);
+    auto processed = engine_->process(run_of(r), now);
     EXPECT_TRUE(processed) << processed.error().message;
     if (!processed) return Processed{};
     auto closed = engine_->close_cycle(now);
@@ -271,7 +279,7 @@ TEST_F(EngineTest, AFailedReplayAfterARollbackIsReportedAndNothingIsJudgedUntilO
   ASSERT_FALSE(engine_->out_of_line());
   // The runs table goes away under the engine: the insert fails, and so does the replay.
   sql(dir_ / "kw.db", "ALTER TABLE runs RENAME TO runs_away");
-  auto failed = engine_->process(record(series, 10, noisy(10)), arrival(10));
+  auto failed = engine_->process(run_of(record(series, 10, noisy(10))), arrival(10));
   ASSERT_FALSE(failed);
   EXPECT_NE(failed.error().message.find("no such table"), std::string::npos)
       << failed.error().message;
@@ -281,7 +289,7 @@ TEST_F(EngineTest, AFailedReplayAfterARollbackIsReportedAndNothingIsJudgedUntilO
       << failed.error().message;
   ASSERT_TRUE(engine_->out_of_line());
   // While the replay keeps failing, a run, a close and an action are refused, saying why.
-  auto refused = engine_->process(record(series, 11, noisy(11)), arrival(11));
+  auto refused = engine_->process(run_of(record(series, 11, noisy(11))), arrival(11));
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, core::ErrorCode::Unavailable);
   EXPECT_NE(refused.error().message.find("not in line with the store"), std::string::npos)
@@ -512,10 +520,10 @@ TEST_F(EngineTest, ARebuiltEngineReportsTheSameStatusAndNotifiesNothing) {
 
   // And the rebuilt engine carries on where the live one stopped: key A resolves on its next run
   // back at the old level, key B's failed alert resolves on a passing run.
-  auto a_back = rebuilt.process(record(a, 13, noisy(13)), arrival(13));
+  auto a_back = rebuilt.process(run_of(record(a, 13, noisy(13))), arrival(13));
   ASSERT_TRUE(a_back) << a_back.error().message;
   EXPECT_EQ(a_back->resolved, std::vector<std::string>{a_step.fired[0]});
-  auto b_good = rebuilt.process(record(b, 14, noisy(14)), arrival(14));
+  auto b_good = rebuilt.process(run_of(record(b, 14, noisy(14))), arrival(14));
   ASSERT_TRUE(b_good) << b_good.error().message;
   EXPECT_EQ(b_good->resolved.size(), 1u);
   EXPECT_EQ(count("firing"), 0);
@@ -541,10 +549,10 @@ TEST_F(EngineTest, AnAcknowledgedFailedAlertIsStillOpenAfterARebuild) {
   ASSERT_TRUE(rebuilt.rebuild());
   expect_same_status(live, rebuilt.status());
 
-  auto again = rebuilt.process(record(series, 6, 0, "failed"), arrival(6));
+  auto again = rebuilt.process(run_of(record(series, 6, 0, "failed")), arrival(6));
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_TRUE(again->fired.empty()) << "a second failed alert opened for the same key";
-  auto good = rebuilt.process(record(series, 7, noisy(7)), arrival(7));
+  auto good = rebuilt.process(run_of(record(series, 7, noisy(7))), arrival(7));
   ASSERT_TRUE(good) << good.error().message;
   EXPECT_EQ(good->resolved, std::vector<std::string>{id});
   EXPECT_EQ(core::to_string(alert(id)->alert.state), "resolved");

@@ -84,9 +84,9 @@ for case in json.load(sys.stdin)["cases"]:
     auto produced = producer->run(clock);
     ASSERT_TRUE(produced) << produced.error().message;
     ASSERT_EQ(produced->runs.size(), 1U);
-    const auto* outcome = &produced->runs.front();
-    ASSERT_EQ(outcome->record.run.status, core::RunStatus::Passed);
-    auto p = engine.process(outcome->record, now);
+    const core::Run& run = produced->runs.front();
+    ASSERT_EQ(run.record().run.status, core::RunStatus::Passed);
+    auto p = engine.process(run, now);
     ASSERT_TRUE(p) << p.error().message;
     EXPECT_EQ(p->key_display, kKey);
     EXPECT_FALSE(p->duplicate);

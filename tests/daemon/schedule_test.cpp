@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include "core/record.hpp"
+#include "core/run.hpp"
 #include "runners/command_config.hpp"
+#include "tests/daemon/support/posted_record.hpp"
 
 namespace kernelwatch::daemon {
 namespace {
@@ -81,16 +84,23 @@ TEST(EntrySchedule, AReloadKeepsAnEntrysStateAndAShorterIntervalTakesEffectAtOnc
   EXPECT_EQ(s.entries()[2].next, t0 + 6min + 30s);
 }
 
+// A run of the e2e tests' synthetic key with `status`.
+core::Run run_of(core::RunStatus status, std::string reason) {
+  auto record = core::parse_record(testing::posted_record({.observed = t0}));
+  EXPECT_TRUE(record.has_value()) << record.error().message;
+  record->run.status = status;
+  record->run.status_reason = std::move(reason);
+  return core::Run::of(std::move(*record)).value();
+}
+
 TEST(EntrySchedule, AnExecutionCountsItsRunsAndKeepsTheNewestError) {
   EntrySchedule s;
   s.sync(two_entries(), t0, config::AtStart::Run);
   runners::Produced ok;
-  ok.runs.resize(2);
+  ok.runs = {run_of(core::RunStatus::Passed, ""), run_of(core::RunStatus::Passed, "")};
   s.record("fast", true, t0, t0 + 1s, ok);
   runners::Produced bad;
-  bad.runs.resize(1);
-  bad.runs[0].record.run.status = core::RunStatus::RuntimeError;
-  bad.runs[0].record.run.status_reason = "killed by signal 9";
+  bad.runs = {run_of(core::RunStatus::RuntimeError, "killed by signal 9")};
   s.record("fast", false, t0 + 1s, t0 + 2s, bad);  // a second source of the same execution
   EXPECT_EQ(s.entries()[0].last_start, t0);
   EXPECT_EQ(s.entries()[0].last_end, t0 + 2s);

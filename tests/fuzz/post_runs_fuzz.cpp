@@ -40,9 +40,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   storage::RunStore runs(db);
   auto tx = db.begin();
   if (!tx) fuzz::invariant_failed("cannot begin a transaction");
-  for (const auto& record : *batch) {
+  for (const auto& posted : *batch) {
     // An accepted record may still be refused by the store, never crash it.
-    (void)runs.insert_run(*tx, record, "");
+    (void)runs.insert_run(*tx, posted, "");
   }
   storage::RunFilter all;
   all.limit = 0;

@@ -50,8 +50,8 @@ core::Timestamp fixed_instant() {
   return core::parse_timestamp("2031-05-06T07:08:09.010000123Z").value();
 }
 
-std::string key_digest(const kernels::BenchOutcome& outcome) {
-  const auto key = core::key_of(outcome.record);
+std::string key_digest(const core::Run& run) {
+  const auto key = core::key_of(run.record());
   EXPECT_TRUE(key.has_value());
   return key ? key->digest() : std::string();
 }
@@ -77,13 +77,13 @@ Produced run_on_gpu_5(const std::filesystem::path& program,
   return produced ? std::move(*produced) : Produced{};
 }
 
-void expect_on_gpu_5(const kernels::BenchOutcome& outcome) {
-  const core::Placement where = core::placement_of(outcome.record.run.metadata);
+void expect_on_gpu_5(const core::Run& run) {
+  const core::Placement where = core::placement_of(run.record().run.metadata);
   EXPECT_EQ(where.host, "h100-a");
   EXPECT_EQ(where.gpu, "5");
   EXPECT_EQ(where.gpu_uuid, gpu(5).uuid);
   EXPECT_EQ(where.pci_bus_id, gpu(5).pci_bus_id);
-  EXPECT_EQ(outcome.record.run.observed_at, fixed_instant());
+  EXPECT_EQ(run.record().run.observed_at, fixed_instant());
 }
 
 TEST(HarnessChild, ACaseRunInAChildOnAGpuIsInTheKeyOfItsInProcessRunLabelledWithThatGpu) {
@@ -92,9 +92,9 @@ TEST(HarnessChild, ACaseRunInAChildOnAGpuIsInTheKeyOfItsInProcessRunLabelledWith
   ASSERT_EQ(produced.runs.size(), 1U);
   EXPECT_TRUE(produced.error.empty()) << produced.error;
   const auto& run = produced.runs.front();
-  EXPECT_EQ(run.record.run.status, core::RunStatus::Passed) << run.record.run.status_reason;
-  ASSERT_TRUE(run.record.run.median.has_value());
-  EXPECT_GT(run.record.run.median->count(), 0);
+  EXPECT_EQ(run.record().run.status, core::RunStatus::Passed) << run.record().run.status_reason;
+  ASSERT_TRUE(run.record().run.median.has_value());
+  EXPECT_GT(run.record().run.median->count(), 0);
   EXPECT_EQ(key_digest(run), key);
   expect_on_gpu_5(run);
 }
@@ -147,14 +147,14 @@ TEST_F(FailingChild, EachFailureBeforeItsRecordIsAFailedRunInTheCasesKeyOnThatGp
     const Produced produced = run_on_gpu_5(script(c.body), c.timeout);
     ASSERT_EQ(produced.runs.size(), 1U);
     const auto& run = produced.runs.front();
-    EXPECT_EQ(run.record.run.status, c.status);
-    EXPECT_NE(run.record.run.status_reason.find(c.reason), std::string::npos)
-        << run.record.run.status_reason;
-    EXPECT_NE(run.record.run.status_reason.find("on GPU 5"), std::string::npos);
-    EXPECT_FALSE(run.record.run.median.has_value());
+    EXPECT_EQ(run.record().run.status, c.status);
+    EXPECT_NE(run.record().run.status_reason.find(c.reason), std::string::npos)
+        << run.record().run.status_reason;
+    EXPECT_NE(run.record().run.status_reason.find("on GPU 5"), std::string::npos);
+    EXPECT_FALSE(run.record().run.median.has_value());
     EXPECT_EQ(key_digest(run), key);
     expect_on_gpu_5(run);
-    EXPECT_EQ(produced.error, run.record.run.status_reason);
+    EXPECT_EQ(produced.error, run.record().run.status_reason);
   }
   // The child sees only its GPU, by UUID, and is asked for the case at the daemon's instant.
   EXPECT_EQ(testing::read_file(seen()),
@@ -203,8 +203,8 @@ TEST_F(FailingChild, AFailedRunOnAGpuIsInTheKeyItsLastRecordNamed) {
     const auto produced = producer.run([] { return fixed_instant(); });
     EXPECT_TRUE(produced.has_value());
     EXPECT_EQ(produced->runs.size(), 1U);
-    return std::pair{core::key_of(produced->runs.front().record)->digest(),
-                     produced->runs.front().record.environment.hardware.architecture};
+    return std::pair{core::key_of(produced->runs.front().record())->digest(),
+                     produced->runs.front().record().environment.hardware.architecture};
   };
   // NVML names GPU 5 another way ("NVIDIA H100 80GB HBM3").
   HarnessChildProducer first(cuda, gpu(5), placement_on("h100-a", gpu(5)), options);

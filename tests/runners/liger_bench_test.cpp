@@ -67,6 +67,7 @@ class LigerBenchTest : public ::testing::Test {
             core::Workload::from_label("hidden16384-rows4096-fp32").value()};
   }
   static std::string reason(const kernels::BenchOutcome& o) { return o.record.run.status_reason; }
+  static std::string reason(const core::Run& r) { return r.record().run.status_reason; }
   std::vector<kernels::BenchOutcome> run(const LigerBenchOptions& o,
                                          const std::vector<LigerCase>& cases) {
     return run_liger_bench(o, cases, test_now);
@@ -400,14 +401,14 @@ TEST_F(LigerBenchTest, TheProducerRemembersTheGpuForALaterFailedRun) {
   LigerBenchProducer producer(o, tvd_torch_backward());
   auto first = producer.run(test_now);
   ASSERT_TRUE(first && first->runs.size() == 1);
-  const core::Record& first_record = first->runs[0].record;
+  const core::Record& first_record = first->runs[0].record();
   EXPECT_EQ(first_record.run.status, core::RunStatus::Passed);
   EXPECT_EQ(producer.name(), "tvd/backward/torch/liger-bench tokens16384-vocab65536-fp32");
   std::filesystem::remove(o.script);  // the runner can no longer run: python fails at once
   auto second = producer.run(test_now);
   ASSERT_TRUE(second && second->runs.size() == 1);
-  EXPECT_EQ(second->runs[0].record.run.status, core::RunStatus::RuntimeError);
-  EXPECT_EQ(core::key_of(second->runs[0].record)->digest(), core::key_of(first_record)->digest());
+  EXPECT_EQ(second->runs[0].record().run.status, core::RunStatus::RuntimeError);
+  EXPECT_EQ(core::key_of(second->runs[0].record())->digest(), core::key_of(first_record)->digest());
 }
 
 // `kernelwatch bench --runner liger-bench`'s way through the seam: every case in one child (the
@@ -426,13 +427,13 @@ TEST_F(LigerBenchTest, AProducerOfSeveralCasesRunsThemInOneChild) {
   ASSERT_TRUE(produced);
   ASSERT_EQ(produced->runs.size(), 2U);
   EXPECT_EQ(testing::read_file(starts), "start\n");
-  EXPECT_EQ(produced->runs[0].record.run.source_native.benchmark, "tvd/backward");
-  EXPECT_EQ(produced->runs[1].record.run.source_native.benchmark, "layer_norm/backward");
+  EXPECT_EQ(produced->runs[0].record().run.source_native.benchmark, "tvd/backward");
+  EXPECT_EQ(produced->runs[1].record().run.source_native.benchmark, "layer_norm/backward");
   for (const auto& run : produced->runs) {
-    EXPECT_EQ(run.record.run.status, core::RunStatus::Passed) << reason(run);
-    EXPECT_EQ(run.record.run.metadata.labels.at("gpu_index"), "0");
-    EXPECT_FALSE(run.summary.has_value());  // its times are the record's alone
-    EXPECT_EQ(run.record.run.median, std::chrono::nanoseconds(500'000));
+    EXPECT_EQ(run.record().run.status, core::RunStatus::Passed) << reason(run);
+    EXPECT_EQ(run.record().run.metadata.labels.at("gpu_index"), "0");
+    EXPECT_EQ(run.figures().repetitions, 0);  // its times are the record's alone
+    EXPECT_EQ(run.record().run.median, std::chrono::nanoseconds(500'000));
   }
 }
 
