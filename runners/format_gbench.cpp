@@ -129,7 +129,10 @@ NativeResult gbench_case(const std::string& run_name) {
   return r;
 }
 
-core::Result<ParsedOutput> parse_gbench_json(std::string_view text) {
+namespace {
+
+// The reporter's document: an object with a "context" object and a "benchmarks" array.
+core::Result<json> gbench_root(std::string_view text) {
   auto parsed = core::parse_json_text(text);
   if (!parsed) {
     // The reporter writes NaN and Infinity bare, which JSON does not have.
@@ -149,8 +152,11 @@ core::Result<ParsedOutput> parse_gbench_json(std::string_view text) {
                       "not Google Benchmark JSON: expected an object with \"context\" and a "
                       "\"benchmarks\" array");
   }
-  ParsedOutput out;
-  const json& context = root["context"];
+  return std::move(*parsed);
+}
+
+// The library's version, the timer, and the machine facts of the context.
+void read_context(const json& context, ParsedOutput& out) {
   if (const auto v = context.find("library_version"); v != context.end() && v->is_string()) {
     out.harness_version = v->get<std::string>();
     if (!out.harness_version.empty() && out.harness_version[0] == 'v') {
@@ -158,13 +164,120 @@ core::Result<ParsedOutput> parse_gbench_json(std::string_view text) {
     }
   }
   out.timer = "wall_clock";
-  const auto context_field = [&](const char* field) {
+  for (const char* field : {"host_name", "num_cpus", "library_build_type"}) {
     const auto v = context.find(field);
-    if (v == context.end()) return;
+    if (v == context.end()) continue;
     const std::string text = v->is_string() ? v->get<std::string>() : v->dump();
     if (!text.empty()) out.environment.emplace_back(field, readable_line(text, 200));
-  };
-  for (const char* field : {"host_name", "num_cpus", "library_build_type"}) context_field(field);
+  }
+}
+
+// What one row (with a name) adds to its benchmark's rows.
+void gather_row(const json& row, Gathered& g) {
+  if (row.value("error_occurred", false)) {
+    g.error = row.value("error_message", std::string("error_occurred without a message"));
+    return;
+  }
+  if (row.value("skipped", false)) {
+    g.skipped = true;
+    return;
+  }
+  if (!row.contains("real_time")) return;  // big-O and RMS rows
+  if (!row["real_time"].is_number()) {
+    g.unit_error = "real_time is not a number";
+    return;
+  }
+  const std::string unit = row.value("time_unit", std::string());
+  const auto scale = unit_ns(unit);
+  if (!scale) {
+    g.unit_error = "unknown time_unit \"" + readable_line(unit, 40) + "\" (ns, us, ms, s)";
+    return;
+  }
+  const double real_ns = row["real_time"].get<double>() * *scale;
+  const std::string type = row.value("run_type", std::string("iteration"));
+  if (type == "aggregate") {
+    if (row.value("aggregate_unit", std::string("time")) != "time") return;  // cv
+    g.aggregates_ns[row.value("aggregate_name", std::string())] = real_ns;
+    return;
+  }
+  g.repetitions_ns.push_back(real_ns);
+  if (row.contains("cpu_time") && row["cpu_time"].is_number()) {
+    g.cpu_ns.push_back(row["cpu_time"].get<double>() * *scale);
+  }
+  if (row.contains("iterations") && row["iterations"].is_number_integer()) {
+    g.iterations = row["iterations"].get<std::int64_t>();
+  }
+  if (row.contains("threads") && row["threads"].is_number_integer()) {
+    g.threads = row["threads"].get<std::int64_t>();
+  }
+  for (const auto& [key, value] : row.items()) {
+    if (!is_row_key(key) && value.is_number()) g.counters[snake(key)] = value;
+  }
+}
+
+// The times of a benchmark that ran: the median (the median aggregate, else of the repetitions,
+// or the one repetition's mean), p20/p80, min/max, the mean and stddev aggregates, the counters.
+void read_times(Gathered& g, NativeResult& r) {
+  std::vector<double> sorted = g.repetitions_ns;
+  std::sort(sorted.begin(), sorted.end());
+  if (const auto median = g.aggregates_ns.find("median"); median != g.aggregates_ns.end()) {
+    r.primary_ns = median->second;
+  } else if (sorted.size() == 1) {
+    r.primary = "mean";  // one repetition: its time is a mean over its iterations
+    r.primary_ns = sorted.front();
+  } else {
+    r.primary_ns = kernels::quantile_sorted(sorted, 0.5);
+  }
+  if (sorted.size() >= 2) {
+    r.statistics.push_back({"p20", kernels::quantile_sorted(sorted, 0.2)});
+    r.statistics.push_back({"p80", kernels::quantile_sorted(sorted, 0.8)});
+  }
+  if (!sorted.empty()) {
+    r.statistics.push_back({"min", sorted.front()});
+    r.statistics.push_back({"max", sorted.back()});
+  }
+  if (const auto mean = g.aggregates_ns.find("mean"); mean != g.aggregates_ns.end()) {
+    r.statistics.push_back({"mean", mean->second});
+  }
+  if (const auto sd = g.aggregates_ns.find("stddev"); sd != g.aggregates_ns.end()) {
+    r.statistics.push_back({"stddev", sd->second});
+  }
+  r.samples = static_cast<std::int64_t>(sorted.size());
+  r.samples_ns = g.repetitions_ns;
+  r.metrics = g.counters;
+  r.metrics["iterations"] = g.iterations;
+  r.metrics["threads"] = g.threads;
+  if (!g.cpu_ns.empty()) {
+    std::sort(g.cpu_ns.begin(), g.cpu_ns.end());
+    r.metrics["cpu_time_median_ns"] = kernels::quantile_sorted(g.cpu_ns, 0.5);
+  }
+  check_times(r);
+}
+
+// The result of one benchmark's rows: failed (its error, a bad time, no time at all) or timed.
+NativeResult result_of(const std::string& run_name, Gathered& g) {
+  NativeResult r = gbench_case(run_name);
+  if (g.error) {
+    r.outcome = NativeResult::Outcome::Failed;
+    r.failure = "the benchmark reported an error: " + readable_line(*g.error, 300);
+  } else if (!g.unit_error.empty()) {
+    r.outcome = NativeResult::Outcome::Failed;
+    r.failure = g.unit_error;
+  } else if (g.repetitions_ns.empty() && !g.aggregates_ns.contains("median")) {
+    r.outcome = NativeResult::Outcome::Failed;
+    r.failure = "no repetition and no median aggregate";
+  } else {
+    read_times(g, r);
+  }
+  return r;
+}
+
+}  // namespace
+
+core::Result<ParsedOutput> parse_gbench_json(std::string_view text) {
+  const json root = KW_TRY(gbench_root(text));
+  ParsedOutput out;
+  read_context(root["context"], out);
   std::map<std::string, Gathered> by_name;
   std::size_t order = 0;
   for (const json& row : root["benchmarks"]) {
@@ -174,102 +287,17 @@ core::Result<ParsedOutput> parse_gbench_json(std::string_view text) {
     }
     const std::string run_name = row.value("run_name", row["name"].get<std::string>());
     auto [it, fresh] = by_name.try_emplace(run_name);
-    Gathered& g = it->second;
-    if (fresh) g.order = order++;
-    if (row.value("error_occurred", false)) {
-      g.error = row.value("error_message", std::string("error_occurred without a message"));
-      continue;
-    }
-    if (row.value("skipped", false)) {
-      g.skipped = true;
-      continue;
-    }
-    if (!row.contains("real_time")) continue;  // big-O and RMS rows
-    if (!row["real_time"].is_number()) {
-      g.unit_error = "real_time is not a number";
-      continue;
-    }
-    const std::string unit = row.value("time_unit", std::string());
-    const auto scale = unit_ns(unit);
-    if (!scale) {
-      g.unit_error = "unknown time_unit \"" + readable_line(unit, 40) + "\" (ns, us, ms, s)";
-      continue;
-    }
-    const double real_ns = row["real_time"].get<double>() * *scale;
-    const std::string type = row.value("run_type", std::string("iteration"));
-    if (type == "aggregate") {
-      if (row.value("aggregate_unit", std::string("time")) != "time") continue;  // cv
-      g.aggregates_ns[row.value("aggregate_name", std::string())] = real_ns;
-      continue;
-    }
-    g.repetitions_ns.push_back(real_ns);
-    if (row.contains("cpu_time") && row["cpu_time"].is_number()) {
-      g.cpu_ns.push_back(row["cpu_time"].get<double>() * *scale);
-    }
-    if (row.contains("iterations") && row["iterations"].is_number_integer()) {
-      g.iterations = row["iterations"].get<std::int64_t>();
-    }
-    if (row.contains("threads") && row["threads"].is_number_integer()) {
-      g.threads = row["threads"].get<std::int64_t>();
-    }
-    for (const auto& [key, value] : row.items()) {
-      if (!is_row_key(key) && value.is_number()) g.counters[snake(key)] = value;
-    }
+    if (fresh) it->second.order = order++;
+    gather_row(row, it->second);
   }
-
+  // In the order of each benchmark's first row.
   std::vector<std::pair<std::size_t, NativeResult>> ordered;
   for (auto& [run_name, g] : by_name) {
     if (g.skipped && !g.error && g.repetitions_ns.empty()) {
       ++out.skipped;
       continue;
     }
-    NativeResult r = gbench_case(run_name);
-    if (g.error) {
-      r.outcome = NativeResult::Outcome::Failed;
-      r.failure = "the benchmark reported an error: " + readable_line(*g.error, 300);
-    } else if (!g.unit_error.empty()) {
-      r.outcome = NativeResult::Outcome::Failed;
-      r.failure = g.unit_error;
-    } else if (g.repetitions_ns.empty() && !g.aggregates_ns.contains("median")) {
-      r.outcome = NativeResult::Outcome::Failed;
-      r.failure = "no repetition and no median aggregate";
-    } else {
-      std::vector<double> sorted = g.repetitions_ns;
-      std::sort(sorted.begin(), sorted.end());
-      if (const auto median = g.aggregates_ns.find("median"); median != g.aggregates_ns.end()) {
-        r.primary_ns = median->second;
-      } else if (sorted.size() == 1) {
-        r.primary = "mean";  // one repetition: its time is a mean over its iterations
-        r.primary_ns = sorted.front();
-      } else {
-        r.primary_ns = kernels::quantile_sorted(sorted, 0.5);
-      }
-      if (sorted.size() >= 2) {
-        r.statistics.push_back({"p20", kernels::quantile_sorted(sorted, 0.2)});
-        r.statistics.push_back({"p80", kernels::quantile_sorted(sorted, 0.8)});
-      }
-      if (!sorted.empty()) {
-        r.statistics.push_back({"min", sorted.front()});
-        r.statistics.push_back({"max", sorted.back()});
-      }
-      if (const auto mean = g.aggregates_ns.find("mean"); mean != g.aggregates_ns.end()) {
-        r.statistics.push_back({"mean", mean->second});
-      }
-      if (const auto sd = g.aggregates_ns.find("stddev"); sd != g.aggregates_ns.end()) {
-        r.statistics.push_back({"stddev", sd->second});
-      }
-      r.samples = static_cast<std::int64_t>(sorted.size());
-      r.samples_ns = g.repetitions_ns;
-      r.metrics = g.counters;
-      r.metrics["iterations"] = g.iterations;
-      r.metrics["threads"] = g.threads;
-      if (!g.cpu_ns.empty()) {
-        std::sort(g.cpu_ns.begin(), g.cpu_ns.end());
-        r.metrics["cpu_time_median_ns"] = kernels::quantile_sorted(g.cpu_ns, 0.5);
-      }
-      check_times(r);
-    }
-    ordered.emplace_back(g.order, std::move(r));
+    ordered.emplace_back(g.order, result_of(run_name, g));
   }
   std::sort(ordered.begin(), ordered.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
