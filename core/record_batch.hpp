@@ -18,9 +18,10 @@ namespace kernelwatch::core {
 // The most records one batch may carry.
 inline constexpr std::size_t kMaxBatchRecords = 10000;
 
-// The runs of `body` (each record with its key, derived here once), or the first reason it is refused, worded for the client ("body is not
-// JSON (byte 7): ...", "record 2: run.spec.status: missing", "record 0: run.spec.observedAt
-// 2030-01-01T00:00:00.000Z is more than 5 minutes after the receiver's clock (...)").
+// The runs of `body` (each record with its key, derived here once), or the first reason it is
+// refused, worded for the client ("body is not JSON (byte 7): ...", "record 2: run.spec.status:
+// missing", "record 0: run.spec.observedAt 2030-01-01T00:00:00.000Z is more than 5 minutes after
+// the receiver's clock (...)").
 [[nodiscard]] Result<std::vector<Run>> parse_record_batch(std::string_view body, Timestamp now);
 
 }  // namespace kernelwatch::core

@@ -148,9 +148,9 @@ Result<Insertion> RunStore::insert_run(Transaction& tx, const core::Run& run,
   return Insertion{outcome, row.key_id};
 }
 
-Result<Insertion> RunStore::insert_run(Transaction& tx, const core::Record& record,
+Result<Insertion> RunStore::insert_run(Transaction& tx, core::Record record,
                                        std::string_view raw_source) {
-  return insert_run(tx, KW_TRY(core::Run::of(record)), raw_source);
+  return insert_run(tx, KW_TRY(core::Run::of(std::move(record))), raw_source);
 }
 
 Result<std::vector<KeySummary>> RunStore::keys() const {

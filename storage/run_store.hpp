@@ -116,7 +116,7 @@ class RunStore {
                                              std::string_view raw_source);
   // insert_run() of a record that is not a run yet (its key derived here): a ParseError when it
   // has none. For writers that hold bare records (benchmarks, tests).
-  [[nodiscard]] Result<Insertion> insert_run(Transaction& tx, const core::Record& record,
+  [[nodiscard]] Result<Insertion> insert_run(Transaction& tx, core::Record record,
                                              std::string_view raw_source);
 
   // The daemon judged this run (stored just before, in the same transaction) as `judgement`
