@@ -91,7 +91,7 @@ core::Result<Processed> Engine::process_run(Transaction& tx, const core::Run& ru
   }
   touched_.insert(inserted.key_id);
   placed_.count(core::placement_of(record.run.metadata), record.run.observed_at);
-  const core::KeyLabels labels = detectors::key_labels(key);
+  const core::KeyLabels labels = detectors::key_labels(run);
   if (!key_ids_.contains(labels.identity())) processed.replaced_key = replaced_by(labels);
   key_ids_[labels.identity()] = inserted.key_id;
   identities_[inserted.key_id] = labels.identity();

@@ -109,7 +109,7 @@ std::vector<CandidateCase> candidate_cases(std::span<const core::Run> runs) {
   std::map<std::string, std::size_t> by_identity;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const core::Record& record = runs[i].record();
-    KeyLabels labels = key_labels(runs[i].key());
+    KeyLabels labels = key_labels(runs[i]);
     const auto [it, fresh] = by_identity.emplace(labels.identity(), cases.size());
     if (fresh) {
       cases.emplace_back();

@@ -43,6 +43,12 @@ KeyLabels key_labels(const core::ComparabilityKey& key) {
                    key.environment.label, key.protocol.label, key.digest()};
 }
 
+KeyLabels key_labels(const core::Run& run) {
+  const core::ComparabilityKey& key = run.key();
+  return KeyLabels{key.benchmark.label,   key.provider.label, key.workload.label,
+                   key.environment.label, key.protocol.label, run.key_digest()};
+}
+
 bool spans_unnamed_hosts(std::string_view source, const core::Placement& placement) {
   return placement.host.empty() && source == core::kLigerCiSource;
 }

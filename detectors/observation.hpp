@@ -14,6 +14,7 @@
 #include "core/key.hpp"
 #include "core/placement.hpp"
 #include "core/record.hpp"
+#include "core/run.hpp"
 #include "core/time.hpp"
 
 namespace kernelwatch::detectors {
@@ -57,6 +58,8 @@ struct KeyHistory {
 };
 
 [[nodiscard]] KeyLabels key_labels(const core::ComparabilityKey& key);
+// The labels of a run's key with the digest the run carries (not computed again).
+[[nodiscard]] KeyLabels key_labels(const core::Run& run);
 
 // Whether runs of this sourceNative.source that name no host come from several hosts:
 // Liger-Kernel's benchmark CSV and the kernelindex records exported from it ("liger-kernel-bench"),

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <random>
 
+#include "core/run.hpp"
 #include "detectors_test_support.hpp"
+#include "tests/support/test_support.hpp"
 
 namespace kernelwatch::detectors {
 namespace {
@@ -211,6 +213,21 @@ TEST(Observation, FromRecordTakesMedianQuantilesAndSoftware) {
   EXPECT_EQ(observation.software.at("driver"), "550.54");
   EXPECT_EQ(observation.software.at("clocks.sm"), "1980");
   EXPECT_TRUE(observation.judgeable());
+}
+
+// A run's key labels carry the digest the run was given at intake: the same as its key's own.
+TEST(Observation, TheKeyLabelsOfARunAreThoseOfItsKey) {
+  auto record = core::parse_record(nlohmann::json::parse(kernelwatch::testing::read_file(
+      kernelwatch::testing::fixture("tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json"))));
+  ASSERT_TRUE(record) << record.error().message;
+  const auto run = core::Run::of(*record);
+  ASSERT_TRUE(run) << run.error().message;
+  const KeyLabels of_run = key_labels(*run);
+  const KeyLabels of_key = key_labels(core::key_of(*record).value());
+  EXPECT_EQ(of_run.digest, of_key.digest);
+  EXPECT_EQ(of_run.identity(), of_key.identity());
+  EXPECT_EQ(of_run.benchmark, "tvd/backward");
+  EXPECT_EQ(of_run.provider, "torch");
 }
 
 }  // namespace
