@@ -22,6 +22,91 @@ std::string value_text(const json& value) {
   return value.is_string() ? value.get<std::string>() : core::printable_json(value);
 }
 
+// The machine pytest-benchmark ran on ("machine_info"), as environment pairs.
+void read_machine(const json& machine, ParsedOutput& out) {
+  if (!machine.is_object()) return;
+  const auto field = [&](const char* name, const json& v) {
+    if (v.is_string() && !v.get<std::string>().empty()) {
+      out.environment.emplace_back(name, readable_line(v.get<std::string>(), 200));
+    }
+  };
+  field("node", machine.value("node", json()));
+  field("machine", machine.value("machine", json()));
+  if (const auto cpu = machine.find("cpu"); cpu != machine.end() && cpu->is_object()) {
+    field("cpu", cpu->value("brand_raw", json()));
+  }
+  field("python_implementation", machine.value("python_implementation", json()));
+  field("python_version", machine.value("python_version", json()));
+}
+
+// A benchmark's identity: its name without the parametrize id, its full name, its parameters
+// (or its id as "param" where the output has no "params") and its timer.
+void read_identity(const json& bench, NativeResult& r) {
+  const std::string name = bench["name"].get<std::string>();
+  if (bench.contains("fullname") && bench["fullname"].is_string()) {
+    r.native_id = bench["fullname"].get<std::string>();
+  }
+  r.name = name.substr(0, name.find('['));
+  if (bench.contains("params") && bench["params"].is_object()) {
+    for (const auto& [key, value] : bench["params"].items()) {
+      r.params.emplace_back(key, value_text(value));
+    }
+  } else if (bench.contains("param") && bench["param"].is_string()) {
+    r.params.emplace_back("param", bench["param"].get<std::string>());
+  }
+  std::sort(r.params.begin(), r.params.end());
+  if (bench.contains("options") && bench["options"].is_object() &&
+      bench["options"].contains("timer") && bench["options"]["timer"].is_string()) {
+    r.settings.push_back("timer:" + bench["options"]["timer"].get<std::string>());
+  }
+}
+
+// A benchmark's times from its "stats" (seconds, into nanoseconds): the median, p20/p80 over
+// every round's time, pytest-benchmark's own statistics, rounds and iterations; or why not.
+void read_stats(const json& stats, NativeResult& r) {
+  const auto seconds = [&](const char* key) -> std::optional<double> {
+    const auto it = stats.find(key);
+    if (it == stats.end() || !it->is_number()) return std::nullopt;
+    return it->get<double>() * 1e9;
+  };
+  const auto median = seconds("median");
+  if (!median) {
+    r.outcome = NativeResult::Outcome::Failed;
+    r.failure = "stats.median is missing or not a number";
+    return;
+  }
+  r.primary_ns = *median;
+  std::vector<double> data;
+  if (const auto it = stats.find("data"); it != stats.end() && it->is_array()) {
+    for (const json& v : *it) {
+      if (v.is_number()) data.push_back(v.get<double>() * 1e9);
+    }
+  }
+  r.samples_ns = data;
+  std::sort(data.begin(), data.end());
+  if (data.size() >= 2) {
+    r.statistics.push_back({"p20", kernels::quantile_sorted(data, 0.2)});
+    r.statistics.push_back({"p80", kernels::quantile_sorted(data, 0.8)});
+  }
+  for (const auto& [from, to] :
+       std::initializer_list<std::pair<const char*, const char*>>{{"q1", "q1"},
+                                                                  {"q3", "q3"},
+                                                                  {"min", "min"},
+                                                                  {"max", "max"},
+                                                                  {"mean", "mean"},
+                                                                  {"stddev", "stddev"}}) {
+    if (const auto v = seconds(from)) r.statistics.push_back({to, *v});
+  }
+  if (const auto rounds = stats.find("rounds"); rounds != stats.end() && rounds->is_number()) {
+    r.samples = rounds->get<std::int64_t>();
+    r.metrics["rounds"] = r.samples;
+  }
+  if (const auto it = stats.find("iterations"); it != stats.end() && it->is_number()) {
+    r.metrics["iterations"] = *it;
+  }
+  check_times(r);
+}
+
 }  // namespace
 
 core::Result<ParsedOutput> parse_pytest_benchmark_json(std::string_view text) {
@@ -48,20 +133,7 @@ core::Result<ParsedOutput> parse_pytest_benchmark_json(std::string_view text) {
     out.harness_version = root["version"].get<std::string>();
   }
   out.timer = "perf_counter";
-  if (const json& machine = root["machine_info"]; machine.is_object()) {
-    const auto field = [&](const char* name, const json& v) {
-      if (v.is_string() && !v.get<std::string>().empty()) {
-        out.environment.emplace_back(name, readable_line(v.get<std::string>(), 200));
-      }
-    };
-    field("node", machine.value("node", json()));
-    field("machine", machine.value("machine", json()));
-    if (const auto cpu = machine.find("cpu"); cpu != machine.end() && cpu->is_object()) {
-      field("cpu", cpu->value("brand_raw", json()));
-    }
-    field("python_implementation", machine.value("python_implementation", json()));
-    field("python_version", machine.value("python_version", json()));
-  }
+  read_machine(root["machine_info"], out);
   for (const json& bench : root["benchmarks"]) {
     if (!bench.is_object() || !bench.contains("name") || !bench["name"].is_string() ||
         !bench.contains("stats") || !bench["stats"].is_object()) {
@@ -69,66 +141,8 @@ core::Result<ParsedOutput> parse_pytest_benchmark_json(std::string_view text) {
                         "not pytest-benchmark JSON: a benchmark without a name or stats");
     }
     NativeResult r;
-    const std::string name = bench["name"].get<std::string>();
-    if (bench.contains("fullname") && bench["fullname"].is_string()) {
-      r.native_id = bench["fullname"].get<std::string>();
-    }
-    r.name = name.substr(0, name.find('['));
-    if (bench.contains("params") && bench["params"].is_object()) {
-      for (const auto& [key, value] : bench["params"].items()) {
-        r.params.emplace_back(key, value_text(value));
-      }
-    } else if (bench.contains("param") && bench["param"].is_string()) {
-      r.params.emplace_back("param", bench["param"].get<std::string>());
-    }
-    std::sort(r.params.begin(), r.params.end());
-    if (bench.contains("options") && bench["options"].is_object() &&
-        bench["options"].contains("timer") && bench["options"]["timer"].is_string()) {
-      r.settings.push_back("timer:" + bench["options"]["timer"].get<std::string>());
-    }
-    const json& stats = bench["stats"];
-    const auto seconds = [&](const char* key) -> std::optional<double> {
-      const auto it = stats.find(key);
-      if (it == stats.end() || !it->is_number()) return std::nullopt;
-      return it->get<double>() * 1e9;
-    };
-    const auto median = seconds("median");
-    if (!median) {
-      r.outcome = NativeResult::Outcome::Failed;
-      r.failure = "stats.median is missing or not a number";
-      out.results.push_back(std::move(r));
-      continue;
-    }
-    r.primary_ns = *median;
-    std::vector<double> data;
-    if (const auto it = stats.find("data"); it != stats.end() && it->is_array()) {
-      for (const json& v : *it) {
-        if (v.is_number()) data.push_back(v.get<double>() * 1e9);
-      }
-    }
-    r.samples_ns = data;
-    std::sort(data.begin(), data.end());
-    if (data.size() >= 2) {
-      r.statistics.push_back({"p20", kernels::quantile_sorted(data, 0.2)});
-      r.statistics.push_back({"p80", kernels::quantile_sorted(data, 0.8)});
-    }
-    for (const auto& [from, to] :
-         std::initializer_list<std::pair<const char*, const char*>>{{"q1", "q1"},
-                                                                    {"q3", "q3"},
-                                                                    {"min", "min"},
-                                                                    {"max", "max"},
-                                                                    {"mean", "mean"},
-                                                                    {"stddev", "stddev"}}) {
-      if (const auto v = seconds(from)) r.statistics.push_back({to, *v});
-    }
-    if (const auto rounds = stats.find("rounds"); rounds != stats.end() && rounds->is_number()) {
-      r.samples = rounds->get<std::int64_t>();
-      r.metrics["rounds"] = r.samples;
-    }
-    if (const auto it = stats.find("iterations"); it != stats.end() && it->is_number()) {
-      r.metrics["iterations"] = *it;
-    }
-    check_times(r);
+    read_identity(bench, r);
+    read_stats(bench["stats"], r);
     out.results.push_back(std::move(r));
   }
   out.statistics_note =
