@@ -362,106 +362,128 @@ core::Result<std::filesystem::path> default_script() {
   return core::fail(ErrorCode::NotFound, "liger_bench.py not found (looked at " + tried + ")");
 }
 
-std::vector<kernels::BenchOutcome> run_liger_bench(const LigerBenchOptions& options,
-                                                   const std::vector<LigerCase>& cases,
-                                                   const std::function<core::Timestamp()>& now) {
-  std::vector<json> requested(cases.size());
-  std::vector<std::optional<CaseResult>> results(cases.size());
+namespace {
+
+// One call of liger_bench.py: what each case asked for (null where it was refused before
+// sending), its result, when it was observed, and the last GPU name and versions a passing case
+// reported (the failed cases' records carry them).
+struct Batch {
+  std::vector<json> requested;
+  std::vector<std::optional<CaseResult>> results;
+  std::vector<core::Timestamp> observed;
   json request_cases = json::array();
   std::vector<std::size_t> sent;  // request index -> case index
+  std::string fallback_gpu;
+  json fallback_versions = json::object();
+
+  void fail(std::size_t index, std::string reason) {
+    CaseResult r;
+    r.reason = std::move(reason);
+    results[index] = std::move(r);
+  }
+};
+
+Batch prepare(const std::vector<LigerCase>& cases, const LigerBenchOptions& options,
+              const std::function<core::Timestamp()>& now) {
+  Batch batch;
+  batch.requested.resize(cases.size());
+  batch.results.resize(cases.size());
+  batch.observed.assign(cases.size(), now());
+  batch.fallback_gpu = options.fallback_gpu_name;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     auto request = request_case(cases[i]);
     if (!request) {
-      CaseResult r;
-      r.reason = request.error().message;
-      results[i] = r;
+      batch.fail(i, request.error().message);
       continue;
     }
-    requested[i] = *request;
-    request_cases.push_back(*request);
-    sent.push_back(i);
+    batch.requested[i] = *request;
+    batch.request_cases.push_back(*request);
+    batch.sent.push_back(i);
   }
+  return batch;
+}
 
-  std::vector<core::Timestamp> observed(cases.size(), now());
-  std::string fallback_gpu = options.fallback_gpu_name;
-  json fallback_versions = json::object();
-  std::optional<core::Result<ChildResult>> child;
+// The script run once with every sent case on its stdin; each line it prints is the next case's
+// result, with the GPU sampled around it; the cases it printed no line for fail with why.
+void run_script(const LigerBenchOptions& options, const std::filesystem::path& script,
+                const std::function<core::Timestamp()>& now, Batch& batch) {
+  ChildRequest request;
+  request.argv = {options.python.string(), script.string()};
+  request.stdin_text = json{{"cases", batch.request_cases}}.dump() + "\n";
+  request.timeout = options.timeout;
+  request.kill_grace = options.kill_grace;
+  request.environment = options.environment;
+  request.max_line_bytes = kMaxLineBytes;
+  request.cancel_fd = options.cancel_fd;
+  int child_pid = 0;
+  kernels::GpuSample last;
+  if (options.sampler) last = options.sampler(0);  // before the child exists
+  request.on_spawn = [&](int pid) { child_pid = pid; };
+  std::size_t next = 0;
   bool any_line = false;
+  const auto child = run_child(request, [&](std::string_view line) {
+    if (line.empty()) return;
+    any_line = true;
+    if (next >= batch.sent.size()) return;  // more lines than cases: ignored
+    const std::size_t index = batch.sent[next++];
+    CaseResult r = parse_line(line, batch.requested[index]);
+    batch.observed[index] = now();
+    r.before = last;
+    if (options.sampler) last = options.sampler(child_pid);
+    r.after = last;
+    if (r.passed) {
+      batch.fallback_gpu = r.gpu_name;
+      batch.fallback_versions = r.versions;
+    }
+    batch.results[index] = std::move(r);
+  });
+  const std::string reason = missing_reason(child, options, any_line);
+  for (std::size_t k = next; k < batch.sent.size(); ++k) {
+    batch.fail(batch.sent[k], reason);
+    batch.observed[batch.sent[k]] = now();
+  }
+}
 
+// The request of a case refused before sending, so that its failed run lands in the key its
+// workload names.
+json refused_request(const LigerCase& c) {
+  const bool tvd = c.kernel == core::Kernel::Tvd;
+  return {
+      {"x_name", tvd ? "V" : "N"},
+      {"x_value", tvd ? c.workload.vocab : c.workload.hidden},
+      {"config", tvd ? json{{"B", 1}, {"T", c.workload.tokens}} : json{{"M", c.workload.rows}}}};
+}
+
+}  // namespace
+
+std::vector<kernels::BenchOutcome> run_liger_bench(const LigerBenchOptions& options,
+                                                   const std::vector<LigerCase>& cases,
+                                                   const std::function<core::Timestamp()>& now) {
+  Batch batch = prepare(cases, options, now);
   std::filesystem::path script = options.script;
-  if (script.empty()) {
-    auto found = default_script();
-    if (!found) {
-      for (std::size_t i : sent) {
-        CaseResult r;
-        r.reason = found.error().message;
-        results[i] = r;
-      }
-      sent.clear();
-    } else {
+  if (script.empty() && !batch.sent.empty()) {
+    if (auto found = default_script()) {
       script = *found;
+    } else {
+      for (std::size_t i : batch.sent) batch.fail(i, found.error().message);
+      batch.sent.clear();
     }
   }
-
-  if (!sent.empty()) {
-    ChildRequest request;
-    request.argv = {options.python.string(), script.string()};
-    request.stdin_text = json{{"cases", request_cases}}.dump() + "\n";
-    request.timeout = options.timeout;
-    request.kill_grace = options.kill_grace;
-    request.environment = options.environment;
-    request.max_line_bytes = kMaxLineBytes;
-    request.cancel_fd = options.cancel_fd;
-    int child_pid = 0;
-    kernels::GpuSample last;
-    if (options.sampler) last = options.sampler(0);  // before the child exists
-    request.on_spawn = [&](int pid) { child_pid = pid; };
-    std::size_t next = 0;
-    child = run_child(request, [&](std::string_view line) {
-      if (line.empty()) return;
-      any_line = true;
-      if (next >= sent.size()) return;  // more lines than cases: ignored
-      const std::size_t index = sent[next++];
-      CaseResult r = parse_line(line, requested[index]);
-      observed[index] = now();
-      r.before = last;
-      if (options.sampler) last = options.sampler(child_pid);
-      r.after = last;
-      if (r.passed) {
-        fallback_gpu = r.gpu_name;
-        fallback_versions = r.versions;
-      }
-      results[index] = std::move(r);
-    });
-    const std::string reason = missing_reason(*child, options, any_line);
-    for (std::size_t k = next; k < sent.size(); ++k) {
-      CaseResult r;
-      r.reason = reason;
-      results[sent[k]] = r;
-      observed[sent[k]] = now();
-    }
-  }
+  if (!batch.sent.empty()) run_script(options, script, now, batch);
 
   std::vector<kernels::BenchOutcome> out;
   out.reserve(cases.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {
-    json request = requested[i];
-    if (request.is_null()) {
-      // A case it refused to send: still a failed run in the key its workload names.
-      request = {{"x_name", cases[i].kernel == core::Kernel::Tvd ? "V" : "N"},
-                 {"x_value", cases[i].kernel == core::Kernel::Tvd ? cases[i].workload.vocab
-                                                                  : cases[i].workload.hidden},
-                 {"config", cases[i].kernel == core::Kernel::Tvd
-                                ? json{{"B", 1}, {"T", cases[i].workload.tokens}}
-                                : json{{"M", cases[i].workload.rows}}}};
-    }
-    auto outcome =
-        make_outcome(cases[i], request, *results[i], observed[i], fallback_gpu, fallback_versions);
+    const json request =
+        batch.requested[i].is_null() ? refused_request(cases[i]) : batch.requested[i];
+    auto outcome = make_outcome(cases[i], request, *batch.results[i], batch.observed[i],
+                                batch.fallback_gpu, batch.fallback_versions);
     if (!outcome) {
       // Only a result the CSV mapping refuses gets here; it is a failed run all the same.
       CaseResult r;
       r.reason = "result not recordable: " + outcome.error().message;
-      outcome = make_outcome(cases[i], request, r, observed[i], fallback_gpu, fallback_versions);
+      outcome = make_outcome(cases[i], request, r, batch.observed[i], batch.fallback_gpu,
+                             batch.fallback_versions);
     }
     KW_ASSERT(static_cast<bool>(outcome), "a failed liger-bench run always maps to a record");
     out.push_back(std::move(*outcome));

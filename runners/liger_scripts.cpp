@@ -224,6 +224,108 @@ void add_failed(const ScriptFacts& facts, const std::vector<storage::LigerSpeedR
   }
 }
 
+// A script run in a scratch copy of the checkout, its rows read into `written`: "" or why it
+// has no rows (`child` holds how it ended where it ran; `cancelled` when the daemon stopped it).
+std::string run_script(const LigerScriptsEntry& entry, const CommandContext& context,
+                       const std::string& script, ScriptFacts& facts,
+                       std::optional<core::Result<ChildResult>>& child, WrittenRows& written,
+                       bool& cancelled) {
+  std::string failure;
+  auto scratch = detail::ScratchDir::create(context.scratch, entry.name, "a scratch directory");
+  if (!scratch) failure = scratch.error().message;
+  std::error_code ec;
+  if (failure.empty() && !fs::is_regular_file(entry.checkout / script, ec)) {
+    failure = "script not found: " + (entry.checkout / script).string();
+  }
+  if (failure.empty()) {
+    if (auto laid = lay_out(entry.checkout, scratch->path(), entry.max_copy_bytes); !laid) {
+      failure = laid.error().message;
+    }
+  }
+  if (failure.empty()) {
+    ChildRequest request;
+    request.argv = {entry.python.string(), (scratch->path() / script).string()};
+    request.argv.insert(request.argv.end(), entry.args.begin(), entry.args.end());
+    request.timeout = entry.timeout;
+    request.kill_grace = entry.kill_grace;
+    request.environment_base = EnvironmentBase::Minimal;
+    // Nothing is written into the checkout, __pycache__ included.
+    request.environment = {{"PYTHONDONTWRITEBYTECODE", "1"}};
+    for (const auto& variable : entry.env) request.environment.push_back(variable);
+    request.working_directory = scratch->path() / "benchmark";
+    request.cancel_fd = context.cancel_fd;
+    int pid = 0;
+    request.on_spawn = [&](int spawned) {
+      pid = spawned;
+      if (context.sampler) facts.samples.push_back(context.sampler(pid));
+    };
+    if (context.sampler) {
+      request.tick = context.sample_every;
+      request.on_tick = [&] { facts.samples.push_back(context.sampler(pid)); };
+    }
+    child = run_child(request, {});
+    if (*child && (*child)->end == ChildEnd::Cancelled) {
+      cancelled = true;
+      return failure;
+    }
+    failure = script_failure(*child, entry);
+    if (failure.empty()) {
+      auto rows = written_rows(scratch->path() / "benchmark/data", entry.max_data_bytes);
+      if (rows) {
+        written = std::move(*rows);
+      } else {
+        failure = rows.error().message;
+      }
+    }
+  }
+  return failure;
+}
+
+// The runs of the rows a script wrote, each judged by its quantiles' order and its GPU claim
+// against the probe; returns the keys they are in, for the script's next failure.
+std::vector<storage::LigerSpeedRow> add_written(const ScriptFacts& facts, WrittenRows& written,
+                                                LigerScriptsOutcome& out) {
+  const std::string& script = facts.script;
+  const std::string inconclusive = inconclusive_during(facts.samples);
+  std::vector<storage::LigerSpeedRow> keys;
+  for (auto& row : written.rows) {
+    RunVerdict verdict = inconclusive.empty() ? RunVerdict::Passed : RunVerdict::Inconclusive;
+    std::string reason = inconclusive;
+    if (!(row.ms[0] <= row.ms[1] && row.ms[1] <= row.ms[2])) {
+      verdict = RunVerdict::Failed;
+      char buffer[200];
+      std::snprintf(buffer, sizeof buffer,
+                    "quantiles out of order: y_value_20=%g y_value_50=%g y_value_80=%g ms "
+                    "(p20 <= median <= p80 expected)",
+                    row.ms[0], row.ms[1], row.ms[2]);
+      reason = buffer;
+    }
+    // The row's GPU claim against the daemon's probe, when it found a GPU.
+    if (!facts.host->gpu_name.empty() && row.hardware.product != facts.host->hardware.product) {
+      verdict = RunVerdict::Failed;
+      const std::string claimed =
+          row.hardware.product +
+          (row.hardware.form_factor.empty() ? "" : " " + row.hardware.form_factor);
+      reason = "the script says it ran on \"" + readable_line(claimed, 100) +
+               "\", the daemon probed \"" + facts.host->gpu_name + "\"";
+      row.hardware = facts.host->hardware;
+    }
+    auto run = row_run(facts, row, verdict, reason.empty() ? reason : script + ": " + reason);
+    if (!run) {
+      run = row_run(facts, row, RunVerdict::Failed,
+                    script + ": result not recordable: " + run.error().message);
+    }
+    if (!run) continue;
+    if (verdict == RunVerdict::Failed && out.error.empty()) {
+      out.error = readable_line(script + ": " + reason, kMaxReasonBytes);
+    }
+    out.runs.push_back(std::move(*run));
+    row.ms = {1, 1, 1};
+    keys.push_back(std::move(row));
+  }
+  return keys;
+}
+
 }  // namespace
 
 core::Result<std::vector<std::string>> list_liger_scripts(const fs::path& checkout) {
@@ -273,57 +375,13 @@ LigerScriptsOutcome run_liger_scripts(const LigerScriptsEntry& entry, const Comm
   }
   for (const auto& script : scripts) {
     ScriptFacts facts{&entry, &host, script, {}, {}};
-    std::string failure;
     std::optional<core::Result<ChildResult>> child;
     WrittenRows written;
-    {
-      auto scratch = detail::ScratchDir::create(context.scratch, entry.name, "a scratch directory");
-      if (!scratch) failure = scratch.error().message;
-      std::error_code ec;
-      if (failure.empty() && !fs::is_regular_file(entry.checkout / script, ec)) {
-        failure = "script not found: " + (entry.checkout / script).string();
-      }
-      if (failure.empty()) {
-        if (auto laid = lay_out(entry.checkout, scratch->path(), entry.max_copy_bytes); !laid) {
-          failure = laid.error().message;
-        }
-      }
-      if (failure.empty()) {
-        ChildRequest request;
-        request.argv = {entry.python.string(), (scratch->path() / script).string()};
-        request.argv.insert(request.argv.end(), entry.args.begin(), entry.args.end());
-        request.timeout = entry.timeout;
-        request.kill_grace = entry.kill_grace;
-        request.environment_base = EnvironmentBase::Minimal;
-        // Nothing is written into the checkout, __pycache__ included.
-        request.environment = {{"PYTHONDONTWRITEBYTECODE", "1"}};
-        for (const auto& variable : entry.env) request.environment.push_back(variable);
-        request.working_directory = scratch->path() / "benchmark";
-        request.cancel_fd = context.cancel_fd;
-        int pid = 0;
-        request.on_spawn = [&](int spawned) {
-          pid = spawned;
-          if (context.sampler) facts.samples.push_back(context.sampler(pid));
-        };
-        if (context.sampler) {
-          request.tick = context.sample_every;
-          request.on_tick = [&] { facts.samples.push_back(context.sampler(pid)); };
-        }
-        child = run_child(request, {});
-        if (*child && (*child)->end == ChildEnd::Cancelled) {
-          out.cancelled = true;
-          return out;
-        }
-        failure = script_failure(*child, entry);
-        if (failure.empty()) {
-          auto rows = written_rows(scratch->path() / "benchmark/data", entry.max_data_bytes);
-          if (rows) {
-            written = std::move(*rows);
-          } else {
-            failure = rows.error().message;
-          }
-        }
-      }
+    bool cancelled = false;
+    std::string failure = run_script(entry, context, script, facts, child, written, cancelled);
+    if (cancelled) {
+      out.cancelled = true;
+      return out;
     }
     facts.observed = context.now();
     if (!failure.empty()) {
@@ -337,44 +395,7 @@ LigerScriptsOutcome run_liger_scripts(const LigerScriptsEntry& entry, const Comm
       add_failed(facts, keys, verdict, failure, out);
       continue;
     }
-    const std::string inconclusive = inconclusive_during(facts.samples);
-    std::vector<storage::LigerSpeedRow> keys;
-    for (auto& row : written.rows) {
-      RunVerdict verdict = inconclusive.empty() ? RunVerdict::Passed : RunVerdict::Inconclusive;
-      std::string reason = inconclusive;
-      if (!(row.ms[0] <= row.ms[1] && row.ms[1] <= row.ms[2])) {
-        verdict = RunVerdict::Failed;
-        char buffer[200];
-        std::snprintf(buffer, sizeof buffer,
-                      "quantiles out of order: y_value_20=%g y_value_50=%g y_value_80=%g ms "
-                      "(p20 <= median <= p80 expected)",
-                      row.ms[0], row.ms[1], row.ms[2]);
-        reason = buffer;
-      }
-      // The row's GPU claim against the daemon's probe, when it found a GPU.
-      if (!host.gpu_name.empty() && row.hardware.product != host.hardware.product) {
-        verdict = RunVerdict::Failed;
-        const std::string claimed =
-            row.hardware.product +
-            (row.hardware.form_factor.empty() ? "" : " " + row.hardware.form_factor);
-        reason = "the script says it ran on \"" + readable_line(claimed, 100) +
-                 "\", the daemon probed \"" + host.gpu_name + "\"";
-        row.hardware = host.hardware;
-      }
-      auto run = row_run(facts, row, verdict, reason.empty() ? reason : script + ": " + reason);
-      if (!run) {
-        run = row_run(facts, row, RunVerdict::Failed,
-                      script + ": result not recordable: " + run.error().message);
-      }
-      if (!run) continue;
-      if (verdict == RunVerdict::Failed && out.error.empty()) {
-        out.error = readable_line(script + ": " + reason, kMaxReasonBytes);
-      }
-      out.runs.push_back(std::move(*run));
-      row.ms = {1, 1, 1};
-      keys.push_back(std::move(row));
-    }
-    known[script] = std::move(keys);
+    known[script] = add_written(facts, written, out);
   }
   return out;
 }
