@@ -72,115 +72,126 @@ nlohmann::json effective_software(const nlohmann::json& software) {
   return software.is_object() ? software : nlohmann::json::object();
 }
 
+// Each row's implementation row (digest, version), for the leaves of its record that it holds.
+using ImplementationRow = std::pair<std::optional<std::string>, std::optional<std::string>>;
+
+// Up to `batch` version-7 runs with an id above `after`, in id order, their source split into
+// its template and values; `implementations` gets each one's implementation row.
+Status read_v7_runs(Database& db, std::int64_t after, std::int64_t batch, std::vector<RunRow>& rows,
+                    std::vector<ImplementationRow>& implementations) {
+  auto select = KW_TRY(db.statement(
+      "SELECT r.id, r.key_id, r.observed_at_ns, r.status, r.run_status, r.median_ns, "
+      "r.p20_ns, r.p80_ns, r.implementation_id, r.external_id, r.record, r.raw_source, "
+      "r.implementation_digest, r.software, r.status_reason, r.source, r.settled, i.digest, "
+      "i.version "
+      "FROM runs_v7 r LEFT JOIN implementations i ON i.id = r.implementation_id "
+      "WHERE r.id > ?1 ORDER BY r.id LIMIT ?2"));
+  select->bind(1, after).bind(2, batch);
+  const auto optional_int = [&](int column) {
+    return select->column_is_null(column) ? std::optional<std::int64_t>()
+                                          : std::optional<std::int64_t>(select->column_int(column));
+  };
+  const auto optional_text = [&](int column) {
+    return select->column_is_null(column) ? std::optional<std::string>()
+                                          : std::optional<std::string>(select->column_text(column));
+  };
+  while (KW_TRY(select->step())) {
+    RunRow row;
+    row.id = select->column_int(0);
+    row.key_id = select->column_int(1);
+    row.observed_at_ns = select->column_int(2);
+    row.outcome = select->column_text(3);
+    row.run_status = optional_text(4);
+    row.median_ns = optional_int(5);
+    row.p20_ns = optional_int(6);
+    row.p80_ns = optional_int(7);
+    row.implementation_id = optional_int(8);
+    row.external_id = select->column_text(9);
+    row.record = select->column_text(10);
+    const auto raw_source = optional_text(11);
+    const auto own_digest = optional_text(12);
+    row.software = optional_text(13);
+    row.status_reason = optional_text(14);
+    row.source = optional_text(15);
+    row.settled = optional_int(16);
+    // The record's own implementationDigest: the implementation row's, none, or (never
+    // written so, but kept if found) another.
+    if (!own_digest) {
+      row.implementation_digest = "";
+    } else if (!select->column_is_null(17) && *own_digest == select->column_text(17)) {
+      row.implementation_digest = std::nullopt;
+    } else {
+      row.implementation_digest = own_digest;
+    }
+    if (raw_source) {
+      const auto source = nlohmann::json::parse(*raw_source, nullptr, false);
+      layout::SplitDocument parts = source.is_discarded()
+                                        ? layout::SplitDocument{nlohmann::json(*raw_source), ""}
+                                        : layout::split_source(source);
+      row.source_template = KW_TRY(store_document(db, parts.shape, nullptr));
+      if (!parts.values.empty()) row.source_values = std::move(parts.values);
+    }
+    rows.push_back(std::move(row));
+    implementations.emplace_back(optional_text(17), optional_text(18));
+  }
+  return {};
+}
+
+// A version-7 run's record split into its documents, template and values (kept whole where it
+// does not split: a row that no longer parses stays unreadable, as it was).
+Status split_v7_record(Database& db, RunRow& row, const ImplementationRow& implementation) {
+  const auto record = nlohmann::json::parse(*row.record, nullptr, false);
+  layout::RunColumns columns{row.run_status.value_or(""),
+                             row.observed_at_ns,
+                             row.median_ns,
+                             row.external_id,
+                             std::nullopt,
+                             implementation.first,
+                             implementation.second};
+  auto split = record.is_discarded() ? std::nullopt : layout::split_record(record, columns);
+  if (split) {
+    row.record.reset();
+    row.name = columns.name;
+    if (split->run) {
+      row.run_template = KW_TRY(store_document(db, split->run->shape, nullptr));
+      if (!split->run->values.empty()) row.run_values = split->run->values;
+    }
+    for (auto [member, id] : {std::pair{&split->protocol, &row.protocol_doc},
+                              std::pair{&split->environment, &row.environment_doc},
+                              std::pair{&split->workload, &row.workload_doc},
+                              std::pair{&split->implementation, &row.implementation_doc},
+                              std::pair{&split->extra, &row.extra_doc}}) {
+      if (*member) *id = KW_TRY(store_document(db, **member, nullptr));
+    }
+    // The software column becomes the environment document's where they agree.
+    nlohmann::json from_document = nlohmann::json::object();
+    if (split->environment && split->environment->is_object()) {
+      const auto spec = split->environment->find("spec");
+      if (spec != split->environment->end() && spec->is_object() && spec->contains("software"))
+        from_document = effective_software((*spec)["software"]);
+    }
+    const auto stored = row.software ? nlohmann::json::parse(*row.software, nullptr, false)
+                                     : nlohmann::json::object();
+    if (effective_software(stored) == from_document) row.software.reset();
+  }
+  return {};
+}
+
 // Copies every run of the version-7 table into the version-8 one, a thousand at a time, with
 // its id and every column a query reads; the record is split into its documents, template and
-// values (kept whole where it does not split: a row that no longer parses stays unreadable, as
-// it was). Then the old table goes and the indexes are built.
+// values. Then the old table goes and the indexes are built.
 Status split_stored_runs(Database& db) {
   constexpr std::int64_t kBatch = 1000;
   std::int64_t after = 0;
   while (true) {
     std::vector<RunRow> rows;
-    // Each row's implementation row, for the leaves of its record that it holds.
-    std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> implementations;
-    {
-      auto select = KW_TRY(db.statement(
-          "SELECT r.id, r.key_id, r.observed_at_ns, r.status, r.run_status, r.median_ns, "
-          "r.p20_ns, r.p80_ns, r.implementation_id, r.external_id, r.record, r.raw_source, "
-          "r.implementation_digest, r.software, r.status_reason, r.source, r.settled, i.digest, "
-          "i.version "
-          "FROM runs_v7 r LEFT JOIN implementations i ON i.id = r.implementation_id "
-          "WHERE r.id > ?1 ORDER BY r.id LIMIT ?2"));
-      select->bind(1, after).bind(2, kBatch);
-      const auto optional_int = [&](int column) {
-        return select->column_is_null(column)
-                   ? std::optional<std::int64_t>()
-                   : std::optional<std::int64_t>(select->column_int(column));
-      };
-      const auto optional_text = [&](int column) {
-        return select->column_is_null(column)
-                   ? std::optional<std::string>()
-                   : std::optional<std::string>(select->column_text(column));
-      };
-      while (KW_TRY(select->step())) {
-        RunRow row;
-        row.id = select->column_int(0);
-        row.key_id = select->column_int(1);
-        row.observed_at_ns = select->column_int(2);
-        row.outcome = select->column_text(3);
-        row.run_status = optional_text(4);
-        row.median_ns = optional_int(5);
-        row.p20_ns = optional_int(6);
-        row.p80_ns = optional_int(7);
-        row.implementation_id = optional_int(8);
-        row.external_id = select->column_text(9);
-        row.record = select->column_text(10);
-        const auto raw_source = optional_text(11);
-        const auto own_digest = optional_text(12);
-        row.software = optional_text(13);
-        row.status_reason = optional_text(14);
-        row.source = optional_text(15);
-        row.settled = optional_int(16);
-        // The record's own implementationDigest: the implementation row's, none, or (never
-        // written so, but kept if found) another.
-        if (!own_digest) {
-          row.implementation_digest = "";
-        } else if (!select->column_is_null(17) && *own_digest == select->column_text(17)) {
-          row.implementation_digest = std::nullopt;
-        } else {
-          row.implementation_digest = own_digest;
-        }
-        if (raw_source) {
-          const auto source = nlohmann::json::parse(*raw_source, nullptr, false);
-          layout::SplitDocument parts = source.is_discarded()
-                                            ? layout::SplitDocument{nlohmann::json(*raw_source), ""}
-                                            : layout::split_source(source);
-          row.source_template = KW_TRY(store_document(db, parts.shape, nullptr));
-          if (!parts.values.empty()) row.source_values = std::move(parts.values);
-        }
-        after = *row.id;
-        rows.push_back(std::move(row));
-        implementations.emplace_back(optional_text(17), optional_text(18));
-      }
-    }
+    std::vector<ImplementationRow> implementations;
+    KW_TRY(read_v7_runs(db, after, kBatch, rows, implementations));
     if (rows.empty()) break;
+    after = *rows.back().id;
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      RunRow& row = rows[i];
-      const auto record = nlohmann::json::parse(*row.record, nullptr, false);
-      layout::RunColumns columns{row.run_status.value_or(""),
-                                 row.observed_at_ns,
-                                 row.median_ns,
-                                 row.external_id,
-                                 std::nullopt,
-                                 implementations[i].first,
-                                 implementations[i].second};
-      auto split = record.is_discarded() ? std::nullopt : layout::split_record(record, columns);
-      if (split) {
-        row.record.reset();
-        row.name = columns.name;
-        if (split->run) {
-          row.run_template = KW_TRY(store_document(db, split->run->shape, nullptr));
-          if (!split->run->values.empty()) row.run_values = split->run->values;
-        }
-        for (auto [member, id] : {std::pair{&split->protocol, &row.protocol_doc},
-                                  std::pair{&split->environment, &row.environment_doc},
-                                  std::pair{&split->workload, &row.workload_doc},
-                                  std::pair{&split->implementation, &row.implementation_doc},
-                                  std::pair{&split->extra, &row.extra_doc}}) {
-          if (*member) *id = KW_TRY(store_document(db, **member, nullptr));
-        }
-        // The software column becomes the environment document's where they agree.
-        nlohmann::json from_document = nlohmann::json::object();
-        if (split->environment && split->environment->is_object()) {
-          const auto spec = split->environment->find("spec");
-          if (spec != split->environment->end() && spec->is_object() && spec->contains("software"))
-            from_document = effective_software((*spec)["software"]);
-        }
-        const auto stored = row.software ? nlohmann::json::parse(*row.software, nullptr, false)
-                                         : nlohmann::json::object();
-        if (effective_software(stored) == from_document) row.software.reset();
-      }
-      KW_TRY(insert_run_row(db, row));
+      KW_TRY(split_v7_record(db, rows[i], implementations[i]));
+      KW_TRY(insert_run_row(db, rows[i]));
     }
   }
   return db.exec(R"sql(
