@@ -10,6 +10,50 @@
 
 namespace kernelwatch::detectors {
 
+namespace {
+
+// A level that persisted: the old level's centre, its range's floor and spread, the bounds the
+// newest runs all left, and the newest runs' median and side.
+struct PersistedLevel {
+  double center = 0;
+  double floor = 0;
+  double spread = 0;
+  double low = 0;
+  double high = 0;
+  double level = 0;
+  bool above = false;
+};
+
+// The verdict on a level that persisted: its band (the bounds the newest runs left, at least the
+// spread around the centre) and why, from `baseline_runs` judged runs and the newest `newest`.
+Verdict level_verdict(const PersistedLevel& l, std::size_t baseline_runs, std::size_t newest,
+                      const BandParameters& p) {
+  Verdict verdict;
+  verdict.kind = l.above ? VerdictKind::Regression : VerdictKind::Improvement;
+  verdict.has_band = true;
+  verdict.baseline_runs = baseline_runs;
+  verdict.band.center = std::chrono::nanoseconds(std::llround(l.center));
+  verdict.band.lower = std::chrono::nanoseconds(
+      static_cast<std::int64_t>(std::floor(std::min(l.low, l.center / (1 + l.spread)))));
+  verdict.band.upper = std::chrono::nanoseconds(
+      static_cast<std::int64_t>(std::ceil(std::max(l.high, l.center * (1 + l.spread)))));
+  verdict.relative_change = l.level / l.center - 1;
+  verdict.band_reason = "the level's accepted runs but the " + std::to_string(p.persist_trim) +
+                        " most extreme that way, range +- " + core::format_share(l.floor) + ", " +
+                        std::to_string(static_cast<int>(p.spread_factor)) + "x MAD";
+  verdict.explanation =
+      "the newest " + std::to_string(newest) + " runs (median " +
+      core::format_latency(std::chrono::nanoseconds(std::llround(l.level))) + ", " +
+      core::format_change(verdict.relative_change) + " against the centre " +
+      core::format_latency(verdict.band.center) + ") all lie " + (l.above ? "above" : "below") +
+      " the band [" + core::format_latency(verdict.band.lower) + ", " +
+      core::format_latency(verdict.band.upper) + "] of " + std::to_string(baseline_runs) +
+      " judged run(s) (" + verdict.band_reason + "): a level change that persists";
+  return verdict;
+}
+
+}  // namespace
+
 KeyDetector::KeyDetector(DetectorParameters parameters) : parameters_(std::move(parameters)) {}
 
 std::span<const Observation> KeyDetector::segment() const {
@@ -336,29 +380,8 @@ std::optional<Trigger> KeyDetector::persistent_step(const Observation& run, cons
     return std::nullopt;
   }
 
-  Verdict verdict;
-  verdict.kind = above ? VerdictKind::Regression : VerdictKind::Improvement;
-  verdict.has_band = true;
-  verdict.baseline_runs = medians.size();
-  verdict.band.center = std::chrono::nanoseconds(std::llround(center));
-  verdict.band.lower = std::chrono::nanoseconds(
-      static_cast<std::int64_t>(std::floor(std::min(low, center / (1 + spread)))));
-  verdict.band.upper = std::chrono::nanoseconds(
-      static_cast<std::int64_t>(std::ceil(std::max(high, center * (1 + spread)))));
-  verdict.relative_change = level / center - 1;
-  const std::string runs_text = std::to_string(recent_.size());
-  verdict.band_reason = "the level's accepted runs but the " + std::to_string(p.persist_trim) +
-                        " most extreme that way, range +- " + core::format_share(floor) + ", " +
-                        std::to_string(static_cast<int>(p.spread_factor)) + "x MAD";
-  verdict.explanation =
-      "the newest " + runs_text + " runs (median " +
-      core::format_latency(std::chrono::nanoseconds(std::llround(level))) + ", " +
-      core::format_change(verdict.relative_change) + " against the centre " +
-      core::format_latency(verdict.band.center) + ") all lie " + (above ? "above" : "below") +
-      " the band [" + core::format_latency(verdict.band.lower) + ", " +
-      core::format_latency(verdict.band.upper) + "] of " + std::to_string(medians.size()) +
-      " judged run(s) (" + verdict.band_reason + "): a level change that persists";
-
+  const Verdict verdict = level_verdict({center, floor, spread, low, high, level, above},
+                                        medians.size(), recent_.size(), p);
   Trigger trigger;
   trigger.kind = AlertKind::Step;
   trigger.direction = way;
