@@ -91,8 +91,8 @@ double largest(const std::vector<double>& terms) {
   return largest;
 }
 
-std::vector<CaseSpec> sweep_shapes(
-    DType dtype, std::initializer_list<std::pair<std::int64_t, std::int64_t>> shapes) {
+std::vector<CaseSpec> sweep_shapes(DType dtype,
+                                   std::span<const std::pair<std::int64_t, std::int64_t>> shapes) {
   std::vector<CaseSpec> specs;
   for (const auto& [rows, cols] : shapes) {
     CaseSpec spec;

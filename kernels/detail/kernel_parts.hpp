@@ -79,6 +79,14 @@ class PassPlan {
 
 // One spec per (rows, cols) shape, of `dtype` and the default options, in order.
 [[nodiscard]] std::vector<CaseSpec> sweep_shapes(
-    DType dtype, std::initializer_list<std::pair<std::int64_t, std::int64_t>> shapes);
+    DType dtype, std::span<const std::pair<std::int64_t, std::int64_t>> shapes);
 
 }  // namespace kernelwatch::kernels::detail
+
+// A descriptor's `cuda`: &ops() where the library is built with CUDA (ops, the kernel's CUDA
+// entry points in its *.cu, exists only then), nullptr otherwise.
+#ifdef KERNELWATCH_KERNELS_CUDA
+#define KW_CUDA_OPS(ops) (&(ops)())
+#else
+#define KW_CUDA_OPS(ops) nullptr
+#endif

@@ -109,15 +109,10 @@ std::map<std::string, double> error_scales(Pass pass, const CaseSpec& spec,
 
 // Hidden 1 to 65536 around the block sizes, single rows, a non-default eps.
 std::vector<CaseSpec> sweep(DType dtype) {
-  std::vector<CaseSpec> specs = detail::sweep_shapes(dtype, {{1, 1},
-                                                             {1, 1000},
-                                                             {3, 4097},
-                                                             {17, 1000},
-                                                             {130, 64},
-                                                             {64, 256},
-                                                             {2, 65536},
-                                                             {5, 8192},
-                                                             {4, 3}});
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},     {1, 1000}, {3, 4097},
+                                                          {17, 1000}, {130, 64}, {64, 256},
+                                                          {2, 65536}, {5, 8192}, {4, 3}};
+  std::vector<CaseSpec> specs = detail::sweep_shapes(dtype, shapes);
   CaseSpec eps = specs[3];
   eps.eps = 1e-2;  // a non-default eps changes rstd visibly
   specs.push_back(eps);
@@ -157,11 +152,7 @@ const KernelDescriptor& layer_norm_descriptor() {
       .fill_input = fill_input,
       .cpu = kCpu,
       .has_cuda = true,
-#ifdef KERNELWATCH_KERNELS_CUDA
-      .cuda = &detail::layer_norm_cuda_ops(),
-#else
-      .cuda = nullptr,
-#endif
+      .cuda = KW_CUDA_OPS(detail::layer_norm_cuda_ops),
       .oracle = {.expected = expected, .error_scales = error_scales, .sweep = sweep},
   };
   return descriptor;

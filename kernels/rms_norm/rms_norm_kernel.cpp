@@ -133,8 +133,9 @@ std::map<std::string, double> error_scales(Pass pass, const CaseSpec& spec,
 // Hidden 1 to 65536 around the lane and chunk sizes, single rows, more rows
 // than backward blocks, a non-default eps.
 std::vector<CaseSpec> sweep(DType dtype) {
-  std::vector<CaseSpec> specs =
-      detail::sweep_shapes(dtype, {{1, 1}, {1, 1000}, {3, 4097}, {130, 64}, {2, 65536}, {4, 3}});
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},    {1, 1000},  {3, 4097},
+                                                          {130, 64}, {2, 65536}, {4, 3}};
+  std::vector<CaseSpec> specs = detail::sweep_shapes(dtype, shapes);
   CaseSpec eps = specs[2];
   eps.eps = 1e-2;  // a non-default eps changes rstd visibly
   specs.push_back(eps);

@@ -148,9 +148,10 @@ ExpectedOutputs expected(Pass pass, const CaseSpec& spec, const std::vector<Host
 
 // Vocab 1, 3 and 50257, single rows, every reduction, no/some/all rows ignored.
 std::vector<CaseSpec> sweep(DType dtype) {
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},     {5, 3},     {7, 1},
+                                                          {4, 50257}, {33, 1000}, {1, 4097}};
   std::vector<CaseSpec> specs;
-  for (const CaseSpec& shape :
-       detail::sweep_shapes(dtype, {{1, 1}, {5, 3}, {7, 1}, {4, 50257}, {33, 1000}, {1, 4097}})) {
+  for (const CaseSpec& shape : detail::sweep_shapes(dtype, shapes)) {
     for (Reduction reduction :
          {Reduction::BatchMean, Reduction::Sum, Reduction::Mean, Reduction::None}) {
       for (IgnoredRows ignored : {IgnoredRows::None, IgnoredRows::Some, IgnoredRows::All}) {
@@ -195,11 +196,7 @@ const KernelDescriptor& tvd_descriptor() {
       .fill_input = fill_input,
       .cpu = kCpu,
       .has_cuda = true,
-#ifdef KERNELWATCH_KERNELS_CUDA
-      .cuda = &detail::tvd_cuda_ops(),
-#else
-      .cuda = nullptr,
-#endif
+      .cuda = KW_CUDA_OPS(detail::tvd_cuda_ops),
       .oracle = {.expected = expected, .error_scales = nullptr, .sweep = sweep},
   };
   return descriptor;
