@@ -1,102 +1,53 @@
-// LayerNorm on the CPU: argument checks (shared with the CUDA backend) and both providers.
+// LayerNorm on the CPU: argument checks (shared with the CUDA backend) and both providers. What a
+// row computes is here; the loops around it are detail/cpu_rows.hpp's.
+#include <array>
 #include <cmath>
-#include <cstring>
 
 #include "kernels/detail/cpu_math.hpp"
-#include "kernels/detail/cpu_parallel.hpp"
+#include "kernels/detail/cpu_rows.hpp"
 #include "kernels/detail/validate.hpp"
 #include "kernels/layer_norm/layer_norm.hpp"
 
 namespace kernelwatch::kernels {
 
-using core::ErrorCode;
-using detail::Bf16Bits;
 using detail::lane_sum;
 using detail::load;
 using detail::store;
 
 core::Status validate_layer_norm_shape(std::int64_t rows, std::int64_t hidden, DType dtype,
                                        double eps) {
-  const ElementType type = KW_TRY_WITH(element_type(dtype), "layer_norm");
-  KW_TRY(validate_extent("layer_norm: x", rows, hidden, type));
-  if (hidden > kMaxLayerNormHidden) {
-    return core::fail(ErrorCode::InvalidArgument, "layer_norm: hidden " + std::to_string(hidden) +
-                                                      " exceeds the maximum " +
-                                                      std::to_string(kMaxLayerNormHidden));
-  }
-  if (!(eps > 0.0) || !std::isfinite(eps)) {
-    return core::fail(ErrorCode::InvalidArgument,
-                      "layer_norm: eps must be positive and finite, got " + std::to_string(eps));
-  }
-  return {};
+  return detail::validate_rows_hidden_shape("layer_norm", rows, hidden, dtype, eps,
+                                            kMaxLayerNormHidden);
 }
-
-namespace {
-
-core::Status validate_x(const char* what, const TensorRef& x) {
-  KW_TRY(detail::expect_float_matrix(what, x));
-  if (x.cols > kMaxLayerNormHidden) {
-    return core::fail(ErrorCode::InvalidArgument,
-                      std::string(what) + ": hidden " + std::to_string(x.cols) +
-                          " exceeds the maximum " + std::to_string(kMaxLayerNormHidden));
-  }
-  return {};
-}
-
-}  // namespace
 
 core::Status validate(const LayerNormForward& a) {
-  KW_TRY(validate_x("layer_norm forward: x", a.x));
+  KW_TRY(detail::expect_rows_hidden("layer_norm forward: x", a.x, kMaxLayerNormHidden));
   const auto t = a.x.type;
   const auto m = a.x.rows;
   const auto n = a.x.cols;
-  for (const auto& [what, tensor, type, rows, cols] :
-       {std::tuple{"layer_norm forward: weight", &a.weight, t, std::int64_t{1}, n},
-        std::tuple{"layer_norm forward: bias", &a.bias, t, std::int64_t{1}, n},
-        std::tuple{"layer_norm forward: y", &a.y, t, m, n},
-        std::tuple{"layer_norm forward: mean", &a.mean, ElementType::Fp32, m, std::int64_t{1}},
-        std::tuple{"layer_norm forward: rstd", &a.rstd, ElementType::Fp32, m, std::int64_t{1}}}) {
-    KW_TRY(detail::expect_tensor(what, *tensor, type, rows, cols));
-  }
-  if (!(a.eps > 0.0) || !std::isfinite(a.eps)) {
-    return core::fail(
-        ErrorCode::InvalidArgument,
-        "layer_norm forward: eps must be positive and finite, got " + std::to_string(a.eps));
-  }
-  return {};
+  KW_TRY(detail::expect_tensors({{"layer_norm forward: weight", a.weight, t, 1, n},
+                                 {"layer_norm forward: bias", a.bias, t, 1, n},
+                                 {"layer_norm forward: y", a.y, t, m, n},
+                                 {"layer_norm forward: mean", a.mean, ElementType::Fp32, m, 1},
+                                 {"layer_norm forward: rstd", a.rstd, ElementType::Fp32, m, 1}}));
+  return detail::expect_eps("layer_norm forward", a.eps);
 }
 
 core::Status validate(const LayerNormBackward& a) {
-  KW_TRY(validate_x("layer_norm backward: x", a.x));
+  KW_TRY(detail::expect_rows_hidden("layer_norm backward: x", a.x, kMaxLayerNormHidden));
   const auto t = a.x.type;
   const auto m = a.x.rows;
   const auto n = a.x.cols;
-  for (const auto& [what, tensor, type, rows, cols] :
-       {std::tuple{"layer_norm backward: dy", &a.dy, t, m, n},
-        std::tuple{"layer_norm backward: weight", &a.weight, t, std::int64_t{1}, n},
-        std::tuple{"layer_norm backward: mean", &a.mean, ElementType::Fp32, m, std::int64_t{1}},
-        std::tuple{"layer_norm backward: rstd", &a.rstd, ElementType::Fp32, m, std::int64_t{1}},
-        std::tuple{"layer_norm backward: dx", &a.dx, t, m, n},
-        std::tuple{"layer_norm backward: dweight", &a.dweight, t, std::int64_t{1}, n},
-        std::tuple{"layer_norm backward: dbias", &a.dbias, t, std::int64_t{1}, n}}) {
-    KW_TRY(detail::expect_tensor(what, *tensor, type, rows, cols));
-  }
-  return {};
+  return detail::expect_tensors({{"layer_norm backward: dy", a.dy, t, m, n},
+                                 {"layer_norm backward: weight", a.weight, t, 1, n},
+                                 {"layer_norm backward: mean", a.mean, ElementType::Fp32, m, 1},
+                                 {"layer_norm backward: rstd", a.rstd, ElementType::Fp32, m, 1},
+                                 {"layer_norm backward: dx", a.dx, t, m, n},
+                                 {"layer_norm backward: dweight", a.dweight, t, 1, n},
+                                 {"layer_norm backward: dbias", a.dbias, t, 1, n}});
 }
 
 namespace {
-
-// Rows per parallel task: about 64 KiB of x, so a task is worth handing out.
-std::int64_t row_grain(std::int64_t hidden) {
-  return std::max<std::int64_t>(1, 16384 / hidden);
-}
-
-// The fused backward's row blocks: a function of the shape only, so the dw/db partials and
-// their reduction order never depend on the thread count.
-constexpr std::int64_t kBackwardBlocks = 64;
-std::int64_t backward_blocks(std::int64_t rows) {
-  return std::min(rows, kBackwardBlocks);
-}
 
 template <class S>
 struct ForwardView {
@@ -151,15 +102,13 @@ void normalize_row(const S* __restrict xr, const S* __restrict w, const S* __res
 template <class S>
 void forward_fused(const LayerNormForward& args) {
   const ForwardView<S> v(args);
-  detail::parallel_blocks(v.rows, row_grain(v.n), [&v](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) {
-      const S* xr = v.x + r * v.n;
-      const float mu = row_mean(xr, v.n);
-      const float rs = row_rstd(xr, v.n, mu, v.eps);
-      normalize_row(xr, v.w, v.b, v.y + r * v.n, v.n, mu, rs);
-      v.mean[r] = mu;
-      v.rstd[r] = rs;
-    }
+  detail::for_each_row(v.rows, detail::row_grain(v.n), [&v](std::int64_t r) {
+    const S* xr = v.x + r * v.n;
+    const float mu = row_mean(xr, v.n);
+    const float rs = row_rstd(xr, v.n, mu, v.eps);
+    normalize_row(xr, v.w, v.b, v.y + r * v.n, v.n, mu, rs);
+    v.mean[r] = mu;
+    v.rstd[r] = rs;
   });
 }
 
@@ -167,19 +116,14 @@ void forward_fused(const LayerNormForward& args) {
 template <class S>
 void forward_reference(const LayerNormForward& args) {
   const ForwardView<S> v(args);
-  const std::int64_t grain = row_grain(v.n);
-  detail::parallel_blocks(v.rows, grain, [&v](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) v.mean[r] = row_mean(v.x + r * v.n, v.n);
+  const std::int64_t grain = detail::row_grain(v.n);
+  detail::for_each_row(v.rows, grain,
+                       [&v](std::int64_t r) { v.mean[r] = row_mean(v.x + r * v.n, v.n); });
+  detail::for_each_row(v.rows, grain, [&v](std::int64_t r) {
+    v.rstd[r] = row_rstd(v.x + r * v.n, v.n, v.mean[r], v.eps);
   });
-  detail::parallel_blocks(v.rows, grain, [&v](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) {
-      v.rstd[r] = row_rstd(v.x + r * v.n, v.n, v.mean[r], v.eps);
-    }
-  });
-  detail::parallel_blocks(v.rows, grain, [&v](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) {
-      normalize_row(v.x + r * v.n, v.w, v.b, v.y + r * v.n, v.n, v.mean[r], v.rstd[r]);
-    }
+  detail::for_each_row(v.rows, grain, [&v](std::int64_t r) {
+    normalize_row(v.x + r * v.n, v.w, v.b, v.y + r * v.n, v.n, v.mean[r], v.rstd[r]);
   });
 }
 
@@ -280,20 +224,16 @@ void dx_row(const S* __restrict xr, const S* __restrict dyr, const S* __restrict
   }
 }
 
+// One pass over x and dy: dx, and the row block's dw/db partials, from the same loads; then the
+// partials reduced in block order.
 template <class S>
 void backward_fused(const LayerNormBackward& args, float* partials) {
   const BackwardView<S> v(args);
   const std::int64_t n = v.n;
-  const std::int64_t blocks = backward_blocks(v.rows);
-  const std::int64_t rows_per_block = (v.rows + blocks - 1) / blocks;
-  // One pass over x and dy: dx, and this block's dw/db partials, from the same loads.
-  detail::parallel_for(blocks, [&](std::int64_t block) {
-    float* pdw = partials + block * 2 * n;
+  const auto rows_of_block = [&v, n](std::int64_t begin, std::int64_t end, float* pdw) {
     float* pdb = pdw + n;
-    std::memset(pdw, 0, sizeof(float) * 2 * static_cast<std::size_t>(n));
-    const std::int64_t end = std::min(v.rows, (block + 1) * rows_per_block);
     constexpr int kGroup = 4;
-    for (std::int64_t r = block * rows_per_block; r < end;) {
+    for (std::int64_t r = begin; r < end;) {
       const int rows = end - r >= kGroup ? kGroup : 1;
       float c1[kGroup];
       float c2[kGroup];
@@ -308,27 +248,8 @@ void backward_fused(const LayerNormBackward& args, float* partials) {
       }
       r += rows;
     }
-  });
-  // Deterministic reduction of the partials: block order is fixed for every column.
-  constexpr std::int64_t kColumns = 1024;
-  const std::int64_t used_blocks = (v.rows + rows_per_block - 1) / rows_per_block;
-  detail::parallel_blocks(n, kColumns, [&](std::int64_t begin, std::int64_t end) {
-    float dw[kColumns] = {};
-    float db[kColumns] = {};
-    const std::int64_t width = end - begin;
-    for (std::int64_t block = 0; block < used_blocks; ++block) {
-      const float* pdw = partials + block * 2 * n + begin;
-      const float* pdb = pdw + n;
-      for (std::int64_t j = 0; j < width; ++j) {
-        dw[j] += pdw[j];
-        db[j] += pdb[j];
-      }
-    }
-    for (std::int64_t j = 0; j < width; ++j) {
-      store(v.dw, begin + j, dw[j]);
-      store(v.db, begin + j, db[j]);
-    }
-  });
+  };
+  detail::block_partials(v.rows, n, partials, std::array<S*, 2>{v.dw, v.db}, rows_of_block);
 }
 
 // dx per row, then a separate column reduction that rereads x and dy, as autograd's
@@ -337,74 +258,53 @@ template <class S>
 void backward_reference(const LayerNormBackward& args) {
   const BackwardView<S> v(args);
   const std::int64_t n = v.n;
-  detail::parallel_blocks(v.rows, row_grain(n), [&v, n](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) {
-      float c1 = 0.0f;
-      float c2 = 0.0f;
-      row_coefficients(v, r, c1, c2);
-      dx_row(v.x + r * n, v.dy + r * n, v.w, v.dx + r * n, n, v.mean[r], v.rstd[r], c1, c2);
-    }
+  detail::for_each_row(v.rows, detail::row_grain(n), [&v, n](std::int64_t r) {
+    float c1 = 0.0f;
+    float c2 = 0.0f;
+    row_coefficients(v, r, c1, c2);
+    dx_row(v.x + r * n, v.dy + r * n, v.w, v.dx + r * n, n, v.mean[r], v.rstd[r], c1, c2);
   });
-  constexpr std::int64_t kColumns = 256;
-  detail::parallel_blocks(n, kColumns, [&v, n](std::int64_t begin, std::int64_t end) {
-    float dw[kColumns] = {};
-    float db[kColumns] = {};
-    const std::int64_t width = end - begin;
-    for (std::int64_t r = 0; r < v.rows; ++r) {
-      const S* xr = v.x + r * n + begin;
-      const S* dyr = v.dy + r * n + begin;
-      const float mu = v.mean[r];
-      const float rs = v.rstd[r];
-      for (std::int64_t j = 0; j < width; ++j) {
-        const float g = load(dyr, j);
-        dw[j] += g * ((load(xr, j) - mu) * rs);
-        db[j] += g;
-      }
-    }
-    for (std::int64_t j = 0; j < width; ++j) {
-      store(v.dw, begin + j, dw[j]);
-      store(v.db, begin + j, db[j]);
-    }
-  });
+  detail::column_sums(
+      v.rows, n, std::array<S*, 2>{v.dw, v.db},
+      [&v, n](std::int64_t r, std::int64_t begin, std::int64_t width, detail::StripSums<2>& sums) {
+        const S* xr = v.x + r * n + begin;
+        const S* dyr = v.dy + r * n + begin;
+        const float mu = v.mean[r];
+        const float rs = v.rstd[r];
+        for (std::int64_t j = 0; j < width; ++j) {
+          const float g = load(dyr, j);
+          sums[0][j] += g * ((load(xr, j) - mu) * rs);
+          sums[1][j] += g;
+        }
+      });
 }
 
 }  // namespace
 
 std::size_t layer_norm_backward_cpu_workspace_bytes(Provider provider, std::int64_t rows,
                                                     std::int64_t hidden) {
-  if (provider == Provider::Reference || rows <= 0 || hidden <= 0) return 0;
-  return sizeof(float) * 2 * static_cast<std::size_t>(backward_blocks(rows)) *
-         static_cast<std::size_t>(hidden);
+  if (provider == Provider::Reference) return 0;
+  return detail::block_partials_bytes(rows, hidden, 2);
 }
 
 core::Status layer_norm_forward_cpu(Provider provider, const LayerNormForward& args) {
   KW_TRY(validate(args));
-  const bool fp32 = args.x.type == ElementType::Fp32;
-  if (provider == Provider::Fused) {
-    fp32 ? forward_fused<float>(args) : forward_fused<Bf16Bits>(args);
-  } else {
-    fp32 ? forward_reference<float>(args) : forward_reference<Bf16Bits>(args);
-  }
+  detail::with_storage(args.x.type, [&]<class S>() {
+    provider == Provider::Fused ? forward_fused<S>(args) : forward_reference<S>(args);
+  });
   return {};
 }
 
 core::Status layer_norm_backward_cpu(Provider provider, const LayerNormBackward& args,
                                      std::span<std::byte> workspace) {
   KW_TRY(validate(args));
-  const std::size_t needed =
-      layer_norm_backward_cpu_workspace_bytes(provider, args.x.rows, args.x.cols);
-  if (workspace.size() < needed) {
-    return core::fail(ErrorCode::InvalidArgument, "layer_norm backward: workspace of " +
-                                                      std::to_string(workspace.size()) +
-                                                      " bytes, need " + std::to_string(needed));
-  }
-  const bool fp32 = args.x.type == ElementType::Fp32;
-  if (provider == Provider::Fused) {
-    auto* partials = reinterpret_cast<float*>(workspace.data());
-    fp32 ? backward_fused<float>(args, partials) : backward_fused<Bf16Bits>(args, partials);
-  } else {
-    fp32 ? backward_reference<float>(args) : backward_reference<Bf16Bits>(args);
-  }
+  KW_TRY(detail::expect_workspace(
+      "layer_norm backward", workspace.size(),
+      layer_norm_backward_cpu_workspace_bytes(provider, args.x.rows, args.x.cols)));
+  auto* partials = reinterpret_cast<float*>(workspace.data());
+  detail::with_storage(args.x.type, [&]<class S>() {
+    provider == Provider::Fused ? backward_fused<S>(args, partials) : backward_reference<S>(args);
+  });
   return {};
 }
 

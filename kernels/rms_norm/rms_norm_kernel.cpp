@@ -2,20 +2,18 @@
 // importer gives Liger's rms_norm benchmark, so a rerun lands next to that
 // history), bandwidth floor, tensors, seeded inputs, CPU entry points and
 // oracle. No CUDA implementation: its CUDA cases do not exist.
-#include <algorithm>
 #include <cstdlib>
 #include <regex>
 
 #include <nlohmann/json.hpp>
 
 #include "kernels/detail/fill.hpp"
+#include "kernels/detail/kernel_parts.hpp"
 #include "kernels/rms_norm/oracle.hpp"
 #include "kernels/rms_norm/rms_norm.hpp"
 
 namespace kernelwatch::kernels {
 namespace {
-
-using core::ErrorCode;
 
 // "h4096-bf16-eps1e-06-m2048": Liger's benchmark_rms_norm.py sweeps H with
 // {"M", "dtype", "eps"}, which its importer labels
@@ -25,10 +23,8 @@ core::Result<CaseSpec> parse_workload(const core::Workload& workload) {
   std::smatch match;
   const std::string label = workload.label();
   if (workload.kernel || !std::regex_match(label, match, kForm)) {
-    std::string message = label;
-    message.insert(0, 1, '"');
-    message.append("\" is not an rms_norm workload like \"h4096-bf16-eps1e-06-m2048\"");
-    return core::fail(ErrorCode::InvalidArgument, message);
+    return detail::wrong_workload(workload,
+                                  "an rms_norm workload like \"h4096-bf16-eps1e-06-m2048\"");
   }
   CaseSpec spec;
   spec.cols = std::strtoll(match[1].str().c_str(), nullptr, 10);
@@ -57,37 +53,18 @@ core::Status validate_spec(const CaseSpec& spec) {
 
 // Read x, weight; write y, rstd.
 std::int64_t forward_bytes(const CaseSpec& spec) {
-  const std::int64_t s = spec.dtype == DType::Bf16 ? 2 : 4;
+  const std::int64_t s = detail::element_bytes(spec.dtype);
   return s * (2 * spec.rows * spec.cols + spec.cols) + 4 * spec.rows;
 }
 
 // Read dy, x, weight, rstd; write dx, dweight.
 std::int64_t backward_bytes(const CaseSpec& spec) {
-  const std::int64_t s = spec.dtype == DType::Bf16 ? 2 : 4;
+  const std::int64_t s = detail::element_bytes(spec.dtype);
   return s * (3 * spec.rows * spec.cols + 2 * spec.cols) + 4 * spec.rows;
 }
 
 std::vector<TensorPlan> plan(Pass pass, const CaseSpec& spec) {
-  const ElementType t = spec.dtype == DType::Bf16 ? ElementType::Bf16 : ElementType::Fp32;
-  const std::int64_t m = spec.rows;
-  const std::int64_t n = spec.cols;
-  const bool forward = pass != Pass::Backward;
-  const bool backward = pass != Pass::Forward;
-  // What the forward writes: outputs when timed, saved state (or scratch) for a
-  // backward pass.
-  const Role saved = forward ? Role::Output : Role::State;
-  const Role unused = forward ? Role::Output : Role::Scratch;
-  std::vector<TensorPlan> tensors;
-  tensors.push_back({"x", t, m, n, Role::Input});
-  tensors.push_back({"weight", t, 1, n, Role::Input});
-  if (backward) tensors.push_back({"dy", t, m, n, Role::Input});
-  tensors.push_back({"y", t, m, n, unused});
-  tensors.push_back({"rstd", ElementType::Fp32, m, 1, saved});
-  if (backward) {
-    tensors.push_back({"dx", t, m, n, Role::Output});
-    tensors.push_back({"dweight", t, 1, n, Role::Output});
-  }
-  return tensors;
+  return detail::row_norm_plan(pass, spec, {}, {"rstd"});
 }
 
 enum Stream : std::uint64_t { kX = 101, kWeight, kDy };
@@ -120,20 +97,15 @@ const BackendOps kCpu{
     },
     [](const PassArgs& a) { return rms_norm_forward_cpu(a.provider, forward_args(a)); },
     [](const PassArgs& a) {
-      return rms_norm_backward_cpu(
-          a.provider, backward_args(a),
-          std::span<std::byte>(static_cast<std::byte*>(a.workspace), a.workspace_bytes));
+      return rms_norm_backward_cpu(a.provider, backward_args(a), detail::cpu_workspace(a));
     }};
 
-std::vector<double> input(const std::vector<HostTensor>& inputs, const std::string& name) {
-  const HostTensor* tensor = find_tensor(inputs, name);
-  return tensor == nullptr ? std::vector<double>{} : tensor->values();
-}
+using detail::input_values;
 
 ExpectedOutputs expected(Pass pass, const CaseSpec& spec, const std::vector<HostTensor>& inputs) {
   ExpectedOutputs out;
-  const auto x = input(inputs, "x");
-  const auto w = input(inputs, "weight");
+  const auto x = input_values(inputs, "x");
+  const auto w = input_values(inputs, "weight");
   if (pass != Pass::Backward) {
     auto forward = oracle::rms_norm_forward(x, w, spec.rows, spec.cols, spec.eps);
     out["y"] = std::move(forward.y);
@@ -141,7 +113,7 @@ ExpectedOutputs expected(Pass pass, const CaseSpec& spec, const std::vector<Host
   }
   if (pass != Pass::Forward) {
     auto backward =
-        oracle::rms_norm_backward(x, w, input(inputs, "dy"), spec.rows, spec.cols, spec.eps);
+        oracle::rms_norm_backward(x, w, input_values(inputs, "dy"), spec.rows, spec.cols, spec.eps);
     out["dx"] = std::move(backward.dx);
     out["dweight"] = std::move(backward.dweight);
   }
@@ -151,30 +123,19 @@ ExpectedOutputs expected(Pass pass, const CaseSpec& spec, const std::vector<Host
 // dx is a cancelling sum: judged against the largest of its terms.
 std::map<std::string, double> error_scales(Pass pass, const CaseSpec& spec,
                                            const std::vector<HostTensor>& inputs) {
-  std::map<std::string, double> scales;
-  if (pass == Pass::Forward) return scales;
+  if (pass == Pass::Forward) return {};
   const auto backward =
-      oracle::rms_norm_backward(input(inputs, "x"), input(inputs, "weight"), input(inputs, "dy"),
-                                spec.rows, spec.cols, spec.eps);
-  double largest = 0.0;
-  for (double term : backward.dx_terms) largest = std::max(largest, term);
-  scales["dx"] = largest;
-  return scales;
+      oracle::rms_norm_backward(input_values(inputs, "x"), input_values(inputs, "weight"),
+                                input_values(inputs, "dy"), spec.rows, spec.cols, spec.eps);
+  return {{"dx", detail::largest(backward.dx_terms)}};
 }
 
 // Hidden 1 to 65536 around the lane and chunk sizes, single rows, more rows
 // than backward blocks, a non-default eps.
 std::vector<CaseSpec> sweep(DType dtype) {
-  std::vector<CaseSpec> specs;
   const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},    {1, 1000},  {3, 4097},
                                                           {130, 64}, {2, 65536}, {4, 3}};
-  for (const auto& [rows, cols] : shapes) {
-    CaseSpec spec;
-    spec.rows = rows;
-    spec.cols = cols;
-    spec.dtype = dtype;
-    specs.push_back(spec);
-  }
+  std::vector<CaseSpec> specs = detail::sweep_shapes(dtype, shapes);
   CaseSpec eps = specs[2];
   eps.eps = 1e-2;  // a non-default eps changes rstd visibly
   specs.push_back(eps);

@@ -3,14 +3,13 @@
 #include <cstring>
 
 #include "kernels/detail/cpu_math.hpp"
-#include "kernels/detail/cpu_parallel.hpp"
+#include "kernels/detail/cpu_rows.hpp"
 #include "kernels/detail/validate.hpp"
 #include "kernels/tvd/tvd.hpp"
 
 namespace kernelwatch::kernels {
 
 using core::ErrorCode;
-using detail::Bf16Bits;
 using detail::load;
 using detail::store;
 
@@ -191,32 +190,23 @@ void forward_reference(const TvdForward& a, std::byte* workspace) {
   const auto mask = [&a](std::int64_t r) { return row_ignored(a, r) ? 0.0f : 1.0f; };
   const float scale = static_cast<float>(tvd_scale(a.reduction, kept_rows(a), vocab));
   if (a.reduction == Reduction::None) {
-    detail::parallel_blocks(tokens, rows_per_task(vocab),
-                            [&](std::int64_t begin, std::int64_t end) {
-                              for (std::int64_t r = begin; r < end; ++r) {
-                                const float m = 0.5f * mask(r);
-                                for (std::int64_t i = r * vocab; i < (r + 1) * vocab; ++i)
-                                  loss[i] = load(absd, i) * m;
-                              }
-                            });
+    detail::for_each_row(tokens, rows_per_task(vocab), [&](std::int64_t r) {
+      const float m = 0.5f * mask(r);
+      for (std::int64_t i = r * vocab; i < (r + 1) * vocab; ++i) loss[i] = load(absd, i) * m;
+    });
   } else {
-    detail::parallel_blocks(
-        tokens, rows_per_task(vocab), [&](std::int64_t begin, std::int64_t end) {
-          for (std::int64_t r = begin; r < end; ++r) {
-            const S* row = absd + r * vocab;
-            row_sums[r] = detail::lane_sum(vocab, [row](std::int64_t i) { return load(row, i); });
-          }
-        });
+    detail::for_each_row(tokens, rows_per_task(vocab), [&](std::int64_t r) {
+      const S* row = absd + r * vocab;
+      row_sums[r] = detail::lane_sum(vocab, [row](std::int64_t i) { return load(row, i); });
+    });
     float total = 0.0f;
     for (std::int64_t r = 0; r < tokens; ++r) total += row_sums[r] * mask(r);
     loss[0] = 0.5f * total * scale;
   }
-  detail::parallel_blocks(tokens, rows_per_task(vocab), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) {
-      const float half = 0.5f * scale * mask(r);
-      for (std::int64_t i = r * vocab; i < (r + 1) * vocab; ++i) {
-        store(grad, i, half_sign(load(diff, i), half));
-      }
+  detail::for_each_row(tokens, rows_per_task(vocab), [&](std::int64_t r) {
+    const float half = 0.5f * scale * mask(r);
+    for (std::int64_t i = r * vocab; i < (r + 1) * vocab; ++i) {
+      store(grad, i, half_sign(load(diff, i), half));
     }
   });
 }
@@ -272,39 +262,27 @@ core::Status tvd_forward_cpu(Provider provider, const TvdForward& args,
                              std::span<std::byte> workspace) {
   KW_TRY(validate(args));
   const DType dtype = args.p.type == ElementType::Fp32 ? DType::Fp32 : DType::Bf16;
-  const std::size_t needed =
-      tvd_forward_cpu_workspace_bytes(provider, args.p.rows, args.p.cols, dtype);
-  if (workspace.size() < needed) {
-    return core::fail(ErrorCode::InvalidArgument, "tvd forward: workspace of " +
-                                                      std::to_string(workspace.size()) +
-                                                      " bytes, need " + std::to_string(needed));
-  }
-  const bool fp32 = dtype == DType::Fp32;
-  if (provider == Provider::Fused) {
-    auto* partials = reinterpret_cast<float*>(workspace.data());
-    fp32 ? forward_fused<float>(args, partials) : forward_fused<Bf16Bits>(args, partials);
-  } else {
-    fp32 ? forward_reference<float>(args, workspace.data())
-         : forward_reference<Bf16Bits>(args, workspace.data());
-  }
+  KW_TRY(detail::expect_workspace(
+      "tvd forward", workspace.size(),
+      tvd_forward_cpu_workspace_bytes(provider, args.p.rows, args.p.cols, dtype)));
+  detail::with_storage(args.p.type, [&]<class S>() {
+    if (provider == Provider::Fused) {
+      forward_fused<S>(args, reinterpret_cast<float*>(workspace.data()));
+    } else {
+      forward_reference<S>(args, workspace.data());
+    }
+  });
   return {};
 }
 
 core::Status tvd_backward_cpu(Provider provider, const TvdBackward& args,
                               std::span<std::byte> workspace) {
   KW_TRY(validate(args));
-  const std::size_t needed =
-      tvd_backward_cpu_workspace_bytes(provider, args.grad.rows, args.grad.cols);
-  if (workspace.size() < needed) {
-    return core::fail(ErrorCode::InvalidArgument, "tvd backward: workspace of " +
-                                                      std::to_string(workspace.size()) +
-                                                      " bytes, need " + std::to_string(needed));
-  }
-  if (args.grad.type == ElementType::Fp32) {
-    backward<float>(provider, args, workspace.data());
-  } else {
-    backward<Bf16Bits>(provider, args, workspace.data());
-  }
+  KW_TRY(detail::expect_workspace(
+      "tvd backward", workspace.size(),
+      tvd_backward_cpu_workspace_bytes(provider, args.grad.rows, args.grad.cols)));
+  detail::with_storage(args.grad.type,
+                       [&]<class S>() { backward<S>(provider, args, workspace.data()); });
   return {};
 }
 

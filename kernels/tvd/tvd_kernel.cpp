@@ -3,23 +3,18 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/detail/cpu_parallel.hpp"
+#include "kernels/detail/cpu_rows.hpp"
 #include "kernels/detail/fill.hpp"
+#include "kernels/detail/kernel_parts.hpp"
 #include "kernels/tvd/oracle.hpp"
 #include "kernels/tvd/tvd.hpp"
 
 namespace kernelwatch::kernels {
 namespace {
 
-using core::ErrorCode;
-
 core::Result<CaseSpec> parse_workload(const core::Workload& workload) {
   if (workload.kernel != core::Kernel::Tvd) {
-    // Appended, not `"\"" + label + ...`: GCC 12 at -O3 warns of an overlapping memcpy there.
-    std::string message = workload.label();
-    message.insert(0, 1, '"');
-    message.append("\" is not a tvd workload like \"tokens1024-vocab4096-fp32\"");
-    return core::fail(ErrorCode::InvalidArgument, message);
+    return detail::wrong_workload(workload, "a tvd workload like \"tokens1024-vocab4096-fp32\"");
   }
   CaseSpec spec;
   spec.rows = workload.tokens;
@@ -42,39 +37,30 @@ std::int64_t fp32_loss_bytes(const CaseSpec& spec) {
 
 // Read p, q, labels; write grad and loss.
 std::int64_t forward_bytes(const CaseSpec& spec) {
-  const std::int64_t s = spec.dtype == DType::Bf16 ? 2 : 4;
+  const std::int64_t s = detail::element_bytes(spec.dtype);
   const std::int64_t labels = spec.ignored == IgnoredRows::None ? 0 : 8 * spec.rows;
   return s * 3 * spec.rows * spec.cols + labels + fp32_loss_bytes(spec);
 }
 
 // Read grad, grad_output; write dp.
 std::int64_t backward_bytes(const CaseSpec& spec) {
-  const std::int64_t s = spec.dtype == DType::Bf16 ? 2 : 4;
+  const std::int64_t s = detail::element_bytes(spec.dtype);
   return s * 2 * spec.rows * spec.cols + fp32_loss_bytes(spec);
 }
 
 std::vector<TensorPlan> plan(Pass pass, const CaseSpec& spec) {
-  const ElementType t = spec.dtype == DType::Bf16 ? ElementType::Bf16 : ElementType::Fp32;
-  const std::int64_t m = spec.rows;
-  const std::int64_t n = spec.cols;
-  const bool forward = pass != Pass::Backward;
-  const bool backward = pass != Pass::Forward;
-  // What the forward writes: outputs when timed, saved state (or scratch) for a backward pass.
-  const Role saved = forward ? Role::Output : Role::State;
-  const Role unused = forward ? Role::Output : Role::Scratch;
+  detail::PassPlan p(pass, spec);
+  const std::int64_t m = p.rows;
+  const std::int64_t n = p.cols;
   const bool none = spec.reduction == Reduction::None;
-  std::vector<TensorPlan> tensors;
-  tensors.push_back({"p", t, m, n, Role::Input});
-  tensors.push_back({"q", t, m, n, Role::Input});
-  if (spec.ignored != IgnoredRows::None)
-    tensors.push_back({"labels", ElementType::Int64, m, 1, Role::Input});
-  if (backward) {
-    tensors.push_back({"grad_output", ElementType::Fp32, none ? m : 1, none ? n : 1, Role::Input});
-  }
-  tensors.push_back({"loss", ElementType::Fp32, none ? m : 1, none ? n : 1, unused});
-  tensors.push_back({"grad", t, m, n, saved});
-  if (backward) tensors.push_back({"dp", t, m, n, Role::Output});
-  return tensors;
+  p.input("p", m, n);
+  p.input("q", m, n);
+  if (spec.ignored != IgnoredRows::None) p.input("labels", ElementType::Int64, m, 1);
+  if (p.backward) p.input("grad_output", ElementType::Fp32, none ? m : 1, none ? n : 1);
+  p.written("loss", ElementType::Fp32, none ? m : 1, none ? n : 1);
+  p.saved("grad", p.type, m, n);
+  if (p.backward) p.output("dp", m, n);
+  return std::move(p).tensors();
 }
 
 // The input streams (the numbers the founding kernels have always used).
@@ -108,12 +94,9 @@ void fill_input(const CaseSpec& spec, const TensorPlan& tensor, std::uint64_t se
   const std::string& name = tensor.name;
   if (name == "p" || name == "q") {
     const bool is_q = name == "q";
-    detail::parallel_blocks(tensor.rows, std::max<std::int64_t>(1, 65536 / tensor.cols),
-                            [&](std::int64_t begin, std::int64_t end) {
-                              for (std::int64_t r = begin; r < end; ++r) {
-                                fill_row(seed, r, tensor.cols, is_q, tensor.type, host);
-                              }
-                            });
+    detail::for_each_row(
+        tensor.rows, std::max<std::int64_t>(1, 65536 / tensor.cols),
+        [&](std::int64_t r) { fill_row(seed, r, tensor.cols, is_q, tensor.type, host); });
     return;
   }
   if (name == "labels") {
@@ -132,35 +115,29 @@ void fill_input(const CaseSpec& spec, const TensorPlan& tensor, std::uint64_t se
   detail::fill_uniform(tensor, seed, kGradOutput, 0.5, 1.0, host);
 }
 
-std::span<std::byte> workspace(const PassArgs& args) {
-  return {static_cast<std::byte*>(args.workspace), args.workspace_bytes};
-}
-
 const BackendOps kCpu{
     [](Provider provider, const CaseSpec& s, int) {
       return std::max(tvd_forward_cpu_workspace_bytes(provider, s.rows, s.cols, s.dtype),
                       tvd_backward_cpu_workspace_bytes(provider, s.rows, s.cols));
     },
     [](const PassArgs& a) {
-      return tvd_forward_cpu(a.provider, detail::tvd_forward_args(a), workspace(a));
+      return tvd_forward_cpu(a.provider, detail::tvd_forward_args(a), detail::cpu_workspace(a));
     },
     [](const PassArgs& a) {
-      return tvd_backward_cpu(a.provider, detail::tvd_backward_args(a), workspace(a));
+      return tvd_backward_cpu(a.provider, detail::tvd_backward_args(a), detail::cpu_workspace(a));
     }};
 
-std::vector<double> input(const std::vector<HostTensor>& inputs, const std::string& name) {
-  const HostTensor* tensor = find_tensor(inputs, name);
-  return tensor == nullptr ? std::vector<double>{} : tensor->values();
-}
+using detail::input_values;
 
 ExpectedOutputs expected(Pass pass, const CaseSpec& spec, const std::vector<HostTensor>& inputs) {
   ExpectedOutputs out;
   std::vector<std::int64_t> labels;
-  for (double label : input(inputs, "labels")) labels.push_back(static_cast<std::int64_t>(label));
-  auto forward = oracle::tvd_forward(input(inputs, "p"), input(inputs, "q"), labels, spec.rows,
-                                     spec.cols, spec.reduction, spec.ignore_index);
+  for (double label : input_values(inputs, "labels"))
+    labels.push_back(static_cast<std::int64_t>(label));
+  auto forward = oracle::tvd_forward(input_values(inputs, "p"), input_values(inputs, "q"), labels,
+                                     spec.rows, spec.cols, spec.reduction, spec.ignore_index);
   if (pass != Pass::Forward) {
-    out["dp"] = oracle::tvd_backward(forward.grad, input(inputs, "grad_output"));
+    out["dp"] = oracle::tvd_backward(forward.grad, input_values(inputs, "grad_output"));
   }
   if (pass != Pass::Backward) {
     out["loss"] = std::move(forward.loss);
@@ -171,17 +148,14 @@ ExpectedOutputs expected(Pass pass, const CaseSpec& spec, const std::vector<Host
 
 // Vocab 1, 3 and 50257, single rows, every reduction, no/some/all rows ignored.
 std::vector<CaseSpec> sweep(DType dtype) {
-  std::vector<CaseSpec> specs;
   const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},     {5, 3},     {7, 1},
                                                           {4, 50257}, {33, 1000}, {1, 4097}};
-  for (const auto& [rows, cols] : shapes) {
+  std::vector<CaseSpec> specs;
+  for (const CaseSpec& shape : detail::sweep_shapes(dtype, shapes)) {
     for (Reduction reduction :
          {Reduction::BatchMean, Reduction::Sum, Reduction::Mean, Reduction::None}) {
       for (IgnoredRows ignored : {IgnoredRows::None, IgnoredRows::Some, IgnoredRows::All}) {
-        CaseSpec spec;
-        spec.rows = rows;
-        spec.cols = cols;
-        spec.dtype = dtype;
+        CaseSpec spec = shape;
         spec.reduction = reduction;
         spec.ignored = ignored;
         specs.push_back(spec);
@@ -222,11 +196,7 @@ const KernelDescriptor& tvd_descriptor() {
       .fill_input = fill_input,
       .cpu = kCpu,
       .has_cuda = true,
-#ifdef KERNELWATCH_KERNELS_CUDA
-      .cuda = &detail::tvd_cuda_ops(),
-#else
-      .cuda = nullptr,
-#endif
+      .cuda = KW_CUDA_OPS(detail::tvd_cuda_ops),
       .oracle = {.expected = expected, .error_scales = nullptr, .sweep = sweep},
   };
   return descriptor;
