@@ -31,11 +31,11 @@
 #include "daemon/clock.hpp"
 #include "daemon/dashboard.hpp"
 #include "daemon/engine.hpp"
-#include "daemon/http_server.hpp"
 #include "daemon/key_pages.hpp"
 #include "daemon/log.hpp"
 #include "daemon/schedule.hpp"
 #include "daemon/systemd.hpp"
+#include "http/http_server.hpp"
 #include "kernels/harness/bench.hpp"
 #include "notifiers/worker.hpp"
 #include "runners/producer.hpp"
@@ -158,7 +158,7 @@ core::Status Daemon::start() {
     log_.warning("skipping an unreadable stored run: " + why);
   }
 
-  HttpServerOptions http_options;
+  http::HttpServerOptions http_options;
   http_options.host = config_.http.host;
   http_options.port = config_.http.port;
   http_options.header_timeout = config_.http.header_timeout;
@@ -171,9 +171,9 @@ core::Status Daemon::start() {
     log_.warning("the dashboard's key pages render on the engine's thread: " +
                  pages.error().message);
   }
-  http_ = KW_TRY(
-      HttpServer::create(http_io_, http_options, routes(), config_.http.token,
-                         [this](std::string_view line) { log_.write(LogLevel::Debug, line); }));
+  http_ = KW_TRY(http::HttpServer::create(
+      http_io_, http_options, routes(), config_.http.token,
+      [this](std::string_view line) { log_.write(LogLevel::Debug, line); }));
   http_->start();
 
   KW_TRY(start_worker());

@@ -31,10 +31,10 @@
 #include "daemon/daemon.hpp"
 #include "daemon/dashboard.hpp"
 #include "daemon/engine.hpp"
-#include "daemon/http_server.hpp"
 #include "daemon/key_pages.hpp"
 #include "daemon/log.hpp"
 #include "daemon/schedule.hpp"
+#include "http/http_server.hpp"
 #include "kernels/harness/bench.hpp"
 #include "notifiers/worker.hpp"
 #include "runners/producer.hpp"
@@ -140,7 +140,7 @@ class Daemon {
   asio::steady_timer watchdog_timer_;
   asio::steady_timer stop_timer_;
   asio::steady_timer reminder_timer_;
-  std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<http::HttpServer> http_;
   std::unique_ptr<notifiers::DeliveryWorker> worker_;
   // io thread: stopped workers whose request in flight may still finish (SIGHUP), and whether
   // the worker stopped by shutdown() has ended.
