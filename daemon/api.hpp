@@ -17,9 +17,9 @@
 #include "config/config.hpp"
 #include "core/record.hpp"
 #include "daemon/engine.hpp"
-#include "daemon/http_server.hpp"
 #include "daemon/log.hpp"
 #include "daemon/schedule.hpp"
+#include "http/http_server.hpp"
 #include "storage/connection.hpp"
 
 namespace kernelwatch::notifiers {
@@ -27,6 +27,13 @@ class DeliveryWorker;
 }
 
 namespace kernelwatch::daemon {
+
+// The HTTP module's request, answer and route: the words every daemon handler is written in.
+using http::Access;
+using http::HttpRequest;
+using http::HttpResponse;
+using http::QuickHandler;
+using http::Route;
 
 struct DashboardPages;
 

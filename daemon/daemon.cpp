@@ -1,3 +1,5 @@
+// The daemon's composition root (detail/daemon.hpp): start, signals, reload (SIGHUP), shutdown,
+// the watchdog, the API's context; run_daemon.
 #include "daemon/detail/daemon.hpp"
 
 #include <fcntl.h>
@@ -6,40 +8,28 @@
 #include <malloc.h>
 #endif
 
-#include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <csignal>
 #include <cstdio>
-#include <future>
-#include <map>
-#include <mutex>
+#include <cstdlib>
 #include <optional>
-#include <random>
-#include <thread>
+#include <string>
+#include <vector>
 
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "config/config.hpp"
-#include "core/digest.hpp"
 #include "core/time.hpp"
 #include "daemon/api.hpp"
 #include "daemon/clock.hpp"
-#include "daemon/dashboard.hpp"
 #include "daemon/engine.hpp"
-#include "daemon/http_server.hpp"
-#include "daemon/key_pages.hpp"
 #include "daemon/log.hpp"
-#include "daemon/schedule.hpp"
 #include "daemon/systemd.hpp"
-#include "kernels/harness/bench.hpp"
-#include "notifiers/worker.hpp"
-#include "runners/producer.hpp"
-#include "storage/outbox.hpp"
+#include "http/http_server.hpp"
+#include "kernels/registry.hpp"
+#include "kernels/types.hpp"
+#include "runners/gpus.hpp"
 #include "storage/run_store.hpp"
 
 namespace kernelwatch::daemon {
@@ -93,55 +83,25 @@ void release_free_memory() {
 int Daemon::run() {
   if (auto ok = start(); !ok) {
     log_.error(ok.error().message);
-    stop_http_thread();
+    stop_threads();
     return 1;
   }
   io_.run();
-  stop_http_thread();
-  if (bench_thread_.joinable()) {
-    if (bench_idle_) {
-      bench_thread_.join();
-    } else {
-      // The repetition did not finish within the stop grace period: abandon it.
-      bench_thread_.detach();
-      log_.warning("stopped without waiting for the running benchmark");
-      std::fflush(stderr);
-      std::_Exit(0);
-    }
+  stop_threads();
+  if (!cycles_.join()) {
+    // The repetition did not finish within the stop grace period: abandon it.
+    log_.warning("stopped without waiting for the running benchmark");
+    std::fflush(stderr);
+    std::_Exit(0);
   }
   return 0;
 }
 
 // Ends the HTTP thread: whatever it still serves is cut (stop() has closed the connections);
 // then the pages thread, whose answers nobody waits for any more.
-void Daemon::stop_http_thread() {
-  http_io_.stop();
-  if (http_thread_.joinable()) http_thread_.join();
-  pages_work_.reset();
-  pages_io_.stop();
-  if (pages_thread_.joinable()) pages_thread_.join();
-}
-
-// The detector settings the pages replay with: the engine's, copied for the pages thread.
-void Daemon::set_pages_options() {
-  std::lock_guard lock(pages_options_mutex_);
-  pages_options_ = engine_.options();
-}
-
-DashboardPages Daemon::dashboard_pages() {
-  DashboardPages pages;
-  pages.key_pages = &key_pages_;
-  pages.engine_options = [this] {
-    std::lock_guard lock(pages_options_mutex_);
-    return pages_options_;
-  };
-  if (pages_store_) {
-    pages.context = &pages_io_;
-    pages.store = &*pages_store_;
-  } else {
-    pages.store = &store_;  // on the engine's thread, as every other handler
-  }
-  return pages;
+void Daemon::stop_threads() {
+  front_.join();
+  pages_.stop();
 }
 
 core::Status Daemon::start() {
@@ -149,8 +109,8 @@ core::Status Daemon::start() {
   if (const auto fake = runners::fake_gpus_notice(); !fake.empty()) log_.warning(fake);
   log_.info("config " + config_.source + ": " + config::redacted_json(config_).dump());
   engine_.set_change_listener(
-      [this](std::optional<std::int64_t> key_id) { key_pages_.changed(key_id); });
-  set_pages_options();
+      [this](std::optional<std::int64_t> key_id) { pages_.changed(key_id); });
+  pages_.set_options(engine_.options());
   KW_TRY(engine_.rebuild());
   release_free_memory();
   // A stored row that cannot be read is left out of every query, never fatal: say which.
@@ -158,32 +118,23 @@ core::Status Daemon::start() {
     log_.warning("skipping an unreadable stored run: " + why);
   }
 
-  HttpServerOptions http_options;
+  http::HttpServerOptions http_options;
   http_options.host = config_.http.host;
   http_options.port = config_.http.port;
   http_options.header_timeout = config_.http.header_timeout;
   http_options.max_connections_per_client = config_.http.max_connections_per_client;
   http_options.handler_context = &io_;
-  if (auto pages =
-          storage::Connection::open(config_.storage.location(), storage::OpenMode::ReadOnly)) {
-    pages_store_.emplace(std::move(*pages));
-  } else {
-    log_.warning("the dashboard's key pages render on the engine's thread: " +
-                 pages.error().message);
-  }
-  http_ = KW_TRY(
-      HttpServer::create(http_io_, http_options, routes(), config_.http.token,
-                         [this](std::string_view line) { log_.write(LogLevel::Debug, line); }));
-  http_->start();
+  pages_.open(config_.storage.location(), log_);
+  KW_TRY(front_.listen(http_options, routes(), config_.http.token, log_));
 
-  KW_TRY(start_worker());
-  (void)flush_notifications();  // owed by runs stored just before a crash
-  remind();                     // reminders due while the daemon was down, then the timer
+  KW_TRY(delivery_.start());
+  (void)delivery_.flush();  // owed by runs stored just before a crash
+  delivery_.remind();       // reminders due while the daemon was down, then the timer
 
-  bench_thread_ = std::thread([this] { bench_loop(); });
+  cycles_.start_thread();
   wait_signal();
   if (auto interval = systemd::watchdog_interval()) ping_watchdog(*interval);
-  const std::string listening = config_.http.host + ":" + std::to_string(http_->port());
+  const std::string listening = config_.http.host + ":" + std::to_string(front_.port());
   log_.info("listening on " + listening + "; backend " + std::string(kernels::to_string(backend_)) +
             (backend_note_.empty() ? "" : " (" + backend_note_ + ")") + "; " +
             std::to_string(config_.benchmarks.size()) + " benchmark(s), " +
@@ -193,70 +144,11 @@ core::Status Daemon::start() {
   std::fflush(stdout);
   systemd::notify_ready("listening on " + listening + ", backend " +
                         std::string(kernels::to_string(backend_)));
-  cycle_.ready = true;
-  published_.set_ready(true);
-  http_thread_ = std::thread([this] { http_io_.run(); });
-  if (pages_store_) pages_thread_ = std::thread([this] { pages_io_.run(); });
-  schedule_.sync(config_, wall_now(), config_.schedule.at_start);
-  cycle_.entries = schedule_.entries();
-  if (!config_.benchmarks.empty()) schedule_next();
+  front_.published().set_ready(true);
+  front_.run();
+  pages_.run();
+  cycles_.start(config_.schedule.at_start);
   return {};
-}
-
-core::Status Daemon::start_worker() {
-  std::vector<std::string> names;
-  for (const auto& n : config_.notifiers) names.push_back(n.destination.name);
-  if (auto abandoned = storage::Outbox(store_).abandon_destinations_except(names, wall_now());
-      !abandoned) {
-    log_.error("outbox: " + abandoned.error().message);
-  } else if (*abandoned > 0) {
-    log_.warning(std::to_string(*abandoned) +
-                 " queued notification(s) of removed destinations became dead letters");
-  }
-  if (config_.notifiers.empty()) return {};
-  std::vector<notifiers::Destination> destinations;
-  for (const auto& n : config_.notifiers) destinations.push_back(n.destination);
-  notifiers::WorkerOptions options;
-  options.format.public_url = config_.http.public_url;
-  options.host = engine_.options().host;
-  // Deliveries change the outbox counts /metrics and /api/v1/status show.
-  options.on_event = [this](const notifiers::DeliveryEvent&) { published_.invalidate(); };
-  options.on_storage = [this](std::string_view destination, const core::Error* error) {
-    const std::string source = "outbox of `" + std::string(destination) + "`";
-    if (error != nullptr) {
-      published_.storage_failed(source, error->message);
-    } else {
-      published_.storage_recovered(source);
-    }
-  };
-  worker_ = KW_TRY(notifiers::DeliveryWorker::create(
-      io_, store_, std::move(destinations), notifiers::system_clock(),
-      [this](notifiers::LogLevel level, std::string_view message) {
-        log_.write(level == notifiers::LogLevel::Error     ? LogLevel::Error
-                   : level == notifiers::LogLevel::Warning ? LogLevel::Warning
-                                                           : LogLevel::Info,
-                   message);
-      },
-      options));
-  worker_->start();
-  return {};
-}
-
-// SIGHUP changed the notifiers. The old worker starts nothing new; a request it has in flight
-// finishes (its outcome recorded) or is cut after kDeliveryDrain, and only then does the new
-// worker read the outbox, so no row goes out from both.
-void Daemon::replace_worker() {
-  if (worker_) {
-    ++retiring_workers_;
-    worker_->stop(kDeliveryDrain, [this] {
-      --retiring_workers_;
-      if (!stopping_) replace_worker();
-    });
-    worker_.reset();
-    return;
-  }
-  if (retiring_workers_ > 0 || stopping_) return;  // started once the retiring one has ended
-  if (auto ok = start_worker(); !ok) log_.error("SIGHUP: notifiers: " + ok.error().message);
 }
 
 void Daemon::wait_signal() {
@@ -276,69 +168,75 @@ void Daemon::ping_watchdog(std::chrono::microseconds interval) {
   systemd::notify_watchdog();
   watchdog_timer_.expires_after(interval);
   watchdog_timer_.async_wait([this, interval](const boost::system::error_code& ec) {
-    if (!ec && !stopping_) ping_watchdog(interval);
+    if (!ec && !stopped_) ping_watchdog(interval);
   });
 }
 
-// Reminders of firing, unacknowledged alerts that are due, and the hourly outbox prune.
-void Daemon::remind() {
-  // Delivered notifications are kept a week for the record, then pruned (hourly).
-  if (std::chrono::steady_clock::now() >= next_prune_) {
-    next_prune_ = std::chrono::steady_clock::now() + 1h;
-    if (auto pruned = storage::Outbox(store_).prune_delivered(wall_now() - 24h * 7); !pruned) {
-      log_.error("pruning delivered notifications: " + pruned.error().message);
-    }
+void Daemon::reload() {
+  systemd::notify_reloading();
+  auto fresh = config::load_config(options_.config);
+  if (!fresh) {
+    log_.error("SIGHUP: keeping the running config: " + fresh.error().message);
+    systemd::notify_ready("config reload failed; running with the previous config");
+    return;
   }
-  // During a cycle its end sends what is due, with the cycle's alerts.
-  if (!cycle_.running) (void)flush_notifications();
-  arm_reminders();
+  if (fresh->storage.location() != config_.storage.location() ||
+      fresh->http.listen != config_.http.listen) {
+    log_.warning("SIGHUP: storage and http.listen take effect at the next start only");
+  }
+  const bool notifiers_changed = notifiers_differ(*fresh, config_);
+  if (!config_.benchmarks.empty() && (fresh->bench.warmup != config_.bench.warmup ||
+                                      fresh->bench.repetitions != config_.bench.repetitions)) {
+    log_.warning(
+        "SIGHUP: bench.warmup or bench.repetitions changed: they are part of the protocol, so "
+        "every case of this daemon starts over in a new key with insufficient data (the old "
+        "keys' history is kept, no longer compared); restore the old values to continue them");
+  }
+  const auto storage = config_.storage;
+  const auto listen = config_.http.listen;
+  config_ = std::move(*fresh);
+  config_.storage = storage;
+  config_.http.listen = listen;
+  for (const auto& w : config_.warnings) log_.warning(w);
+  engine_.set_options(engine_options(config_));
+  pages_.set_options(engine_.options());  // before the replay, which drops every rendered page
+  // Detector settings apply to every key: replay the history with them.
+  if (auto ok = engine_.rebuild(); !ok)
+    log_.error("SIGHUP: replaying the history: " + ok.error().message +
+               " (no run is judged until a replay succeeds: tried again at the next run)");
+  release_free_memory();
+  front_.published().invalidate();
+  front_.set_token(config_.http.token);
+  if (notifiers_changed) delivery_.replace();
+  cycles_.reload();
+  log_.info("SIGHUP: config reloaded from " + config_.source);
+  systemd::notify_ready("config reloaded");
 }
 
-// The next reminder falls due repeat_interval after the oldest firing alert's last
-// notification; the timer wakes then (at least once a minute, for the prune and for a wall
-// clock that jumped), and every flush re-arms it.
-void Daemon::arm_reminders() {
-  if (stopping_) return;
-  std::chrono::milliseconds delay = 1min;
-  if (auto next = engine_.next_reminder(); !next) {
-    log_.error("alert reminders: " + next.error().message);
-  } else if (*next) {
-    const auto until = std::chrono::ceil<std::chrono::milliseconds>(**next - wall_now());
-    delay = std::clamp<std::chrono::milliseconds>(until, 1s, delay);
-  }
-  reminder_timer_.expires_after(delay);
-  reminder_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (!ec && !stopping_) remind();
-  });
+void Daemon::shutdown() {
+  if (stopped_) return;
+  stopped_ = true;
+  systemd::notify_stopping();
+  watchdog_timer_.cancel();
+  signals_.cancel();
+  // The server belongs to its thread; run() ends that thread once io_ is done.
+  front_.stop();
+  delivery_.stop();
+  cycles_.stop();
+  // The current repetition may finish; past 9 s it is abandoned (systemd waits 10 s).
+  wait_for_parts(std::chrono::steady_clock::now() + 9s);
 }
 
-std::optional<CycleClose> Daemon::flush_notifications() {
-  // The held steps of the cycle (or posted batch) that ended are decided first.
-  std::optional<CycleClose> decided;
-  if (auto closed = engine_.close_cycle(wall_now()); !closed) {
-    log_.error("deciding the cycle's alerts failed (they are decided again at the next start): " +
-               closed.error().message);
-  } else {
-    decided = *closed;
-    for (const auto& alert : closed->fired) {
-      log_.info("alert " + std::string(core::to_string(alert.kind)) + " " +
-                std::string(core::to_string(alert.direction)) + " on " + alert.key.display() +
-                ": " + alert.explanation);
-    }
-    for (const auto& incident : closed->incidents) {
-      log_.info("environment incident " + incident.id + ": " + incident.explanation);
-    }
+// Stops io_ once the benchmark thread and the delivery workers have ended, or at `deadline`.
+void Daemon::wait_for_parts(std::chrono::steady_clock::time_point deadline) {
+  const bool idle = cycles_.idle() && delivery_.idle();
+  if (idle || std::chrono::steady_clock::now() >= deadline) {
+    io_.stop();
+    return;
   }
-  auto written = engine_.flush_notifications(wall_now());
-  published_.invalidate();
-  if (!written) {
-    log_.error("queueing notifications failed (they stay owed and go out with the next cycle): " +
-               written.error().message);
-    return decided;
-  }
-  if (*written > 0 && worker_) worker_->wake();
-  if (*written > 0) arm_reminders();  // the alerts just notified set the next reminder
-  return decided;
+  stop_timer_.expires_after(50ms);
+  stop_timer_.async_wait(
+      [this, deadline](const boost::system::error_code&) { wait_for_parts(deadline); });
 }
 
 ApiContext Daemon::api_context() {
@@ -346,26 +244,22 @@ ApiContext Daemon::api_context() {
   c.store = &store_;
   c.engine = &engine_;
   c.config = &config_;
-  c.cycle = &cycle_;
-  c.worker = worker_.get();
+  c.cycle = &cycles_.state();
+  c.worker = delivery_.worker();
   c.backend = std::string(kernels::to_string(backend_));
   c.backend_note = backend_note_;
   c.started = started_;
   c.started_wall = started_wall_;
-  c.flush = [this] { return flush_notifications(); };
+  c.flush = [this] { return delivery_.flush(); };
   c.status_cache = &status_cache_;
-  c.published = &published_;
+  c.published = &front_.published();
   c.log = [this](LogLevel level, std::string_view message) { log_.write(level, message); };
-  c.trigger = [this] {
-    if (cycle_.running) return false;
-    start_cycle("api", true);
-    return true;
-  };
+  c.trigger = [this] { return cycles_.trigger(); };
   return c;
 }
 
 std::vector<Route> Daemon::routes() {
-  return make_routes([this] { return api_context(); }, published_, dashboard_pages());
+  return make_routes([this] { return api_context(); }, front_.published(), pages_.pages(store_));
 }
 
 }  // namespace detail

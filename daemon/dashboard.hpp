@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "daemon/api.hpp"
-#include "daemon/http_server.hpp"
 #include "daemon/key_pages.hpp"
+#include "http/http_server.hpp"
 
 namespace kernelwatch::daemon {
 

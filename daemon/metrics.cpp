@@ -18,6 +18,10 @@
 namespace kernelwatch::daemon {
 namespace {
 
+using http::MetricLabels;
+using http::MetricType;
+using http::PrometheusText;
+
 double seconds(std::chrono::nanoseconds ns) {
   return std::chrono::duration<double>(ns).count();
 }

@@ -7,11 +7,11 @@
 #include <string_view>
 
 #include "daemon/api.hpp"
-#include "daemon/prometheus.hpp"
+#include "http/prometheus.hpp"
 
 namespace kernelwatch::daemon {
 
-inline constexpr std::string_view kMetricsContentType = kPrometheusContentType;
+inline constexpr std::string_view kMetricsContentType = http::kPrometheusContentType;
 
 // An error (two samples with one label set, a bad name) is an error, never a 200 with a comment:
 // Prometheus counts a 500 as the target being down, and a blank body as "up, no data".

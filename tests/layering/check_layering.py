@@ -14,10 +14,11 @@ import sys
 # The levels of ARCHITECTURE.md. config/ sits above the modules it configures and parses into
 # their types; runners/ (external benchmark programs) is checked as soon as it exists; replay/
 # (the one replay of stored history, over storage and detectors) sits beside them, and web/ (the
-# dashboard, drawn from the replay) above it, beside config/.
+# dashboard, drawn from the replay) above it, beside config/. http/ (the HTTP server and the
+# Prometheus text builder, over core/ only) sits on L1.
 LEVELS = {
     "core": 0,
-    "kernels": 1, "storage": 1, "detectors": 1,
+    "kernels": 1, "storage": 1, "detectors": 1, "http": 1,
     "notifiers": 2, "runners": 2, "replay": 2,
     "config": 3, "web": 3,
     "daemon": 4,
@@ -28,21 +29,21 @@ def sqlite_ok(module, rel):
     return module == "storage" and (rel.suffix == ".cpp" or "detail" in rel.parts)
 
 def asio_ok(module, rel):
-    return module in ("notifiers", "daemon")
+    return module in ("http", "notifiers", "daemon")
 
 def cuda_ok(module, rel):
     return module == "kernels" and (rel.suffix in (".cu", ".cuh") or "detail" in rel.parts)
 
 def openssl_ok(module, rel):
     # Only in implementation files: public headers stay free of OpenSSL types.
-    return module in ("core", "notifiers", "daemon") and rel.suffix == ".cpp"
+    return module in ("core", "http", "notifiers", "daemon") and rel.suffix == ".cpp"
 
 THIRD_PARTY = [
     (re.compile(r"^sqlite3\.h$"), sqlite_ok, "sqlite3.h belongs to storage/*.cpp and storage/detail/"),
-    (re.compile(r"^boost/(asio|beast)"), asio_ok, "Asio/Beast belong to notifiers/ and daemon/"),
+    (re.compile(r"^boost/(asio|beast)"), asio_ok, "Asio/Beast belong to http/, notifiers/ and daemon/"),
     (re.compile(r"^(cuda_runtime|cuda|cuda_bf16|cuda_fp16|cuda_runtime_api)\.h$|^(cub|thrust|cuda)/"),
      cuda_ok, "CUDA headers belong to kernels/*.cu and kernels/detail/"),
-    (re.compile(r"^openssl/"), openssl_ok, "OpenSSL belongs in .cpp files of core/, notifiers/, daemon/"),
+    (re.compile(r"^openssl/"), openssl_ok, "OpenSSL belongs in .cpp files of core/, http/, notifiers/, daemon/"),
 ]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')

@@ -11,7 +11,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-namespace kernelwatch::daemon {
+namespace kernelwatch::http {
 namespace {
 
 TEST(AsioTimer, ATimerAlreadyDueWhenArmedFires) {
@@ -27,4 +27,4 @@ TEST(AsioTimer, ATimerAlreadyDueWhenArmedFires) {
 }
 
 }  // namespace
-}  // namespace kernelwatch::daemon
+}  // namespace kernelwatch::http

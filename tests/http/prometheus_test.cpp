@@ -1,4 +1,4 @@
-#include "daemon/prometheus.hpp"
+#include "http/prometheus.hpp"
 
 #include <cmath>
 #include <limits>
@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-namespace kernelwatch::daemon {
+namespace kernelwatch::http {
 namespace {
 
 TEST(PrometheusText, WritesHelpTypeAndLabelledSamples) {
@@ -186,4 +186,4 @@ TEST(PrometheusText, EmptyFamilyStillDeclaresItself) {
 }
 
 }  // namespace
-}  // namespace kernelwatch::daemon
+}  // namespace kernelwatch::http

@@ -1,14 +1,14 @@
-// The HTTP server's connection bookkeeping (daemon/connection_slots.cpp): who is replaced when a
+// The HTTP server's connection bookkeeping (http/connection_slots.cpp): who is replaced when a
 // limit is reached, who is never replaced, and the spare slots for a client whose connections
 // are all busy.
-#include "daemon/connection_slots.hpp"
+#include "http/connection_slots.hpp"
 
 #include <gtest/gtest.h>
 
 #include <set>
 #include <vector>
 
-namespace kernelwatch::daemon {
+namespace kernelwatch::http {
 namespace {
 
 using Slot = ConnectionSlots::Slot;
@@ -79,4 +79,4 @@ TEST(ConnectionSlots, TheTotalLimitReplacesAnyAddresssLongestWaiting) {
 }
 
 }  // namespace
-}  // namespace kernelwatch::daemon
+}  // namespace kernelwatch::http

@@ -1,10 +1,10 @@
-#include "daemon/http_parts.hpp"
+#include "http/http_parts.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <set>
 
-namespace kernelwatch::daemon::http_parts {
+namespace kernelwatch::http::parts {
 namespace {
 
 using core::ErrorCode;
@@ -184,4 +184,4 @@ bool valid_method(std::string_view method) {
          std::all_of(method.begin(), method.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
 }
 
-}  // namespace kernelwatch::daemon::http_parts
+}  // namespace kernelwatch::http::parts

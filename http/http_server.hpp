@@ -1,6 +1,6 @@
-// The daemon's HTTP/1.1 server: routes with path parameters, bearer-token access for mutating
-// endpoints, size limits and timeouts, JSON errors. Beast lives only in http_server.cpp; this
-// header names Asio only through a forward-declared io_context.
+// kernelwatch's HTTP/1.1 server (the daemon listens with it): routes with path parameters,
+// bearer-token access for mutating endpoints, size limits and timeouts, JSON errors. Beast lives
+// only in http_server.cpp; this header names Asio only through a forward-declared io_context.
 #pragma once
 
 #include <chrono>
@@ -22,7 +22,7 @@ namespace boost::asio {
 class io_context;
 }
 
-namespace kernelwatch::daemon {
+namespace kernelwatch::http {
 
 struct HttpRequest {
   std::string method;                         // "GET"
@@ -134,4 +134,4 @@ class HttpServer {
   std::shared_ptr<Impl> impl_;  // shared with running connections so they can outlive stop()
 };
 
-}  // namespace kernelwatch::daemon
+}  // namespace kernelwatch::http

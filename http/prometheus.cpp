@@ -1,6 +1,6 @@
 // Prometheus text exposition format 0.0.4, as specified in
 // https://prometheus.io/docs/instrumenting/exposition_formats/.
-#include "daemon/prometheus.hpp"
+#include "http/prometheus.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace kernelwatch::daemon {
+namespace kernelwatch::http {
 namespace {
 
 bool is_letter(char c) {
@@ -226,4 +226,4 @@ core::Result<std::string> PrometheusText::render() const {
   return out;
 }
 
-}  // namespace kernelwatch::daemon
+}  // namespace kernelwatch::http

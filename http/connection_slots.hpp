@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace kernelwatch::daemon {
+namespace kernelwatch::http {
 
 class ConnectionSlots {
  public:
@@ -70,4 +70,4 @@ class ConnectionSlots {
   std::uint64_t evictions_ = 0;
 };
 
-}  // namespace kernelwatch::daemon
+}  // namespace kernelwatch::http

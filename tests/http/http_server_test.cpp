@@ -1,6 +1,6 @@
 // The HTTP server over real sockets on 127.0.0.1: the server runs its own io_context thread, the
 // test speaks HTTP/1.1 through a plain blocking POSIX socket with generous timeouts.
-#include "daemon/http_server.hpp"
+#include "http/http_server.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -27,7 +27,7 @@
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
 
-namespace kernelwatch::daemon {
+namespace kernelwatch::http {
 namespace {
 
 using namespace std::chrono_literals;
@@ -779,4 +779,4 @@ TEST(HttpResponse, BuildsJsonErrorsAndText) {
 }
 
 }  // namespace
-}  // namespace kernelwatch::daemon
+}  // namespace kernelwatch::http

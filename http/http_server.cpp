@@ -1,7 +1,7 @@
-// The only translation unit of the daemon that includes Beast (it is template-heavy): one
+// The only translation unit of the HTTP module that includes Beast (it is template-heavy): one
 // coroutine per connection, a deadline on the stream before every read and write. Handlers run on
 // the handler context when there is one; the I/O thread only parses, routes and writes.
-#include "daemon/http_server.hpp"
+#include "http/http_server.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -33,10 +33,10 @@
 #include <boost/beast/http/span_body.hpp>
 #include <nlohmann/json.hpp>
 
-#include "daemon/connection_slots.hpp"
-#include "daemon/http_parts.hpp"
+#include "http/connection_slots.hpp"
+#include "http/http_parts.hpp"
 
-namespace kernelwatch::daemon {
+namespace kernelwatch::http {
 namespace {
 
 namespace asio = boost::asio;
@@ -45,7 +45,7 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using core::ErrorCode;
 using Clock = std::chrono::steady_clock;
-using namespace http_parts;
+using namespace parts;
 
 constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 // After an answer that leaves request bytes unread, keep reading (and dropping) for a while so the
@@ -788,4 +788,4 @@ void HttpServer::set_token(std::string token) {
   impl_->set_token(std::move(token));
 }
 
-}  // namespace kernelwatch::daemon
+}  // namespace kernelwatch::http

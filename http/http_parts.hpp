@@ -12,7 +12,7 @@
 
 #include "core/error.hpp"
 
-namespace kernelwatch::daemon::http_parts {
+namespace kernelwatch::http::parts {
 
 enum class PlusMeans { Plus, Space };
 
@@ -49,4 +49,4 @@ struct Segment {
 // Upper-case letters only ("GET").
 [[nodiscard]] bool valid_method(std::string_view method);
 
-}  // namespace kernelwatch::daemon::http_parts
+}  // namespace kernelwatch::http::parts

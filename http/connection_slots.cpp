@@ -1,6 +1,6 @@
-#include "daemon/connection_slots.hpp"
+#include "http/connection_slots.hpp"
 
-namespace kernelwatch::daemon {
+namespace kernelwatch::http {
 
 ConnectionSlots::Admission ConnectionSlots::admit(std::uint64_t id, const std::string& address,
                                                   const HasRequest& has_request) {
@@ -99,4 +99,4 @@ void ConnectionSlots::release(std::uint64_t id) {
   connections_.erase(it);
 }
 
-}  // namespace kernelwatch::daemon
+}  // namespace kernelwatch::http

@@ -14,7 +14,7 @@
 
 #include "core/error.hpp"
 
-namespace kernelwatch::daemon {
+namespace kernelwatch::http {
 
 inline constexpr std::string_view kPrometheusContentType =
     "text/plain; version=0.0.4; charset=utf-8";
@@ -94,4 +94,4 @@ class PrometheusText {
   std::optional<core::Error> first_error_;
 };
 
-}  // namespace kernelwatch::daemon
+}  // namespace kernelwatch::http
