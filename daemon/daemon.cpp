@@ -326,7 +326,7 @@ std::optional<CycleClose> Daemon::flush_notifications() {
                 ": " + alert.explanation);
     }
     for (const auto& incident : closed->incidents) {
-      log_.info("environment incident " + incident.id + ": " + incident.explanation);
+      log_.info("environment incident " + incident.id.long_form() + ": " + incident.explanation);
     }
   }
   auto written = engine_.flush_notifications(wall_now());
