@@ -164,7 +164,7 @@ json to_json(const Alert& alert) {
     attribution.push_back({{"field", change.field}, {"from", change.from}, {"to", change.to}});
   }
   json out{
-      {"id", alert.id},
+      {"id", alert.id.long_form()},
       {"benchmark", alert.key.benchmark},
       {"provider", alert.key.provider},
       {"workload", alert.key.workload},
@@ -188,7 +188,7 @@ json to_json(const Alert& alert) {
       {"relativeChange", alert.relative_change},
       {"attribution", std::move(attribution)},
       {"explanation", alert.explanation},
-      {"incident", alert.incident.empty() ? json(nullptr) : json(alert.incident)},
+      {"incident", alert.incident.empty() ? json(nullptr) : json(alert.incident.long_form())},
       {"members", members_json(alert.members)},
   };
   if (!alert.placement.empty()) out["placement"] = placement_json(alert.placement);
@@ -202,7 +202,7 @@ Result<Alert> alert_from_json(const json& doc) {
 Result<Alert> alert_from_json(const JsonField& field) {
   const JsonField doc = KW_TRY(field.object());
   Alert a;
-  a.id = KW_TRY(doc["id"].string());
+  a.id = AlertId(KW_TRY(doc["id"].string()));
   a.key.benchmark = KW_TRY(doc["benchmark"].string());
   a.key.provider = KW_TRY(doc["provider"].string());
   a.key.workload = KW_TRY(doc["workload"].string());
@@ -230,7 +230,7 @@ Result<Alert> alert_from_json(const JsonField& field) {
   a.relative_change = KW_TRY(doc["relativeChange"].number_or(0));
   a.attribution = KW_TRY(attribution_from_json(doc["attribution"]));
   a.explanation = KW_TRY(doc["explanation"].string_or(""));
-  a.incident = KW_TRY(doc["incident"].string_or(""));
+  a.incident = AlertId(KW_TRY(doc["incident"].string_or("")));
   if (const JsonField members = doc["members"]; members.present()) {
     for (const JsonField& member : KW_TRY(members.array())) {
       a.members.push_back(KW_TRY(alert_from_json(member)));
@@ -256,14 +256,19 @@ std::optional<OperatorAction> parse_operator_action(std::string_view text) noexc
   return std::nullopt;
 }
 
-std::string short_alert_id(std::string_view long_id) {
-  return sha256_hex(long_id).substr(0, kShortAlertIdLength);
+std::string AlertId::short_form() const {
+  if (long_.empty()) return {};
+  return sha256_hex(long_).substr(0, kShortAlertIdLength);
 }
 
-bool is_short_alert_id(std::string_view text) noexcept {
-  return text.size() == kShortAlertIdLength && std::all_of(text.begin(), text.end(), [](char c) {
+bool AlertRef::is_short() const noexcept {
+  return text_.size() == kShortAlertIdLength && std::all_of(text_.begin(), text_.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
          });
+}
+
+bool AlertRef::names(const AlertId& id) const {
+  return is_short() ? id.short_form() == text_ : id.long_form() == text_;
 }
 
 }  // namespace kernelwatch::core

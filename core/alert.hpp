@@ -5,10 +5,12 @@
 #pragma once
 
 #include <chrono>
+#include <compare>
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -114,6 +116,46 @@ struct AttributionChange {
 // "no recorded implementation or software change" when empty.
 [[nodiscard]] std::string describe(const std::vector<AttributionChange>& changes);
 
+// An alert's identity, in its two forms, so that every interface says which one it shows:
+// - the long form, "<key identity>@<onset externalId>[/drift]" (or "...@failed@<externalId>", an
+//   incident's "incident@..."): what the store, the replay, the webhook's `id` and Alertmanager's
+//   `alert_id` label key on;
+// - the short form, the first 12 hex digits of sha256(long form): the opaque id the API's `id`,
+//   `kernelwatch status`, the dashboard's alert pages and the ack paths show. Derived from the
+//   long form alone, so it survives restarts and the replay and never changes over an alert's life.
+inline constexpr std::size_t kShortAlertIdLength = 12;
+class AlertId {
+ public:
+  AlertId() = default;
+  explicit AlertId(std::string long_form) : long_(std::move(long_form)) {}
+
+  [[nodiscard]] const std::string& long_form() const noexcept { return long_; }
+  // "" for the empty id (an alert that is no incident's member has an empty `incident`).
+  [[nodiscard]] std::string short_form() const;
+  [[nodiscard]] bool empty() const noexcept { return long_.empty(); }
+
+  friend bool operator==(const AlertId&, const AlertId&) = default;
+  friend auto operator<=>(const AlertId&, const AlertId&) = default;
+
+ private:
+  std::string long_;
+};
+
+// What a person or a link names an alert by: its short form (12 lower-case hex digits) or its
+// long form (percent-decoded from a path). Which one is decided by the text's form alone.
+class AlertRef {
+ public:
+  explicit AlertRef(std::string_view text) : text_(text) {}
+
+  [[nodiscard]] const std::string& text() const noexcept { return text_; }
+  [[nodiscard]] bool is_short() const noexcept;
+  // Whether this text names `id`: its short form for a short reference, else its long form.
+  [[nodiscard]] bool names(const AlertId& id) const;
+
+ private:
+  std::string text_;
+};
+
 // One run an alert names.
 struct AlertRun {
   std::string external_id;
@@ -122,7 +164,7 @@ struct AlertRun {
 };
 
 struct Alert {
-  std::string id;  // "<key identity>@<onset externalId>[/drift]" or "...@failed@<externalId>"
+  AlertId id;
   KeyLabels key;
   AlertKind kind = AlertKind::Step;
   Direction direction = Direction::Regression;
@@ -135,8 +177,8 @@ struct Alert {
   double relative_change = 0;  // (median - band centre) / centre; +0.05 = 5% slower
   std::vector<AttributionChange> attribution;
   std::string explanation;  // one line a person can read
-  // An incident: its id on the incident and on each member; "" otherwise.
-  std::string incident;
+  // An incident: its id on the incident and on each member; empty otherwise.
+  AlertId incident;
   // An incident's member keys, each its key's step (kind Step; kind Environment in documents of
   // kernelwatch 0.2) with the reason the controls gave; empty for every other alert. An
   // incident's key names only its environment.
@@ -166,14 +208,6 @@ enum class OperatorAction { Acknowledge, Rebaseline };
 [[nodiscard]] std::string_view to_string(OperatorAction action) noexcept;
 // nullopt for any other text.
 [[nodiscard]] std::optional<OperatorAction> parse_operator_action(std::string_view text) noexcept;
-
-// The short opaque id every interface shows (API `id`, `kernelwatch status`, the dashboard's
-// alert pages, ack paths): the first 12 hex digits of sha256(long id). Derived from the long id
-// alone, so it survives restarts and the replay, and never changes over an alert's life.
-inline constexpr std::size_t kShortAlertIdLength = 12;
-[[nodiscard]] std::string short_alert_id(std::string_view long_id);
-// Whether `text` has the form of a short id (12 lower-case hex digits).
-[[nodiscard]] bool is_short_alert_id(std::string_view text) noexcept;
 
 // The alert's one JSON form:
 // {"id","benchmark","provider","workload","environment","protocol","kind","direction","state",

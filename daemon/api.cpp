@@ -35,23 +35,23 @@ HttpResponse internal(const core::Error& error) {
   return HttpResponse::error(500, error.message);
 }
 
-// An alert as the API shows it: `id` is the short opaque id (core::short_alert_id, what ack
+// An alert as the API shows it: `id` is the short opaque id (core::AlertId::short_form, what ack
 // paths, `kernelwatch status` and the dashboard use), `longId` the full one; an incident's id on
 // it and on its members is short too.
 json api_alert_json(const core::Alert& alert) {
   json doc = core::to_json(alert);
-  doc["id"] = core::short_alert_id(alert.id);
-  doc["longId"] = alert.id;
-  if (!alert.incident.empty()) doc["incident"] = core::short_alert_id(alert.incident);
+  doc["id"] = alert.id.short_form();
+  doc["longId"] = alert.id.long_form();
+  if (!alert.incident.empty()) doc["incident"] = alert.incident.short_form();
   json members = json::array();
   for (const auto& member : alert.members) members.push_back(api_alert_json(member));
   doc["members"] = std::move(members);
   return doc;
 }
 
-json short_ids(const std::vector<std::string>& long_ids) {
+json short_ids(const std::vector<core::AlertId>& ids) {
   json out = json::array();
-  for (const auto& id : long_ids) out.push_back(core::short_alert_id(id));
+  for (const auto& id : ids) out.push_back(id.short_form());
   return out;
 }
 
@@ -88,14 +88,13 @@ std::string status_keys(const ApiContext& c) {
     k["explanation"] = s.last_verdict.explanation;
     if (const auto& open = shown.alert) {
       k["openAlert"] = {
-          {"id", core::short_alert_id(open->id)},
-          {"longId", open->id},
+          {"id", open->id.short_form()},
+          {"longId", open->id.long_form()},
           {"kind", core::to_string(open->kind)},
           {"direction", core::to_string(open->direction)},
           {"state", core::to_string(open->state)},
           {"relativeChange", open->relative_change},
-          {"incident",
-           open->incident.empty() ? json(nullptr) : json(core::short_alert_id(open->incident))},
+          {"incident", open->incident.empty() ? json(nullptr) : json(open->incident.short_form())},
           {"origin", s.open_alert_from_history && s.open_alert && open->id == s.open_alert->id
                          ? "history"
                          : "daemon"}};
@@ -172,8 +171,8 @@ HttpResponse status(const ApiContext& c) {
     for (const auto& row : *rows) {
       const auto& a = row.alert;
       if (a.placement.empty() || core::is_incident(a) || core::is_incident_member(a)) continue;
-      out_of_line.push_back({{"id", core::short_alert_id(a.id)},
-                             {"longId", a.id},
+      out_of_line.push_back({{"id", a.id.short_form()},
+                             {"longId", a.id.long_form()},
                              {"state", core::to_string(a.state)},
                              {"level", a.placement.unit().empty() ? "host" : "gpu"},
                              {"environment", a.key.environment},
@@ -345,13 +344,13 @@ HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
       };
       for (const auto& alert : closed->fired) {
         if (json* result = run_of(alert)) {
-          (*result)["fired"].push_back(core::short_alert_id(alert.id));
+          (*result)["fired"].push_back(alert.id.short_form());
         }
       }
       for (const auto& incident : closed->incidents) {
         for (const auto& member : incident.members) {
           if (json* result = run_of(member)) {
-            (*result)["incident"] = core::short_alert_id(incident.id);
+            (*result)["incident"] = incident.id.short_form();
           }
         }
       }
@@ -378,11 +377,11 @@ HttpResponse ack(const ApiContext& c, const HttpRequest& r) {
     rebaseline = *value;
   }
   // The short id as the API lists it, or the long one (percent-encoded in the path).
-  const std::string& requested = r.params.at("id");
+  const core::AlertRef requested(r.params.at("id"));
   storage::AlertStore alerts(*c.store);
-  std::string id = requested;
-  if (core::is_short_alert_id(requested)) {
-    auto found = alerts.find_by_short_id(requested);
+  core::AlertId id(requested.text());
+  if (requested.is_short()) {
+    auto found = alerts.find(requested);
     if (!found) return internal(found.error());
     if (*found) id = (*found)->alert.id;
   }
@@ -397,9 +396,9 @@ HttpResponse ack(const ApiContext& c, const HttpRequest& r) {
   }
   auto row = alerts.find(id);
   if (!row || !*row)
-    return internal(row ? core::Error{core::ErrorCode::NotFound, id} : row.error());
-  return HttpResponse::json(200, json{{"id", core::short_alert_id(id)},
-                                      {"longId", id},
+    return internal(row ? core::Error{core::ErrorCode::NotFound, id.long_form()} : row.error());
+  return HttpResponse::json(200, json{{"id", id.short_form()},
+                                      {"longId", id.long_form()},
                                       {"state", core::to_string((*row)->alert.state)}});
 }
 

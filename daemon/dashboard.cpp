@@ -190,7 +190,7 @@ HttpResponse key_page(const DashboardPages& p, const HttpRequest& r, ReplayCache
       const bool member = std::any_of(
           row.alert.members.begin(), row.alert.members.end(), [&](const core::Alert& m) {
             return m.key.identity() == key.identity() ||
-                   (!key.digest.empty() && m.id.starts_with(key.digest + "@"));
+                   (!key.digest.empty() && m.id.long_form().starts_with(key.digest + "@"));
           });
       if ((row.key_id && *row.key_id == (*replay)->key_id) || member) {
         stored.push_back(std::move(row));

@@ -130,7 +130,7 @@ std::optional<CycleClose> Delivery::flush() {
                alert.explanation);
     }
     for (const auto& incident : closed->incidents) {
-      log.info("environment incident " + incident.id + ": " + incident.explanation);
+      log.info("environment incident " + incident.id.long_form() + ": " + incident.explanation);
     }
   }
   auto written = engine.flush_notifications(wall_now());

@@ -179,7 +179,7 @@ core::Result<CycleClose> Engine::close_cycle(core::Timestamp now) {
   return closed;
 }
 
-core::Status Engine::acknowledge(std::string_view alert_id, core::OperatorAction action,
+core::Status Engine::acknowledge(const core::AlertId& alert_id, core::OperatorAction action,
                                  core::Timestamp now) {
   ++generation_;
   KW_TRY(in_line_with_store());
@@ -229,20 +229,20 @@ void Engine::publish_all() {
   if (listener_) listener_(std::nullopt);
 }
 
-core::Status Engine::act(std::string_view alert_id, core::OperatorAction action,
+core::Status Engine::act(const core::AlertId& alert_id, core::OperatorAction action,
                          core::Timestamp now) {
   storage::AlertStore alerts(*store_);
   const auto row = KW_TRY(alerts.find(alert_id));
   if (!row) {
-    return core::fail(core::ErrorCode::NotFound, "no alert with id " + std::string(alert_id));
+    return core::fail(core::ErrorCode::NotFound, "no alert with id " + alert_id.long_form());
   }
   if (!core::is_open(row->alert.state)) {
     return core::fail(core::ErrorCode::Conflict,
-                      "alert " + std::string(alert_id) + " is already " +
+                      "alert " + alert_id.long_form() + " is already " +
                           std::string(core::to_string(row->alert.state)));
   }
   auto tx = KW_TRY(store_->begin());
-  KW_TRY(alerts.record_action(tx, {std::string(alert_id), row->key_id.value_or(0), action, now}));
+  KW_TRY(alerts.record_action(tx, {alert_id, row->key_id.value_or(0), action, now}));
   std::vector<detectors::AlertEvent> events;
   if (row->key_id) {
     if (const auto identity = identities_.find(*row->key_id); identity != identities_.end()) {

@@ -50,9 +50,9 @@ struct Processed {
   std::string key_digest;
   detectors::Verdict verdict;
   detectors::RunRole role = detectors::RunRole::Ignored;
-  bool awaits_confirmation = false;   // breached: rerun the case before the next one
-  std::vector<std::string> fired;     // alert ids fired now (failed runs; steps wait for the close)
-  std::vector<std::string> resolved;  // alert ids
+  bool awaits_confirmation = false;  // breached: rerun the case before the next one
+  std::vector<core::AlertId> fired;  // alert ids fired now (failed runs; steps wait for the close)
+  std::vector<core::AlertId> resolved;  // alert ids
   // The run began a new key although an older key has its benchmark, provider, workload,
   // environment and protocol name: the protocol's settings changed (bench.warmup or
   // bench.repetitions, the cache flush size, the harness), so detection starts over here.
@@ -118,7 +118,7 @@ class Engine {
   // When the next reminder falls due; nullopt when no firing alert was announced.
   [[nodiscard]] core::Result<std::optional<core::Timestamp>> next_reminder() const;
   // Operator action from the API; NotFound for an unknown alert, Conflict for a closed one.
-  [[nodiscard]] core::Status acknowledge(std::string_view alert_id, core::OperatorAction action,
+  [[nodiscard]] core::Status acknowledge(const core::AlertId& alert_id, core::OperatorAction action,
                                          core::Timestamp now);
 
   [[nodiscard]] std::vector<KeyStatus> status() const;
@@ -155,7 +155,7 @@ class Engine {
                                           const std::vector<detectors::AlertEvent>& events,
                                           core::Timestamp now);
   [[nodiscard]] core::Result<CycleClose> close(Transaction& tx, core::Timestamp now);
-  [[nodiscard]] core::Status act(std::string_view alert_id, core::OperatorAction action,
+  [[nodiscard]] core::Status act(const core::AlertId& alert_id, core::OperatorAction action,
                                  core::Timestamp now);
   [[nodiscard]] std::optional<std::int64_t> key_id_of(const core::KeyLabels& key) const;
   // The newest other key a fresh key replaces (ProtocolChange), if any.
@@ -189,7 +189,7 @@ class Engine {
   // does not hold yet): a fresh key looks up its own name instead of sorting every key (a POST of
   // 400 runs of new keys beside 20,000 keys took 16-23 s).
   std::unordered_map<std::string, std::set<std::string>> same_name_;
-  std::set<std::string> history_alerts_;  // ids of the stored alerts of origin history
+  std::set<core::AlertId> history_alerts_;  // ids of the stored alerts of origin history
   replay::PlacedCounts placed_;
   std::uint64_t generation_ = 0;
   std::int64_t cycle_ = 0;          // the open cycle's id (0: none open)

@@ -25,7 +25,7 @@ core::Result<std::size_t> Engine::flush_notifications(core::Timestamp now) {
     const auto notice = detectors::notice_due(row.alert.kind, row.alert.state, row.notified,
                                               row.notified_at, now, policy);
     if (!notice) continue;
-    identity.push_back({row.alert.id, core::to_string(*notice),
+    identity.push_back({row.alert.id.long_form(), core::to_string(*notice),
                         row.notified_at ? row.notified_at->time_since_epoch().count() : 0});
     notification.alerts.push_back({row.alert, *notice, nullptr});
   }

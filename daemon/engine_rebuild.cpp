@@ -54,7 +54,7 @@ core::Status Engine::replay_and_recover() {
 core::Status Engine::recover(storage::AlertStore& alerts, const replay::Replay& replayed) {
   std::vector<detectors::AlertEvent> recovered;
   std::vector<storage::AlertRow> history;
-  std::set<std::string> fired;
+  std::set<core::AlertId> fired;
   for (const auto& alert : replayed.alerts) {
     fired.insert(alert.id);
     const auto row = KW_TRY(alerts.find(alert.id));
@@ -72,7 +72,7 @@ core::Status Engine::recover(storage::AlertStore& alerts, const replay::Replay& 
     updated.origin = storage::AlertOrigin::History;
     history.push_back(std::move(updated));
   }
-  std::vector<std::string> stale;
+  std::vector<core::AlertId> stale;
   history_alerts_.clear();
   for (const auto& row : history) history_alerts_.insert(row.alert.id);
   for (const auto& row : KW_TRY(alerts.list(std::nullopt, 0))) {

@@ -128,22 +128,21 @@ json judge_answer(std::span<const detectors::CandidateCase> cases,
   for (const auto& c : cases) {
     const auto& j = c.judgement;
     const core::Record& deciding = runs[c.records.at(j.deciding_run)].record();
-    json doc = {
-        {"benchmark", c.key.benchmark},
-        {"provider", c.key.provider},
-        {"workload", c.key.workload},
-        {"environment", c.key.environment},
-        {"protocol", c.key.protocol},
-        {"digest", c.key.digest},
-        {"known", c.known},
-        {"runs", c.runs.size()},
-        {"status", core::to_string(deciding.run.status)},
-        {"verdict", detectors::to_string(j.verdict.kind)},
-        {"confirmation", detectors::to_string(j.confirmation)},
-        {"relativeChange", j.verdict.relative_change},
-        {"baselineRuns", j.verdict.baseline_runs},
-        {"explanation", j.explanation},
-        {"openAlert", c.open_alert ? json(core::short_alert_id(c.open_alert->id)) : json()}};
+    json doc = {{"benchmark", c.key.benchmark},
+                {"provider", c.key.provider},
+                {"workload", c.key.workload},
+                {"environment", c.key.environment},
+                {"protocol", c.key.protocol},
+                {"digest", c.key.digest},
+                {"known", c.known},
+                {"runs", c.runs.size()},
+                {"status", core::to_string(deciding.run.status)},
+                {"verdict", detectors::to_string(j.verdict.kind)},
+                {"confirmation", detectors::to_string(j.confirmation)},
+                {"relativeChange", j.verdict.relative_change},
+                {"baselineRuns", j.verdict.baseline_runs},
+                {"explanation", j.explanation},
+                {"openAlert", c.open_alert ? json(c.open_alert->id.short_form()) : json()}};
     doc["median"] = deciding.run.median ? json(deciding.run.median->count()) : json(nullptr);
     if (j.verdict.has_band) {
       doc["band"] = {{"lower", j.verdict.band.lower.count()},

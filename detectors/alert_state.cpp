@@ -13,8 +13,8 @@ AlertRun run_of(const Observation& run) {
 
 Alert make_alert(const KeyLabels& key, const Trigger& trigger) {
   Alert alert;
-  alert.id = key.identity() + "@" + trigger.onset.external_id +
-             (trigger.kind == AlertKind::Drift ? "/drift" : "");
+  alert.id = core::AlertId(key.identity() + "@" + trigger.onset.external_id +
+                           (trigger.kind == AlertKind::Drift ? "/drift" : ""));
   alert.key = key;
   alert.kind = trigger.kind;
   alert.direction = trigger.direction;
@@ -95,7 +95,7 @@ std::vector<AlertEvent> AlertStateMachine::observe(const Observation& run) {
   return events;
 }
 
-std::vector<AlertEvent> AlertStateMachine::acknowledge(std::string_view alert_id,
+std::vector<AlertEvent> AlertStateMachine::acknowledge(const core::AlertId& alert_id,
                                                        core::Timestamp at) {
   std::vector<AlertEvent> events;
   if (!open_ || open_->id != alert_id || open_->state != AlertState::Firing) return events;
@@ -104,7 +104,7 @@ std::vector<AlertEvent> AlertStateMachine::acknowledge(std::string_view alert_id
   return events;
 }
 
-std::vector<AlertEvent> AlertStateMachine::rebaseline(std::string_view alert_id,
+std::vector<AlertEvent> AlertStateMachine::rebaseline(const core::AlertId& alert_id,
                                                       core::Timestamp at) {
   std::vector<AlertEvent> events;
   if (!open_ || open_->id != alert_id) return events;
@@ -128,7 +128,7 @@ std::vector<AlertEvent> KeyMonitor::observe_failures(const Observation& run) {
   std::vector<AlertEvent> events;
   if (core::is_failure(run.status) && !failed_) {
     Alert alert;
-    alert.id = key_.identity() + "@failed@" + run.external_id;
+    alert.id = core::AlertId(key_.identity() + "@failed@" + run.external_id);
     alert.key = key_;
     alert.kind = AlertKind::Failed;
     alert.direction = Direction::Regression;
@@ -170,7 +170,7 @@ MonitorStep KeyMonitor::observe(const Observation& run, Firing firing) {
   return step;
 }
 
-std::vector<AlertEvent> KeyMonitor::fire(const Trigger& trigger, std::string_view incident,
+std::vector<AlertEvent> KeyMonitor::fire(const Trigger& trigger, const core::AlertId& incident,
                                          std::string_view note) {
   // A step whose first run resolved the open alert is that alert's return, not news.
   if (trigger.kind == AlertKind::Step && !resolved_by_.empty() &&
@@ -178,12 +178,12 @@ std::vector<AlertEvent> KeyMonitor::fire(const Trigger& trigger, std::string_vie
     return {};
   }
   Alert alert = make_alert(key_, trigger);
-  alert.incident = std::string(incident);
+  alert.incident = incident;
   if (!note.empty()) alert.explanation += "; " + std::string(note);
   return alerts_.fire(alert, trigger.run.observed_at);
 }
 
-std::vector<AlertEvent> KeyMonitor::act(std::string_view alert_id, OperatorAction action,
+std::vector<AlertEvent> KeyMonitor::act(const core::AlertId& alert_id, OperatorAction action,
                                         core::Timestamp at) {
   if (failed_ && failed_->id == alert_id) {
     // Acknowledged, it stays the key's open failed alert until a run passes; rebaselined, the

@@ -70,8 +70,10 @@ class AlertStateMachine {
   // A run of the key: resolves the open alert when its median is back inside the alert's band.
   // Runs not newer than the newest one seen are ignored (replay).
   [[nodiscard]] std::vector<AlertEvent> observe(const Observation& run);
-  [[nodiscard]] std::vector<AlertEvent> acknowledge(std::string_view alert_id, core::Timestamp at);
-  [[nodiscard]] std::vector<AlertEvent> rebaseline(std::string_view alert_id, core::Timestamp at);
+  [[nodiscard]] std::vector<AlertEvent> acknowledge(const core::AlertId& alert_id,
+                                                    core::Timestamp at);
+  [[nodiscard]] std::vector<AlertEvent> rebaseline(const core::AlertId& alert_id,
+                                                   core::Timestamp at);
   [[nodiscard]] const std::optional<Alert>& open() const { return open_; }
 
  private:
@@ -80,7 +82,7 @@ class AlertStateMachine {
 
   std::optional<Alert> open_;
   std::optional<core::Timestamp> last_run_at_;
-  std::set<std::string> seen_ids_;
+  std::set<core::AlertId> seen_ids_;
 };
 
 // What one run did to a key.
@@ -108,11 +110,12 @@ class KeyMonitor {
   void set_confirm(ConfirmPolicy confirm) { detector_.set_confirm(confirm); }
   // `incident`: the id of the incident the step is a member of ("" for the key's own alert);
   // `note`, when given, ends the alert's explanation (why the controls decided so).
-  [[nodiscard]] std::vector<AlertEvent> fire(const Trigger& trigger, std::string_view incident = {},
+  [[nodiscard]] std::vector<AlertEvent> fire(const Trigger& trigger,
+                                             const core::AlertId& incident = {},
                                              std::string_view note = {});
   // An operator action on one of this key's open alerts (step, drift or failed). Rebaselining
   // the step alert also restarts the baseline. Unknown or closed ids change nothing.
-  [[nodiscard]] std::vector<AlertEvent> act(std::string_view alert_id, OperatorAction action,
+  [[nodiscard]] std::vector<AlertEvent> act(const core::AlertId& alert_id, OperatorAction action,
                                             core::Timestamp at);
 
   [[nodiscard]] const KeyLabels& key() const { return key_; }

@@ -172,7 +172,8 @@ std::string format_alert_table(const std::vector<Alert>& alerts) {
       continue;
     }
     ++incidents;
-    text += "incident " + alert.id + ": " + std::to_string(alert.members.size()) + " key(s)\n";
+    text += "incident " + alert.id.long_form() + ": " + std::to_string(alert.members.size()) +
+            " key(s)\n";
     for (const auto& member : alert.members) text += "  " + format_alert_line(member) + "\n";
   }
   text += std::to_string(alerts.size() - incidents) + " alert(s), " + std::to_string(incidents) +

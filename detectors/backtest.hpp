@@ -63,7 +63,7 @@ class Backtest {
   BacktestOptions options_;
   Watch watch_;
   std::vector<Alert> alerts_;
-  std::map<std::string, std::size_t> index_of_;
+  std::map<core::AlertId, std::size_t> index_of_;
   std::optional<core::Timestamp> previous_;
 };
 

@@ -8,8 +8,8 @@
 
 namespace kernelwatch::detectors {
 
-std::string incident_id(const std::string& environment, core::Timestamp start) {
-  return environment + "@" + core::format_timestamp(start);
+core::AlertId incident_id(const std::string& environment, core::Timestamp start) {
+  return core::AlertId(environment + "@" + core::format_timestamp(start));
 }
 
 Controls::Controls(ControlParameters parameters) : parameters_(std::move(parameters)) {}
@@ -165,11 +165,11 @@ std::optional<double> Controls::excess_over_reference(const KeyLabels& key, Dire
 
 std::vector<StepDecision> Controls::decide(
     std::span<const HeldStep> steps,
-    const std::function<std::size_t(const std::string&)>& members_before) const {
+    const std::function<std::size_t(const core::AlertId&)>& members_before) const {
   std::vector<StepDecision> decisions(steps.size());
   // The steps of each environment's cycle; drift and steps of forgotten cycles are their own.
-  std::map<std::string, std::vector<std::size_t>> groups;
-  std::map<std::string, const Cycle*> cycle_by_id;
+  std::map<core::AlertId, std::vector<std::size_t>> groups;
+  std::map<core::AlertId, const Cycle*> cycle_by_id;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const KeyLabels& key = *steps[i].key;
     const Trigger& trigger = *steps[i].trigger;
@@ -178,7 +178,7 @@ std::vector<StepDecision> Controls::decide(
     if (cycle == nullptr) continue;
     const auto mine = cycle->rows.find(key.identity());
     if (mine == cycle->rows.end() || mine->second.center <= 0) continue;
-    const std::string id = incident_id(key.environment, cycle->start);
+    const core::AlertId id = incident_id(key.environment, cycle->start);
     groups[id].push_back(i);
     cycle_by_id[id] = cycle;
     if (auto why = paired_reason(key, trigger, *cycle); !why.empty()) {

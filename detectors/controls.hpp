@@ -35,7 +35,7 @@ namespace kernelwatch::detectors {
 
 // Why a step is part of an incident: the incident it joins and the reason, one line.
 struct EnvironmentReason {
-  std::string incident;  // "<environment>@<cycle start, RFC 3339>"
+  core::AlertId incident;  // "<environment>@<cycle start, RFC 3339>"
   std::string reason;
 };
 
@@ -70,7 +70,7 @@ class Controls {
   // this id already has (a step confirmed a cycle later joins the incident of its onset).
   [[nodiscard]] std::vector<StepDecision> decide(
       std::span<const HeldStep> steps,
-      const std::function<std::size_t(const std::string&)>& members_before) const;
+      const std::function<std::size_t(const core::AlertId&)>& members_before) const;
   [[nodiscard]] bool is_reference(const std::string& provider) const;
   // Per environment, the runs that name their host or GPU (siblings.hpp) since the last
   // clear_placed(): the runs of one daemon cycle (or posted batch, or replayed gap), whatever
@@ -149,6 +149,6 @@ class Controls {
 };
 
 // "<environment>@<cycle start>": the id of the incident of one environment's cycle.
-[[nodiscard]] std::string incident_id(const std::string& environment, core::Timestamp start);
+[[nodiscard]] core::AlertId incident_id(const std::string& environment, core::Timestamp start);
 
 }  // namespace kernelwatch::detectors

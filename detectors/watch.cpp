@@ -169,7 +169,7 @@ MonitorStep Watch::observe(const KeyLabels& key, const Observation& run, Confirm
   return step;
 }
 
-std::vector<AlertEvent> Watch::act(const std::string& key_identity, std::string_view alert_id,
+std::vector<AlertEvent> Watch::act(const std::string& key_identity, const core::AlertId& alert_id,
                                    OperatorAction action, core::Timestamp at) {
   const auto it = keys_.find(key_identity);
   if (it == keys_.end()) return {};
@@ -178,8 +178,8 @@ std::vector<AlertEvent> Watch::act(const std::string& key_identity, std::string_
   return events;
 }
 
-std::vector<AlertEvent> Watch::act_on_incident(std::string_view incident_id, OperatorAction action,
-                                               core::Timestamp at) {
+std::vector<AlertEvent> Watch::act_on_incident(const core::AlertId& incident_id,
+                                               OperatorAction action, core::Timestamp at) {
   const Alert* incident = find_incident(incident_id);
   if (incident == nullptr) return {};
   std::vector<AlertEvent> events;
@@ -195,7 +195,7 @@ std::vector<AlertEvent> Watch::act_on_incident(std::string_view incident_id, Ope
   return events;
 }
 
-std::vector<AlertEvent> Watch::act_on_unit(std::string_view alert_id, OperatorAction action,
+std::vector<AlertEvent> Watch::act_on_unit(const core::AlertId& alert_id, OperatorAction action,
                                            core::Timestamp at) {
   for (auto& [slot, alert] : unit_alerts_) {
     if (alert.id != alert_id) continue;
@@ -211,13 +211,13 @@ std::vector<AlertEvent> Watch::act_on_unit(std::string_view alert_id, OperatorAc
   return {};
 }
 
-Alert* Watch::find_incident(std::string_view id) {
+Alert* Watch::find_incident(const core::AlertId& id) {
   const auto it = std::find_if(incidents_.begin(), incidents_.end(),
                                [&](const Alert& a) { return a.id == id; });
   return it == incidents_.end() ? nullptr : &*it;
 }
 
-const Alert* Watch::incident(std::string_view id) const {
+const Alert* Watch::incident(const core::AlertId& id) const {
   const auto it = std::find_if(incidents_.begin(), incidents_.end(),
                                [&](const Alert& a) { return a.id == id; });
   return it == incidents_.end() ? nullptr : &*it;
@@ -278,8 +278,8 @@ std::vector<AlertEvent> Watch::judge_units() {
       const std::string slot = cycle.environment + " " + out.unit_id().str();
       if (unit_alerts_.contains(slot)) continue;  // still out of line: already said
       Alert alert;
-      alert.id = cycle.environment + "@" + out.unit_id().str() + "@" +
-                 core::format_timestamp(cycle.newest);
+      alert.id = core::AlertId(cycle.environment + "@" + out.unit_id().str() + "@" +
+                               core::format_timestamp(cycle.newest));
       alert.kind = AlertKind::Environment;
       alert.key.environment = cycle.environment;
       alert.direction = out.direction;
@@ -322,12 +322,12 @@ std::vector<AlertEvent> Watch::close_steps() {
   steps.reserve(held.size());
   for (const auto& h : held)
     steps.push_back({&keys_.at(h.key_identity).monitor->key(), &h.trigger});
-  const auto decisions = controls_.decide(steps, [&](const std::string& id) -> std::size_t {
+  const auto decisions = controls_.decide(steps, [&](const core::AlertId& id) -> std::size_t {
     const Alert* known = find_incident(id);
     return known == nullptr ? 0 : known->members.size();
   });
 
-  std::map<std::string, std::vector<Alert>> joined;
+  std::map<core::AlertId, std::vector<Alert>> joined;
   for (std::size_t i = 0; i < held.size(); ++i) {
     KeyMonitor& monitor = *keys_.at(held[i].key_identity).monitor;
     const StepDecision& decision = decisions[i];
@@ -348,7 +348,7 @@ std::vector<AlertEvent> Watch::close_steps() {
   return events;
 }
 
-AlertEvent Watch::join_incident(const std::string& id, std::vector<Alert> members,
+AlertEvent Watch::join_incident(const core::AlertId& id, std::vector<Alert> members,
                                 const std::string& cause) {
   AlertEvent event;
   event.cause = cause;

@@ -37,17 +37,17 @@ class Watch {
                                     ConfirmPolicy confirm);
   // An operator action on an open alert of the key with this identity (KeyLabels::identity()).
   [[nodiscard]] std::vector<AlertEvent> act(const std::string& key_identity,
-                                            std::string_view alert_id, OperatorAction action,
+                                            const core::AlertId& alert_id, OperatorAction action,
                                             core::Timestamp at);
   // An operator action on an incident: done to each of its open members, then the incident
   // follows them. Unknown or closed incidents change nothing.
-  [[nodiscard]] std::vector<AlertEvent> act_on_incident(std::string_view incident_id,
+  [[nodiscard]] std::vector<AlertEvent> act_on_incident(const core::AlertId& incident_id,
                                                         OperatorAction action, core::Timestamp at);
   // An operator action on an open alert about a GPU or host out of line (its id). Acknowledged:
   // it stays open and resolves when the unit is back in line. Rebaselined: it closes, and the
   // unit is not alerted again until it has been back in line (its level was accepted). Unknown
   // or closed alerts, and acknowledging an acknowledged one, change nothing.
-  [[nodiscard]] std::vector<AlertEvent> act_on_unit(std::string_view alert_id,
+  [[nodiscard]] std::vector<AlertEvent> act_on_unit(const core::AlertId& alert_id,
                                                     OperatorAction action, core::Timestamp at);
   // The open alerts about a GPU or host out of line, by "<environment> <unit id>".
   [[nodiscard]] const std::map<std::string, Alert>& unit_alerts() const { return unit_alerts_; }
@@ -78,7 +78,7 @@ class Watch {
   // Every key, in identity order.
   [[nodiscard]] std::vector<const KeyView*> keys() const;
   // A recent incident by id (the few cycles' worth the watch remembers), or null.
-  [[nodiscard]] const Alert* incident(std::string_view id) const;
+  [[nodiscard]] const Alert* incident(const core::AlertId& id) const;
 
  private:
   struct KeyState {
@@ -92,7 +92,7 @@ class Watch {
 
   // The incident `id` with these members added (or replaced by id), as an event: fired when the
   // incident is new.
-  [[nodiscard]] AlertEvent join_incident(const std::string& id, std::vector<Alert> members,
+  [[nodiscard]] AlertEvent join_incident(const core::AlertId& id, std::vector<Alert> members,
                                          const std::string& cause);
   // Members' state changes in `events` (resolved, acknowledged, superseded) move their incident:
   // its updated record is appended after them.
@@ -103,7 +103,7 @@ class Watch {
   // The held steps decided by the controls (close_cycle() without the siblings rule: a key's
   // next run closes its held step while the cycle's other runs are still to come).
   [[nodiscard]] std::vector<AlertEvent> close_steps();
-  [[nodiscard]] Alert* find_incident(std::string_view id);
+  [[nodiscard]] Alert* find_incident(const core::AlertId& id);
 
   DetectorParameters parameters_;
   Controls controls_;

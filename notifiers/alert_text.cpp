@@ -21,7 +21,7 @@ std::string trim_slash(std::string url) {
 
 std::string alert_link(const FormatOptions& options, const NotifiedAlert& n) {
   if (options.public_url.empty()) return {};
-  return trim_slash(options.public_url) + "/alerts/" + core::short_alert_id(n.alert.id);
+  return trim_slash(options.public_url) + "/alerts/" + n.alert.id.short_form();
 }
 
 bool resolved(const NotifiedAlert& n) {

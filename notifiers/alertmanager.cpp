@@ -56,7 +56,7 @@ json alertmanager_payload(const Notification& n, const FormatOptions& options,
     }
     json labels = {{"alertname", alertname},        {"environment", a.key.environment},
                    {"kind", to_string(a.kind)},     {"direction", to_string(a.direction)},
-                   {"severity", alert_severity(a)}, {"alert_id", a.id}};
+                   {"severity", alert_severity(a)}, {"alert_id", a.id.long_form()}};
     // An incident has no benchmark, provider or workload: no empty labels for them.
     for (const auto& [name, value] : {std::pair{"benchmark", a.key.benchmark},
                                       {"provider", a.key.provider},
@@ -86,7 +86,7 @@ json alertmanager_payload(const Notification& n, const FormatOptions& options,
         {"external_id", item.run().external_id},
         {"idempotency_key", n.idempotency_key}};
     if (const auto text = alert_note(a); !text.empty()) annotations["attribution"] = text;
-    annotations["kernelwatch_id"] = core::short_alert_id(a.id);
+    annotations["kernelwatch_id"] = a.id.short_form();
     if (a.state == core::AlertState::Acknowledged && !resolved(item)) {
       annotations["acknowledged"] = "true";
     }

@@ -12,7 +12,7 @@ using nlohmann::json;
 core::Result<NotifiedAlert> legacy_item(const JsonField& item) {
   NotifiedAlert n;
   core::Alert& a = n.alert;
-  a.id = KW_TRY(item["id"].string());
+  a.id = core::AlertId(KW_TRY(item["id"].string()));
   a.key.benchmark = KW_TRY(item["benchmark"].string());
   a.key.provider = KW_TRY(item["provider"].string());
   a.key.workload = KW_TRY(item["workload"].string());

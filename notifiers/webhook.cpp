@@ -48,9 +48,9 @@ json members_json(const core::Alert& a) {
 json alert_json(const NotifiedAlert& n) {
   const core::Alert& a = n.alert;
   // `id` is the long id (what the webhook has always carried, the receiver's key for an alert);
-  // `shortId` the one the API, `kernelwatch ack` and the dashboard take (core::short_alert_id).
-  json alert{{"id", a.id},
-             {"shortId", core::short_alert_id(a.id)},
+  // `shortId` the one the API, `kernelwatch ack` and the dashboard take (AlertId::short_form).
+  json alert{{"id", a.id.long_form()},
+             {"shortId", a.id.short_form()},
              {"state", core::to_string(n.notice)},
              {"kind", to_string(a.kind)},
              {"direction", to_string(a.direction)},

@@ -181,7 +181,7 @@ class Driver {
   std::vector<storage::RunSummary> late_;
   std::optional<core::Timestamp> previous_;
   std::optional<std::int64_t> cycle_;
-  std::map<std::string, std::size_t> index_;
+  std::map<core::AlertId, std::size_t> index_;
   std::set<std::string> open_runs_;  // "<key identity>/<externalId>" of runs in an open cycle
   std::optional<core::Timestamp> first_open_;  // the oldest of them
   // Closes so far: the round of never-judged placed runs since the last close. By key id and

@@ -89,10 +89,10 @@ struct Replay {
   // Every alert raised, in firing order, as its last event left it (an incident's members are
   // inside it, not listed by themselves), and the time of that last event.
   std::vector<core::Alert> alerts;
-  std::map<std::string, core::Timestamp> changed_at;
+  std::map<core::AlertId, core::Timestamp> changed_at;
   // Ids of the alerts fired at runs the daemon judged whose cycle never closed (a crash came
   // between the run and the close): what it must still store and notify.
-  std::set<std::string> unsettled;
+  std::set<core::AlertId> unsettled;
   std::size_t unsettled_runs = 0;  // runs the daemon judged whose cycle never closed
   std::vector<TracedRun> trace;    // only_key's runs, oldest first (Options::trace)
   std::size_t runs = 0;            // runs read

@@ -22,7 +22,7 @@ Result<AlertRow> read_row(const Statement& s, const std::filesystem::path& path)
   AlertRow row;
   row.alert = KW_TRY_WITH(
       core::alert_from_json(nlohmann::json::parse(s.column_text(4), nullptr, false)), where());
-  row.alert.id = id;
+  row.alert.id = core::AlertId(id);
   if (!s.column_is_null(1)) row.key_id = s.column_int(1);
   row.alert.state = KW_TRY_WITH(core::parse_alert_state(s.column_text(2)), where());
   row.updated_at = s.column_timestamp(3);
@@ -58,7 +58,7 @@ Status AlertStore::upsert(Transaction& tx, const AlertRow& row) {
       "state = excluded.state, updated_at_ns = excluded.updated_at_ns, "
       "document = excluded.document, notified = excluded.notified, "
       "notified_at_ns = excluded.notified_at_ns"));
-  stmt->bind(1, a.id)
+  stmt->bind(1, a.id.long_form())
       .bind(2, row.key_id)
       .bind(3, core::to_string(a.kind))
       .bind(4, core::to_string(a.direction))
@@ -80,7 +80,7 @@ Status AlertStore::record_action(Transaction& tx, const AlertActionRow& row) {
   KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
   auto stmt = KW_TRY(db_->statement(
       "INSERT INTO alert_actions (alert_id, key_id, action, at_ns) VALUES (?1, ?2, ?3, ?4)"));
-  stmt->bind(1, row.alert_id).bind(3, core::to_string(row.action)).bind(4, row.at);
+  stmt->bind(1, row.alert_id.long_form()).bind(3, core::to_string(row.action)).bind(4, row.at);
   if (row.key_id == 0) {
     stmt->bind_null(2);  // an incident: it has no key
   } else {
@@ -89,19 +89,19 @@ Status AlertStore::record_action(Transaction& tx, const AlertActionRow& row) {
   return stmt->run();
 }
 
-Status AlertStore::remove_history(Transaction& tx, std::string_view id) {
+Status AlertStore::remove_history(Transaction& tx, const core::AlertId& id) {
   KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
   auto stmt = KW_TRY(db_->statement("DELETE FROM alerts WHERE id = ?1 AND origin = 'history'"));
-  stmt->bind(1, id);
+  stmt->bind(1, id.long_form());
   return stmt->run();
 }
 
-Status AlertStore::mark_notified(Transaction& tx, std::string_view id, core::Notice notice,
+Status AlertStore::mark_notified(Transaction& tx, const core::AlertId& id, core::Notice notice,
                                  core::Timestamp at) {
   KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
   auto stmt =
       KW_TRY(db_->statement("UPDATE alerts SET notified = ?2, notified_at_ns = ?3 WHERE id = ?1"));
-  stmt->bind(1, id).bind(2, core::to_string(notice)).bind(3, at);
+  stmt->bind(1, id.long_form()).bind(2, core::to_string(notice)).bind(3, at);
   return stmt->run();
 }
 
@@ -135,19 +135,21 @@ Result<std::optional<core::Timestamp>> AlertStore::oldest_firing_notification() 
   return row ? *row : std::nullopt;
 }
 
-Result<std::optional<AlertRow>> AlertStore::find(std::string_view id) const {
+Result<std::optional<AlertRow>> AlertStore::find(const core::AlertId& id) const {
   static const std::string sql = std::string("SELECT ") + kColumns + " FROM alerts WHERE id = ?1";
   auto stmt = KW_TRY(db_->statement(sql));
-  stmt->bind(1, id);
+  stmt->bind(1, id.long_form());
   return first_row(*stmt, [&](const Statement& s) { return read_row(s, db_->path()); });
 }
 
-Result<std::optional<AlertRow>> AlertStore::find_by_short_id(std::string_view short_id) const {
-  // The short id is derived, not stored: an operator's ack is rare, hashing every id is cheap.
+Result<std::optional<AlertRow>> AlertStore::find(const core::AlertRef& ref) const {
+  if (!ref.is_short()) return find(core::AlertId(ref.text()));
+  // The short form is derived, not stored: an operator's ack is rare, hashing every id is cheap.
   auto stmt = KW_TRY(db_->statement("SELECT id FROM alerts"));
-  const auto ids = KW_TRY(collect(*stmt, [](const Statement& s) { return s.column_text(0); }));
+  const auto ids =
+      KW_TRY(collect(*stmt, [](const Statement& s) { return core::AlertId(s.column_text(0)); }));
   for (const auto& id : ids) {
-    if (core::short_alert_id(id) == short_id) return find(id);
+    if (ref.names(id)) return find(id);
   }
   return std::optional<AlertRow>{};
 }
@@ -165,7 +167,7 @@ Result<std::vector<AlertActionRow>> AlertStore::actions() const {
       "SELECT alert_id, key_id, action, at_ns FROM alert_actions ORDER BY at_ns, id"));
   return collect(*stmt, [](const Statement& s) {
     return AlertActionRow{
-        s.column_text(0), s.column_int(1),  // NULL (an incident's) reads as 0
+        core::AlertId(s.column_text(0)), s.column_int(1),  // NULL (an incident's) reads as 0
         // The table's CHECK admits the two names only.
         core::parse_operator_action(s.column_text(2)).value_or(core::OperatorAction::Rebaseline),
         s.column_timestamp(3)};

@@ -30,7 +30,7 @@ struct AlertRow {
 };
 
 struct AlertActionRow {
-  std::string alert_id;
+  core::AlertId alert_id;
   std::int64_t key_id = 0;  // 0: an incident's (stored as NULL)
   core::OperatorAction action = core::OperatorAction::Acknowledge;
   core::Timestamp at{};
@@ -48,17 +48,17 @@ class AlertStore {
   [[nodiscard]] Status record_action(Transaction& tx, const AlertActionRow& row);
   // Removes an alert of imported history (origin history) that a replay no longer implies
   // (history or the detector settings changed); the daemon's own rows are never removed.
-  [[nodiscard]] Status remove_history(Transaction& tx, std::string_view id);
+  [[nodiscard]] Status remove_history(Transaction& tx, const core::AlertId& id);
   // The alert was announced: `notice` queued at `at`.
-  [[nodiscard]] Status mark_notified(Transaction& tx, std::string_view id, core::Notice notice,
+  [[nodiscard]] Status mark_notified(Transaction& tx, const core::AlertId& id, core::Notice notice,
                                      core::Timestamp at);
 
   // Newest first; nullopt matches every state; limit 0 means all.
   [[nodiscard]] Result<std::vector<AlertRow>> list(std::optional<core::AlertState> state,
                                                    std::size_t limit) const;
-  [[nodiscard]] Result<std::optional<AlertRow>> find(std::string_view id) const;
-  // The alert whose core::short_alert_id() is `short_id`; nullopt when none.
-  [[nodiscard]] Result<std::optional<AlertRow>> find_by_short_id(std::string_view short_id) const;
+  [[nodiscard]] Result<std::optional<AlertRow>> find(const core::AlertId& id) const;
+  // The alert a person named by its short or long form; nullopt when none.
+  [[nodiscard]] Result<std::optional<AlertRow>> find(const core::AlertRef& ref) const;
   // Open alerts (firing or acknowledged) whose last notification announced them firing, oldest
   // first: what Alertmanager must keep active (the notifiers re-send them).
   [[nodiscard]] Result<std::vector<AlertRow>> announced_open() const;

@@ -184,9 +184,9 @@ Result<std::vector<OutboxRow>> Outbox::dead_letters(std::size_t limit) {
   return collect(*stmt, read_row);
 }
 
-Result<std::vector<OutboxRow>> Outbox::for_alert(std::string_view alert_id, std::size_t limit) {
+Result<std::vector<OutboxRow>> Outbox::for_alert(const core::AlertId& alert_id, std::size_t limit) {
   auto stmt = KW_TRY(connection_->database().statement(kMentioningSql));
-  stmt->bind(1, nlohmann::json(std::string(alert_id)).dump()).bind_limit(2, limit);
+  stmt->bind(1, nlohmann::json(alert_id.long_form()).dump()).bind_limit(2, limit);
   return collect(*stmt, read_row);
 }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/alert.hpp"
 #include "core/error.hpp"
 #include "core/time.hpp"
 #include "storage/connection.hpp"
@@ -100,7 +101,7 @@ class Outbox {
   [[nodiscard]] Result<std::vector<OutboxRow>> dead_letters(std::size_t limit);
   // The rows whose notification names this alert id, oldest first; limit 0 means all. A scan
   // of the outbox (delivered rows are pruned): for the dashboard's alert page, not a hot path.
-  [[nodiscard]] Result<std::vector<OutboxRow>> for_alert(std::string_view alert_id,
+  [[nodiscard]] Result<std::vector<OutboxRow>> for_alert(const core::AlertId& alert_id,
                                                          std::size_t limit);
   [[nodiscard]] Result<std::optional<OutboxRow>> find(std::int64_t id);
   // Deletes delivered rows finished before `before`; returns how many.

@@ -297,18 +297,18 @@ std::string alerts_svg(const Chart& c, const std::vector<const ReplayedRun*>& ru
                                                : std::string(core::to_string(alert.kind)) + " " +
                                                      core::format_change(alert.relative_change));
     const char* anchor = x < c.left + 70 ? "start" : x > c.width - c.right - 70 ? "end" : "middle";
-    svg +=
-        "<a class=\"alert-mark" + std::string(imp ? " imp" : " reg") +
-        (alert_page_id(alert) == highlight ? " current" : "") + "\" href=\"" +
-        // A step inside an incident links to the incident (its page; what was notified).
-        escape(alert_href(core::is_incident_member(alert) ? alert.incident : alert_page_id(alert),
-                          mode, depth)) +
-        "\" data-alert=\"" + escape(alert_page_id(alert)) + "\" data-fired=\"" +
-        escape(alert.fired.external_id) + "\"><title>alert " + escape(alert_page_id(alert)) + ": " +
-        escape(alert.explanation) + "</title><line x1=\"" + num(x) + "\" x2=\"" + num(x) +
-        "\" y1=\"" + num(c.top - 26) + "\" y2=\"" + num(c.top + c.plot_h()) +
-        "\"/><text text-anchor=\"" + anchor + "\" x=\"" + num(x) + "\" y=\"" + num(c.top - 28) +
-        "\">" + escape(text) + "</text></a>";
+    svg += "<a class=\"alert-mark" + std::string(imp ? " imp" : " reg") +
+           (alert_page_id(alert) == highlight ? " current" : "") + "\" href=\"" +
+           // A step inside an incident links to the incident (its page; what was notified).
+           escape(alert_href(
+               core::is_incident_member(alert) ? alert.incident.long_form() : alert_page_id(alert),
+               mode, depth)) +
+           "\" data-alert=\"" + escape(alert_page_id(alert)) + "\" data-fired=\"" +
+           escape(alert.fired.external_id) + "\"><title>alert " + escape(alert_page_id(alert)) +
+           ": " + escape(alert.explanation) + "</title><line x1=\"" + num(x) + "\" x2=\"" + num(x) +
+           "\" y1=\"" + num(c.top - 26) + "\" y2=\"" + num(c.top + c.plot_h()) +
+           "\"/><text text-anchor=\"" + anchor + "\" x=\"" + num(x) + "\" y=\"" + num(c.top - 28) +
+           "\">" + escape(text) + "</text></a>";
     if (const auto fired = index.find(alert.fired.external_id);
         fired != index.end() && alert.fired.median.count() > 0) {
       svg += "<circle class=\"fire-ring\" cx=\"" + num(c.x(fired->second)) + "\" cy=\"" +

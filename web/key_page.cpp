@@ -56,20 +56,21 @@ std::string alert_rows(const std::vector<core::Alert>& alerts, LinkMode mode, in
     // A step inside an incident links to the incident: that is what was notified and acted on.
     const bool member = core::is_incident_member(a);
     return "<tr><td><a href=\"" +
-           escape(alert_href(member ? a.incident : alert_page_id(a), mode, depth)) + "\">" +
+           escape(alert_href(member ? a.incident.long_form() : alert_page_id(a), mode, depth)) +
+           "\">" +
            escape(format_time(a.onset.observed_at.time_since_epoch().count() != 0
                                   ? a.onset.observed_at
                                   : a.fired.observed_at)) +
            "</a></td><td>" + escape(core::to_string(a.kind)) + (member ? " (in an incident)" : "") +
-           "</td><td>" +
-           direction_word(a.direction) + "</td><td class=\"num\">" +
+           "</td><td>" + direction_word(a.direction) + "</td><td class=\"num\">" +
            escape(core::format_change(a.relative_change)) + "</td><td class=\"num\">" +
            band_text(a.band) + "</td><td>" + alert_state_badge(a.state) + "</td><td>" + source +
            "</td></tr>";
   };
   for (const auto& alert : alerts) {
-    const bool kept = stored_ids.count(alert_page_id(alert)) != 0 ||
-                      (core::is_incident_member(alert) && stored_ids.count(alert.incident) != 0);
+    const bool kept =
+        stored_ids.count(alert_page_id(alert)) != 0 ||
+        (core::is_incident_member(alert) && stored_ids.count(alert.incident.long_form()) != 0);
     html += row_of(alert, kept ? "stored by the daemon" : "replay of the history");
   }
   return html + "</tbody></table></div>";

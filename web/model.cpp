@@ -26,13 +26,13 @@ bool same_key(const core::KeyLabels& a, const core::KeyLabels& b) {
 // its id begins with its key's digest.
 bool of_key(const core::Alert& alert, const core::KeyLabels& key) {
   if (!alert.key.digest.empty() || key.digest.empty()) return same_key(alert.key, key);
-  return alert.id.starts_with(key.digest + "@");
+  return alert.id.long_form().starts_with(key.digest + "@");
 }
 
 }  // namespace
 
 std::string alert_page_id(const core::Alert& alert) {
-  return alert.id;
+  return alert.id.long_form();
 }
 
 std::string key_ref(const core::KeyLabels& key) {
@@ -117,7 +117,7 @@ KeyRow key_row(std::int64_t key_id, const core::KeyLabels& key,
   if (const auto& open = standing.alert) {
     // A member is acknowledged through its incident: its page is the incident's.
     row.alert_id = alert_page_id(*open);
-    if (core::is_incident_member(*open)) row.alert_id = open->incident;
+    if (core::is_incident_member(*open)) row.alert_id = open->incident.long_form();
     row.alert_direction = open->direction;
   }
   return row;
@@ -206,10 +206,8 @@ core::Result<std::optional<AlertView>> find_alert(storage::Connection& store, st
                                                   const ReplayOptions& options,
                                                   const std::vector<core::Alert>& alerts) {
   // The API's id (the short one) or the long one the pages link with.
-  const bool short_id = core::is_short_alert_id(id);
-  const auto matches = [&](const core::Alert& a) {
-    return short_id ? core::short_alert_id(a.id) == id : a.id == id;
-  };
+  const core::AlertRef ref(id);
+  const auto matches = [&](const core::Alert& a) { return ref.names(a.id); };
   const auto it = std::find_if(alerts.begin(), alerts.end(), matches);
   if (it == alerts.end()) return std::optional<AlertView>();
   AlertView view;

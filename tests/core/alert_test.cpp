@@ -10,7 +10,7 @@ using std::chrono::nanoseconds;
 
 Alert sample() {
   Alert a;
-  a.id = "k@run-1";
+  a.id = AlertId("k@run-1");
   a.key = {"tvd/forward", "liger", "tokens1-vocab2-fp32", "nvidia-h100", "proto", "sha256:1"};
   a.kind = AlertKind::Step;
   a.direction = Direction::Regression;
@@ -25,7 +25,7 @@ Alert sample() {
   a.attribution = {{"implementation.version", "0.6.1", "0.6.2"}};
   a.explanation = "slower";
   Alert member = a;
-  member.id = "k@run-1/member";
+  member.id = AlertId("k@run-1/member");
   member.closed_by.reset();
   a.members = {member};
   return a;
@@ -79,40 +79,37 @@ TEST(AlertJson, ErrorsNameTheFieldsPath) {
 
 // The short id is sha256 of the long id, cut to 12 hex digits (the value below is Python's
 // hashlib.sha256(...).hexdigest()[:12], an independent computation).
-TEST(ShortAlertId, IsTheFirst12HexDigitsOfTheLongIdsSha256) {
-  const std::string long_id =
-      "sha256:ab12@layer_norm/backward/liger/nvidia-h100/hidden1024/2025-07-17T18-18-16Z";
-  EXPECT_EQ(short_alert_id(long_id), "252a37702b9a");
-  EXPECT_EQ(short_alert_id(long_id), short_alert_id(std::string(long_id)));
-  EXPECT_NE(short_alert_id(long_id), short_alert_id(long_id + "/drift"));
-  EXPECT_TRUE(is_short_alert_id(short_alert_id(long_id)));
+TEST(AlertId, ItsShortFormIsTheFirst12HexDigitsOfTheLongFormsSha256) {
+  const AlertId id(
+      "sha256:ab12@layer_norm/backward/liger/nvidia-h100/hidden1024/2025-07-17T18-18-16Z");
+  EXPECT_EQ(id.short_form(), "252a37702b9a");
+  EXPECT_EQ(id.long_form(),
+            "sha256:ab12@layer_norm/backward/liger/nvidia-h100/hidden1024/2025-07-17T18-18-16Z");
+  EXPECT_NE(id.short_form(), AlertId(id.long_form() + "/drift").short_form());
+  EXPECT_TRUE(AlertRef(id.short_form()).is_short());
+  EXPECT_EQ(AlertId().short_form(), "");
 }
 
-TEST(ShortAlertId, RecognisesOnlyTwelveLowerCaseHexDigits) {
-  EXPECT_TRUE(is_short_alert_id("0123456789ab"));
-  EXPECT_FALSE(is_short_alert_id("0123456789AB"));
-  EXPECT_FALSE(is_short_alert_id("0123456789a"));
-  EXPECT_FALSE(is_short_alert_id("0123456789abc"));
-  EXPECT_FALSE(is_short_alert_id("0123456789ag"));
-  EXPECT_FALSE(is_short_alert_id("k@run-1"));
+TEST(AlertRef, RecognisesOnlyTwelveLowerCaseHexDigitsAsAShortForm) {
+  EXPECT_TRUE(AlertRef("0123456789ab").is_short());
+  EXPECT_FALSE(AlertRef("0123456789AB").is_short());
+  EXPECT_FALSE(AlertRef("0123456789a").is_short());
+  EXPECT_FALSE(AlertRef("0123456789abc").is_short());
+  EXPECT_FALSE(AlertRef("0123456789ag").is_short());
+  EXPECT_FALSE(AlertRef("k@run-1").is_short());
 }
 
-}  // namespace
-}  // namespace kernelwatch::core
-
-namespace kernelwatch::core {
-namespace {
-
-// One operator action type from the API to the stored row and the replay (issue #38 item 3): its
-// names are the alert_actions table's.
-TEST(OperatorAction, ItsNamesReadBackAndNothingElseIsOne) {
-  for (const auto action : {OperatorAction::Acknowledge, OperatorAction::Rebaseline}) {
-    EXPECT_EQ(parse_operator_action(to_string(action)), action);
-  }
-  EXPECT_EQ(to_string(OperatorAction::Rebaseline), "rebaseline");
-  EXPECT_EQ(parse_operator_action("ack"), std::nullopt);
-  EXPECT_EQ(parse_operator_action("Rebaseline"), std::nullopt);
-  EXPECT_EQ(parse_operator_action(""), std::nullopt);
+TEST(AlertRef, NamesAnAlertByItsShortFormOrItsLongFormOnly) {
+  const AlertId id("k@run-1");
+  EXPECT_TRUE(AlertRef(id.short_form()).names(id));
+  EXPECT_TRUE(AlertRef("k@run-1").names(id));
+  EXPECT_FALSE(AlertRef("k@run-2").names(id));
+  EXPECT_FALSE(AlertRef(AlertId("k@run-2").short_form()).names(id));
+  // A long form that happens to look short is still compared as a short form: the 12 hex digits
+  // of an id, never the id itself.
+  const AlertId hexlike("0123456789ab");
+  EXPECT_FALSE(AlertRef("0123456789ab").names(hexlike));
+  EXPECT_TRUE(AlertRef(hexlike.short_form()).names(hexlike));
 }
 
 }  // namespace

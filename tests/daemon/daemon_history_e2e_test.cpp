@@ -208,8 +208,9 @@ TEST(DaemonE2E, ImportedHistorysAlertsAreBacktestsListedInStatusAndNeverPaged) {
   // Acknowledging one of them works and pages nobody.
   ASSERT_FALSE(own_firing.empty());
   const std::string acked = *own_firing.begin();
-  const auto ack = http(daemon.port(), "POST",
-                        "/api/v1/alerts/" + core::short_alert_id(acked) + "/ack", "{}", kToken);
+  const auto ack =
+      http(daemon.port(), "POST", "/api/v1/alerts/" + core::AlertId(acked).short_form() + "/ack",
+           "{}", kToken);
   ASSERT_EQ(ack.status, 200) << ack.body;
   // A live alert goes out; it is the only one the receiver ever gets.
   ASSERT_EQ(

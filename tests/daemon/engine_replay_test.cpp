@@ -104,12 +104,12 @@ class EngineReplayTest : public ::testing::Test {
     auto rows = storage::AlertStore(*store_).list(std::nullopt, 0);
     EXPECT_TRUE(rows);
     for (const auto& row : rows.value_or(std::vector<storage::AlertRow>{})) {
-      out.push_back(row.alert.id + " " + std::string(core::to_string(row.alert.state)) + " " +
-                    std::string(storage::to_string(row.origin)));
+      out.push_back(row.alert.id.long_form() + " " + std::string(core::to_string(row.alert.state)) +
+                    " " + std::string(storage::to_string(row.origin)));
     }
     for (const auto& key : engine.status()) {
       out.push_back(key.key.display() + ": " + std::string(core::to_string(key.standing.state)) +
-                    " " + (key.open_alert ? key.open_alert->id : "-"));
+                    " " + (key.open_alert ? key.open_alert->id.long_form() : "-"));
     }
     return out;
   }
@@ -181,7 +181,7 @@ TEST_F(EngineReplayTest, AnAcknowledgedIncidentStaysAcknowledgedWithItsMembersAf
   const auto closed = batch(stepped, t0 + 2h + 30s);
   ASSERT_TRUE(closed.fired.empty());
   ASSERT_EQ(closed.incidents.size(), 1u);
-  const std::string incident = closed.incidents[0].id;
+  const core::AlertId incident = closed.incidents[0].id;
   EXPECT_EQ(closed.incidents[0].members.size(), 5u);
   for (const auto& key : engine_->status()) {
     EXPECT_EQ(key.standing.state, core::KeyState::Incident) << key.key.display();

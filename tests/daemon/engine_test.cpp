@@ -159,7 +159,7 @@ class EngineTest : public ::testing::Test {
     }
   }
 
-  std::optional<storage::AlertRow> alert(const std::string& id) {
+  std::optional<storage::AlertRow> alert(const core::AlertId& id) {
     auto found = storage::AlertStore(*store_).find(id);
     EXPECT_TRUE(found) << found.error().message;
     return found ? *found : std::nullopt;
@@ -220,7 +220,7 @@ TEST_F(EngineTest, AThirtyPercentStepFiresOneAlertAndTheOldLevelResolvesIt) {
 
   const auto back = process(series, 11, noisy(11));
   EXPECT_TRUE(back.fired.empty());
-  ASSERT_EQ(back.resolved, std::vector<std::string>{step.fired[0]});
+  ASSERT_EQ(back.resolved, std::vector<core::AlertId>{step.fired[0]});
   const auto resolved = alert(step.fired[0]);
   ASSERT_TRUE(resolved.has_value());
   EXPECT_EQ(core::to_string(resolved->alert.state), "resolved");
@@ -297,7 +297,9 @@ TEST_F(EngineTest, AFailedReplayAfterARollbackIsReportedAndNothingIsJudgedUntilO
   const auto closed = engine_->close_cycle(arrival(11));
   ASSERT_FALSE(closed);
   EXPECT_EQ(closed.error().code, core::ErrorCode::Unavailable);
-  EXPECT_EQ(engine_->acknowledge("0123456789ab", core::OperatorAction::Acknowledge, arrival(11))
+  EXPECT_EQ(engine_
+                ->acknowledge(core::AlertId("0123456789ab"), core::OperatorAction::Acknowledge,
+                              arrival(11))
                 .error()
                 .code,
             core::ErrorCode::Unavailable);
@@ -316,7 +318,7 @@ TEST_F(EngineTest, AFailedReplayAfterARollbackIsReportedAndNothingIsJudgedUntilO
 TEST_F(EngineTest, FailedRunsOpenOneFailedAlertPerKeyAndAPassingRunResolvesIt) {
   const Series series;
   stable_history(series, 5);
-  std::vector<std::string> fired;
+  std::vector<core::AlertId> fired;
   for (int i = 5; i < 8; ++i) {
     const auto p = process(series, i, 0, "failed");
     EXPECT_FALSE(p.duplicate);
@@ -339,7 +341,7 @@ TEST_F(EngineTest, FailedRunsOpenOneFailedAlertPerKeyAndAPassingRunResolvesIt) {
 
   const auto good = process(series, 8, noisy(8));
   EXPECT_TRUE(good.fired.empty());
-  EXPECT_EQ(good.resolved, std::vector<std::string>{fired[0]});
+  EXPECT_EQ(good.resolved, std::vector<core::AlertId>{fired[0]});
   const auto closed = alert(fired[0]);
   ASSERT_TRUE(closed.has_value());
   EXPECT_EQ(core::to_string(closed->alert.state), "resolved");
@@ -356,15 +358,15 @@ TEST_F(EngineTest, FailedRunsOpenOneFailedAlertPerKeyAndAPassingRunResolvesIt) {
 TEST_F(EngineTest, AcknowledgeUnknownIsNotFoundFiringIsAcknowledgedClosedIsConflict) {
   const Series series;
   stable_history(series, 10);
-  auto unknown =
-      engine_->acknowledge("no-such-alert", core::OperatorAction::Acknowledge, arrival(10));
+  auto unknown = engine_->acknowledge(core::AlertId("no-such-alert"),
+                                      core::OperatorAction::Acknowledge, arrival(10));
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().code, core::ErrorCode::NotFound);
   EXPECT_NE(unknown.error().message.find("no-such-alert"), std::string::npos);
 
   const auto step = process(series, 10, 1'300'000);
   ASSERT_EQ(step.fired.size(), 1u);
-  const std::string id = step.fired[0];
+  const core::AlertId id = step.fired[0];
   auto acked = engine_->acknowledge(id, core::OperatorAction::Acknowledge, arrival(10) + 1min);
   ASSERT_TRUE(acked) << acked.error().message;
   auto row = alert(id);
@@ -380,7 +382,7 @@ TEST_F(EngineTest, AcknowledgeUnknownIsNotFoundFiringIsAcknowledgedClosedIsConfl
 
   // Back at the old level: an acknowledged alert still resolves.
   const auto back = process(series, 12, noisy(12));
-  EXPECT_EQ(back.resolved, std::vector<std::string>{id});
+  EXPECT_EQ(back.resolved, std::vector<core::AlertId>{id});
   EXPECT_EQ(core::to_string(alert(id)->alert.state), "resolved");
 
   auto again = engine_->acknowledge(id, core::OperatorAction::Acknowledge, arrival(12) + 1min);
@@ -399,7 +401,7 @@ TEST_F(EngineTest, RebaselineAcceptsTheNewLevel) {
   stable_history(series, 10);
   const auto step = process(series, 10, 1'300'000);
   ASSERT_EQ(step.fired.size(), 1u);
-  const std::string id = step.fired[0];
+  const core::AlertId id = step.fired[0];
   auto ok = engine_->acknowledge(id, core::OperatorAction::Rebaseline, arrival(10) + 1min);
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(core::to_string(alert(id)->alert.state), "rebaselined");
@@ -466,7 +468,7 @@ StoredState stored_state(storage::Connection& store) {
   auto alerts = storage::AlertStore(store).list(std::nullopt, 0);
   EXPECT_TRUE(alerts);
   for (const auto& a : alerts.value_or(std::vector<storage::AlertRow>{}))
-    s.alerts.emplace_back(a.alert.id, core::to_string(a.alert.state), a.updated_at,
+    s.alerts.emplace_back(a.alert.id.long_form(), core::to_string(a.alert.state), a.updated_at,
                           core::to_json(a.alert));
   auto counts = storage::Outbox(store).counts();
   EXPECT_TRUE(counts);
@@ -522,7 +524,7 @@ TEST_F(EngineTest, ARebuiltEngineReportsTheSameStatusAndNotifiesNothing) {
   // back at the old level, key B's failed alert resolves on a passing run.
   auto a_back = rebuilt.process(run_of(record(a, 13, noisy(13))), arrival(13));
   ASSERT_TRUE(a_back) << a_back.error().message;
-  EXPECT_EQ(a_back->resolved, std::vector<std::string>{a_step.fired[0]});
+  EXPECT_EQ(a_back->resolved, std::vector<core::AlertId>{a_step.fired[0]});
   auto b_good = rebuilt.process(run_of(record(b, 14, noisy(14))), arrival(14));
   ASSERT_TRUE(b_good) << b_good.error().message;
   EXPECT_EQ(b_good->resolved.size(), 1u);
@@ -537,7 +539,7 @@ TEST_F(EngineTest, AnAcknowledgedFailedAlertIsStillOpenAfterARebuild) {
   stable_history(series, 5);
   const auto failed = process(series, 5, 0, "failed");
   ASSERT_EQ(failed.fired.size(), 1u);
-  const std::string id = failed.fired[0];
+  const core::AlertId id = failed.fired[0];
   ASSERT_TRUE(engine_->acknowledge(id, core::OperatorAction::Acknowledge, arrival(5) + 10s));
   EXPECT_EQ(core::to_string(alert(id)->alert.state), "acknowledged");
   const auto live = engine_->status();
@@ -554,7 +556,7 @@ TEST_F(EngineTest, AnAcknowledgedFailedAlertIsStillOpenAfterARebuild) {
   EXPECT_TRUE(again->fired.empty()) << "a second failed alert opened for the same key";
   auto good = rebuilt.process(run_of(record(series, 7, noisy(7))), arrival(7));
   ASSERT_TRUE(good) << good.error().message;
-  EXPECT_EQ(good->resolved, std::vector<std::string>{id});
+  EXPECT_EQ(good->resolved, std::vector<core::AlertId>{id});
   EXPECT_EQ(core::to_string(alert(id)->alert.state), "resolved");
 }
 
@@ -661,7 +663,7 @@ TEST_F(EngineTest, ImportedHistoryWithAStepIsNotReportedAsAnOpenAlert) {
   const auto status = rebuilt.status();
   ASSERT_EQ(status.size(), 1u);
   EXPECT_EQ(status[0].last_run->median.count(), 1'300'000);
-  EXPECT_FALSE(status[0].open_alert) << status[0].open_alert->id;
+  EXPECT_FALSE(status[0].open_alert) << status[0].open_alert->id.long_form();
   EXPECT_EQ(count("firing"), 0);
   EXPECT_EQ(*rebuilt.flush_notifications(arrival(11)), 0u);
 }

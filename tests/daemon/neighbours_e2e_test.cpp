@@ -232,7 +232,7 @@ TEST(NeighboursE2E, AlertmanagerKeepsTheAlertActiveAcrossReSendsAndResolvesIt) {
 
   // `kernelwatch status` shows the short id; the ack takes it (and the long id, percent-encoded).
   const std::string short_id = firing[0]["id"];
-  ASSERT_EQ(short_id, core::short_alert_id(alert_id));
+  ASSERT_EQ(short_id, core::AlertId(alert_id).short_form());
   const auto table = testing::run_kernelwatch(
       {"status", "--url", "http://127.0.0.1:" + std::to_string(kw.port())});
   EXPECT_EQ(table.exit_code, 0) << table.err;

@@ -13,7 +13,7 @@ using testing::week;
 
 Alert alert_on(const std::string& id, std::int64_t lower, std::int64_t upper) {
   Alert alert;
-  alert.id = id;
+  alert.id = core::AlertId(id);
   alert.band.lower = std::chrono::nanoseconds(lower);
   alert.band.upper = std::chrono::nanoseconds(upper);
   alert.fired.external_id = "run-8";
@@ -34,13 +34,13 @@ TEST(AlertStateMachine, FiringNotifiesOnce) {
 TEST(AlertStateMachine, FiringToAcknowledgedIsSilentAndStopsRepeats) {
   AlertStateMachine machine;
   (void)machine.fire(alert_on("a", 98000, 102000), week(8));
-  const auto ack = machine.acknowledge("a", week(8) + 1h);
+  const auto ack = machine.acknowledge(core::AlertId("a"), week(8) + 1h);
   ASSERT_EQ(ack.size(), 1u);
   EXPECT_EQ(ack[0].from, AlertState::Firing);
   EXPECT_EQ(ack[0].alert.state, AlertState::Acknowledged);
   EXPECT_FALSE(ack[0].fired);
-  EXPECT_TRUE(machine.acknowledge("a", week(8) + 2h).empty());  // idempotent
-  EXPECT_TRUE(machine.acknowledge("other", week(8) + 2h).empty());
+  EXPECT_TRUE(machine.acknowledge(core::AlertId("a"), week(8) + 2h).empty());  // idempotent
+  EXPECT_TRUE(machine.acknowledge(core::AlertId("other"), week(8) + 2h).empty());
   EXPECT_EQ(reminder_due(machine.open()->state, week(8), AlertPolicy{24h}), std::nullopt);
 }
 
@@ -119,7 +119,7 @@ TEST(AlertStateMachine, FiringToResolvedWhenARunIsBackInTheBand) {
 TEST(AlertStateMachine, AcknowledgedToResolvedStillNotifies) {
   AlertStateMachine machine;
   (void)machine.fire(alert_on("a", 98000, 102000), week(8));
-  (void)machine.acknowledge("a", week(8) + 1h);
+  (void)machine.acknowledge(core::AlertId("a"), week(8) + 1h);
   const auto resolved = machine.observe(run_at(9, 100000));
   ASSERT_EQ(resolved.size(), 1u);
   EXPECT_EQ(resolved[0].from, AlertState::Acknowledged);
@@ -133,8 +133,8 @@ TEST(AlertStateMachine, AcknowledgedToResolvedStillNotifies) {
 TEST(AlertStateMachine, AcknowledgedToRebaselinedByTheOperator) {
   AlertStateMachine machine;
   (void)machine.fire(alert_on("a", 98000, 102000), week(8));
-  (void)machine.acknowledge("a", week(8) + 1h);
-  const auto rebaselined = machine.rebaseline("a", week(8) + 2h);
+  (void)machine.acknowledge(core::AlertId("a"), week(8) + 1h);
+  const auto rebaselined = machine.rebaseline(core::AlertId("a"), week(8) + 2h);
   ASSERT_EQ(rebaselined.size(), 1u);
   EXPECT_EQ(rebaselined[0].alert.state, AlertState::Rebaselined);
   EXPECT_EQ(rebaselined[0].cause, "operator");
@@ -152,13 +152,13 @@ TEST(AlertStateMachine, ANewAlertSupersedesTheOpenOne) {
   second.onset.external_id = "run-12";
   const auto events = machine.fire(second, week(12));
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_EQ(events[0].alert.id, "a");
+  EXPECT_EQ(events[0].alert.id.long_form(), "a");
   EXPECT_EQ(events[0].alert.state, AlertState::Rebaselined);
   ASSERT_TRUE(events[0].alert.closed_by);
   EXPECT_EQ(events[0].alert.closed_by->external_id, "run-12");
-  EXPECT_EQ(events[1].alert.id, "b");
+  EXPECT_EQ(events[1].alert.id.long_form(), "b");
   EXPECT_TRUE(events[1].fired);
-  EXPECT_EQ(machine.open()->id, "b");
+  EXPECT_EQ(machine.open()->id.long_form(), "b");
 }
 
 TEST(AlertStateMachine, IdempotentUnderReplay) {
@@ -183,7 +183,7 @@ TEST(KeyMonitor, ReplayingAHistoryGivesTheSameNotifications) {
     std::vector<std::pair<std::string, AlertState>> out;
     for (const auto& run : runs) {
       for (const auto& event : monitor.observe(run).events) {
-        out.emplace_back(event.alert.id, event.alert.state);
+        out.emplace_back(event.alert.id.long_form(), event.alert.state);
       }
     }
     return out;
@@ -214,7 +214,7 @@ TEST(KeyMonitor, FailedRunsOpenOneFailedAlertUntilARunPasses) {
   ASSERT_EQ(first.events.size(), 1u);
   const Alert& failed = first.events[0].alert;
   EXPECT_TRUE(first.events[0].fired);
-  EXPECT_EQ(failed.id, "key@failed@run-6");
+  EXPECT_EQ(failed.id.long_form(), "key@failed@run-6");
   EXPECT_EQ(failed.kind, AlertKind::Failed);
   EXPECT_EQ(failed.explanation, "correctness check failed");
   EXPECT_TRUE(monitor.observe(failed_at(7, "again")).events.empty());
@@ -245,13 +245,15 @@ TEST(KeyMonitor, FailedRunsOpenOneFailedAlertUntilARunPasses) {
   EXPECT_EQ(rebaselined[0].alert.state, AlertState::Rebaselined);
   const auto next = monitor.observe(failed_at(11, "y"));
   ASSERT_EQ(next.events.size(), 1u);
-  EXPECT_EQ(next.events[0].alert.id, "key@failed@run-11");
+  EXPECT_EQ(next.events[0].alert.id.long_form(), "key@failed@run-11");
 }
 
 TEST(KeyMonitor, ActionsOnUnknownOrClosedAlertsChangeNothing) {
   KeyMonitor monitor(KeyLabels{"b", "p", "w", "e", "", "key"}, testing::without_jitter());
-  EXPECT_TRUE(monitor.act("key@nothing", OperatorAction::Acknowledge, week(1)).empty());
-  EXPECT_TRUE(monitor.act("key@nothing", OperatorAction::Rebaseline, week(1)).empty());
+  EXPECT_TRUE(
+      monitor.act(core::AlertId("key@nothing"), OperatorAction::Acknowledge, week(1)).empty());
+  EXPECT_TRUE(
+      monitor.act(core::AlertId("key@nothing"), OperatorAction::Rebaseline, week(1)).empty());
 }
 
 }  // namespace

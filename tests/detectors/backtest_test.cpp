@@ -89,7 +89,7 @@ TEST(Backtest, FilterSelectsAlertsButControlsSeeEveryKey) {
 // line on, and its JSON and table line say which unit and keys.
 TEST(Backtest, FilterSelectsAGpuAlertByTheKeysItWasOutOfLineOn) {
   Alert gpu;
-  gpu.id = "nvidia-h100-80gb-hbm3@gpu:h100-a/GPU-3@2026-01-01T00:00:00Z";
+  gpu.id = core::AlertId("nvidia-h100-80gb-hbm3@gpu:h100-a/GPU-3@2026-01-01T00:00:00Z");
   gpu.kind = AlertKind::Environment;
   gpu.key.environment = "nvidia-h100-80gb-hbm3";
   gpu.placement = core::Placement{"h100-a", "3", "GPU-3", "00000000:1C:00.0"};

@@ -59,7 +59,7 @@ std::optional<EnvironmentReason> reason_for(const Controls& controls, const KeyL
                                             const Trigger& trigger) {
   const HeldStep held{&k, &trigger};
   const auto decisions =
-      controls.decide(std::span<const HeldStep>(&held, 1), [](const std::string&) { return 0; });
+      controls.decide(std::span<const HeldStep>(&held, 1), [](const core::AlertId&) { return 0; });
   return decisions.front().incident;
 }
 
@@ -69,19 +69,18 @@ std::vector<StepDecision> decide_all(const Controls& controls, const std::vector
                                      std::size_t members_before = 0) {
   std::vector<HeldStep> held;
   for (std::size_t i = 0; i < keys.size(); ++i) held.push_back({&keys[i], &triggers[i]});
-  return controls.decide(held, [&](const std::string&) { return members_before; });
+  return controls.decide(held, [&](const core::AlertId&) { return members_before; });
 }
 
 TEST(Controls, AReferenceWhoseSubjectMovedTheSameWayIsTheEnvironments) {
   Controls controls(ControlParameters{});
   record(controls, key("liger"), 3, 1'000'000, 0.30, 5min);
   record(controls, key("torch"), 3, 2'000'000, 0.20, 9min);
-  const auto why =
-      reason_for(controls, key("torch"), step(key("torch"), 3, 2'000'000, 0.20, 9min));
+  const auto why = reason_for(controls, key("torch"), step(key("torch"), 3, 2'000'000, 0.20, 9min));
   ASSERT_TRUE(why);
   EXPECT_NE(why->reason.find("its subject liger moved the same way (+30.0%)"), std::string::npos)
       << why->reason;
-  EXPECT_EQ(why->incident, "nvidia-h100@" + core::format_timestamp(week(3) + 5min));
+  EXPECT_EQ(why->incident.long_form(), "nvidia-h100@" + core::format_timestamp(week(3) + 5min));
   // Another workload's subject is no counterpart.
   Controls other(ControlParameters{});
   record(other, key("liger", "w2"), 3, 1'000'000, 0.30);
@@ -94,8 +93,7 @@ TEST(Controls, ASubjectIsTheEnvironmentsOnlyWhenTheRatioToItsReferenceHeld) {
   record(controls, key("torch"), 3, 2'000'000, 0.10);
   record(controls, key("liger"), 3, 1'000'000, 0.12);
   // log(1.12) - log(1.10) = 1.8%, inside the subject's 5% margin: the reference moved with it.
-  const auto with =
-      reason_for(controls, key("liger"), step(key("liger"), 3, 1'000'000, 0.12));
+  const auto with = reason_for(controls, key("liger"), step(key("liger"), 3, 1'000'000, 0.12));
   ASSERT_TRUE(with);
   EXPECT_NE(with->reason.find("its reference torch moved the same way (+10.0%) and the ratio to it "
                               "changed only +1.8%"),
@@ -104,13 +102,13 @@ TEST(Controls, ASubjectIsTheEnvironmentsOnlyWhenTheRatioToItsReferenceHeld) {
   // +30% against +10%: the subject moved 18% more than its reference: its own step.
   record(controls, key("liger", "w3"), 3, 1'000'000, 0.30);
   record(controls, key("torch", "w3"), 3, 2'000'000, 0.10);
-  EXPECT_FALSE(reason_for(controls, key("liger", "w3"),
-                                           step(key("liger", "w3"), 3, 1'000'000, 0.30)));
+  EXPECT_FALSE(
+      reason_for(controls, key("liger", "w3"), step(key("liger", "w3"), 3, 1'000'000, 0.30)));
   // A reference that moved the other way never folds a subject.
   record(controls, key("liger", "w4"), 3, 1'000'000, 0.12);
   record(controls, key("torch", "w4"), 3, 2'000'000, -0.10);
-  EXPECT_FALSE(reason_for(controls, key("liger", "w4"),
-                                           step(key("liger", "w4"), 3, 1'000'000, 0.12)));
+  EXPECT_FALSE(
+      reason_for(controls, key("liger", "w4"), step(key("liger", "w4"), 3, 1'000'000, 0.12)));
 }
 
 // A host shift moves the references of comparable duration together; the long ones may stay.
@@ -132,15 +130,14 @@ TEST(Controls, AReferenceThatMovedWithEnoughReferencesOfItsDurationIsAHostShift)
       << why->reason;
   // A subject is never folded by the host test: its own reference must show the move.
   record(controls, key("liger", "me2"), 3, 100'000, 0.40);
-  EXPECT_FALSE(reason_for(controls, key("liger", "me2"),
-                                           step(key("liger", "me2"), 3, 100'000, 0.40)));
+  EXPECT_FALSE(
+      reason_for(controls, key("liger", "me2"), step(key("liger", "me2"), 3, 100'000, 0.40)));
   // Two of eight is not a host shift.
   Controls fewer(ControlParameters{});
   for (int i = 0; i < 8; ++i)
     record(fewer, key("torch", "s" + std::to_string(i)), 3, 100'000, i < 2 ? 0.2 : 0.0);
   record(fewer, key("torch", "me"), 3, 100'000, 0.40);
-  EXPECT_FALSE(
-      reason_for(fewer, key("torch", "me"), step(key("torch", "me"), 3, 100'000, 0.40)));
+  EXPECT_FALSE(reason_for(fewer, key("torch", "me"), step(key("torch", "me"), 3, 100'000, 0.40)));
 }
 
 // The controls read the onset's cycle: a move in another cycle, or a cycle no longer kept, is no
@@ -176,7 +173,7 @@ TEST(Controls, ManyKeysSteppingInOneCycleAreOneIncidentWhateverTheirProviders) {
   const auto decisions = decide_all(controls, keys, steps);
   for (const auto& d : decisions) {
     ASSERT_TRUE(d.incident);
-    EXPECT_EQ(d.incident->incident, "nvidia-h100@" + core::format_timestamp(week(3)));
+    EXPECT_EQ(d.incident->incident.long_form(), "nvidia-h100@" + core::format_timestamp(week(3)));
     EXPECT_NE(d.incident->reason.find("one of 6 keys of nvidia-h100 that stepped in this cycle"),
               std::string::npos)
         << d.incident->reason;

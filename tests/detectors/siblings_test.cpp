@@ -296,13 +296,15 @@ TEST(SiblingsWatch, AGpuAlertCanBeAcknowledgedAndStaysOpenUntilTheGpuIsBackInLin
   for (int c = 0; c < 3; ++c) (void)feed_cycle(watch, c, [](int) { return 1.0; });
   const auto slow_gpu = [](int g) { return g == 3 ? 1.12 : 1.0; };
   const auto slow = feed_cycle(watch, 3, slow_gpu);
-  std::string id;
+  core::AlertId id;
   for (const auto& e : slow.events) {
     if (e.fired) id = e.alert.id;
   }
   ASSERT_FALSE(id.empty());
-  EXPECT_TRUE(
-      watch.act_on_unit("no-such-alert", OperatorAction::Acknowledge, testing::week(4)).empty());
+  EXPECT_TRUE(watch
+                  .act_on_unit(core::AlertId("no-such-alert"), OperatorAction::Acknowledge,
+                               testing::week(4))
+                  .empty());
   const auto acked = watch.act_on_unit(id, OperatorAction::Acknowledge, testing::week(4));
   ASSERT_EQ(acked.size(), 1U);
   EXPECT_EQ(acked[0].alert.state, core::AlertState::Acknowledged);
@@ -321,7 +323,7 @@ TEST(SiblingsWatch, ARebaselinedGpuAlertIsNotRaisedAgainUntilTheGpuWasBackInLine
   Watch watch(DetectorParameters{});
   for (int c = 0; c < 3; ++c) (void)feed_cycle(watch, c, [](int) { return 1.0; });
   const auto slow_gpu = [](int g) { return g == 3 ? 1.12 : 1.0; };
-  std::string id;
+  core::AlertId id;
   for (const auto& e : feed_cycle(watch, 3, slow_gpu).events) {
     if (e.fired) id = e.alert.id;
   }

@@ -47,14 +47,14 @@ TEST(Watch, ASubjectAndItsReferenceSteppingTogetherAreOneIncidentNotTwoAlerts) {
   Watch watch(testing::without_jitter());
   for (const char* provider : {"liger", "torch"}) {
     for (const auto& e : step_history(watch, key(provider), 100000, 0.30))
-      ADD_FAILURE() << "fired before the cycle closed: " << e.alert.id;
+      ADD_FAILURE() << "fired before the cycle closed: " << e.alert.id.long_form();
   }
   EXPECT_TRUE(watch.holds_triggers());
   const auto closed = watch.close_cycle();
   // Each member fires on its key (never stored or notified by itself), then the incident.
   for (const auto& e : closed) {
     if (!core::is_incident(e.alert)) {
-      EXPECT_TRUE(core::is_incident_member(e.alert)) << e.alert.id;
+      EXPECT_TRUE(core::is_incident_member(e.alert)) << e.alert.id.long_form();
     }
   }
   const auto incidents = incidents_of(closed);
@@ -107,10 +107,11 @@ TEST(Watch, ASubjectAndItsReferenceSteppingTogetherAreOneIncidentNotTwoAlerts) {
 
 TEST(Watch, AcknowledgingAnIncidentAcknowledgesItsMembersAndRebaseliningClosesThem) {
   Watch watch(testing::without_jitter());
-  for (const char* provider : {"liger", "torch"}) (void)step_history(watch, key(provider), 100000, 0.30);
+  for (const char* provider : {"liger", "torch"})
+    (void)step_history(watch, key(provider), 100000, 0.30);
   const auto incidents = incidents_of(watch.close_cycle());
   ASSERT_EQ(incidents.size(), 1u);
-  const std::string id = incidents[0].alert.id;
+  const core::AlertId id = incidents[0].alert.id;
 
   const auto acked = watch.act_on_incident(id, OperatorAction::Acknowledge, week(12));
   ASSERT_EQ(incidents_of(acked).size(), 1u);
@@ -128,7 +129,9 @@ TEST(Watch, AcknowledgingAnIncidentAcknowledgesItsMembersAndRebaseliningClosesTh
   for (const char* provider : {"liger", "torch"}) {
     EXPECT_FALSE(watch.find(key(provider).identity())->monitor->open_alert()) << provider;
   }
-  EXPECT_TRUE(watch.act_on_incident("nowhere@2025", OperatorAction::Acknowledge, week(13)).empty());
+  EXPECT_TRUE(
+      watch.act_on_incident(core::AlertId("nowhere@2025"), OperatorAction::Acknowledge, week(13))
+          .empty());
 }
 
 // Only subjects stepped: the incident never calls it an environment change, and it names what
@@ -136,8 +139,8 @@ TEST(Watch, AcknowledgingAnIncidentAcknowledgesItsMembersAndRebaseliningClosesTh
 TEST(Watch, AnIncidentOfSubjectsOnlyNamesWhatChangedAndNeverBlamesTheHost) {
   Watch watch(testing::without_jitter());
   for (int k = 0; k < 5; ++k) {
-    const KeyLabels labels{"b/forward", "liger", "w" + std::to_string(k), "nvidia-h100", "p",
-                           "digest-" + std::to_string(k)};
+    const KeyLabels labels{"b/forward",   "liger", "w" + std::to_string(k),
+                           "nvidia-h100", "p",     "digest-" + std::to_string(k)};
     for (int i = 0; i < 10; ++i) {
       (void)watch.observe(labels, run_at(i, 100000 + (i % 2) * 500), ConfirmPolicy::None);
     }

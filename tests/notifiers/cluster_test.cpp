@@ -204,7 +204,7 @@ TEST_F(ClusterTest, ALongDownPeerGetsTheCurrentStateNotTheNotificationsOthersToo
   EXPECT_EQ(am3.delivered, 2);
   EXPECT_EQ(worker_->stats().dead, 0u);
   EXPECT_GE(now_ - queued_at, std::chrono::seconds(4)) << "covered before the firing TTL";
-  auto rows = outbox_->for_alert("alert-1", 0);
+  auto rows = outbox_->for_alert(core::AlertId("alert-1"), 0);
   ASSERT_TRUE(rows);
   bool noted = false;
   for (const auto& row : *rows) {
@@ -252,7 +252,7 @@ TEST_F(ClusterTest, APeerGivenUpAtTheMaximumAgeIsCoveredWhenAnotherPeerTookIt) {
   ASSERT_TRUE(run_until([&] { return worker_->stats().covered == 1; }));
   EXPECT_EQ(worker_->stats().dead, 0u);
   EXPECT_EQ(counts_of("am/3").dead, 0);
-  auto rows = outbox_->for_alert("alert-0", 0);
+  auto rows = outbox_->for_alert(core::AlertId("alert-0"), 0);
   ASSERT_TRUE(rows);
   for (const auto& row : *rows) {
     if (row.destination == "am/3") {

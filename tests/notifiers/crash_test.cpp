@@ -33,7 +33,7 @@ TEST(CrashTest, SigkillDuringAnOutageLosesNothing) {
     ASSERT_TRUE(tx);
     for (int i = 0; i < kNotifications; ++i) {
       auto n = testing::sample_notification("cycle-" + std::to_string(i), 1);
-      n.alerts[0].alert.id = "alert-" + std::to_string(i);
+      n.alerts[0].alert.id = core::AlertId("alert-" + std::to_string(i));
       // Created now: the worker runs on the real clock, and a notification older than the
       // destination's max_age would be given up at its first failure instead of retried.
       n.created_at =

@@ -55,7 +55,8 @@ TEST(Ntfy, AResolveAloneIsLowPriorityAndATapOpensTheAlertsPage) {
   const json body = published(ntfy("https://ntfy.sh/kw"), n, options);
   EXPECT_EQ(body["priority"], 2);
   EXPECT_EQ(body["tags"], json::array({"white_check_mark", "kernelwatch"}));
-  EXPECT_EQ(body["click"], "https://kw.example.org/alerts/" + core::short_alert_id("alert-3"));
+  EXPECT_EQ(body["click"],
+            "https://kw.example.org/alerts/" + core::AlertId("alert-3").short_form());
   // Several alerts: the status page.
   n.alerts.push_back(sample_alert(4));
   EXPECT_EQ(published(ntfy("https://ntfy.sh/kw"), n, options)["click"], "https://kw.example.org");

@@ -49,7 +49,7 @@ TEST(Notification, ReadsTheOutboxFormOfKernelwatch01) {
   ASSERT_EQ(back->alerts.size(), 1u);
   const auto& item = back->alerts[0];
   EXPECT_EQ(item.notice, Notice::Resolved);
-  EXPECT_EQ(item.alert.id, "k@run-8");
+  EXPECT_EQ(item.alert.id.long_form(), "k@run-8");
   EXPECT_EQ(item.alert.key.benchmark, "tvd/forward");
   EXPECT_EQ(item.run().external_id, "run-9");
   EXPECT_EQ(item.run().median.count(), 1000);
@@ -76,8 +76,8 @@ TEST(WebhookPayload, HasTheVersionedSchemaAlertsAndRuns) {
   const json& a = p["alerts"][0];
   // Both forms of the alert's id, named: the long one and the short one the API's ack path takes.
   const std::string long_id = a["id"];
-  EXPECT_EQ(long_id, n.alerts[0].alert.id);
-  EXPECT_EQ(a["shortId"], core::short_alert_id(long_id));
+  EXPECT_EQ(long_id, n.alerts[0].alert.id.long_form());
+  EXPECT_EQ(a["shortId"], core::AlertId(long_id).short_form());
   EXPECT_NE(a["shortId"], a["id"]);
   EXPECT_EQ(a["state"], "firing");
   EXPECT_EQ(a["kind"], "step");
@@ -178,7 +178,7 @@ TEST(SlackPayload, TellsKindsApartAndShowsTheNumbers) {
   EXPECT_EQ(colours.size(), 4u);
   const std::string context = p["attachments"][0]["blocks"][1]["elements"][0]["text"];
   // Links name the short id the API and the dashboard use.
-  EXPECT_NE(context.find("<https://kw.example.org/alerts/" + core::short_alert_id("alert-0") +
+  EXPECT_NE(context.find("<https://kw.example.org/alerts/" + core::AlertId("alert-0").short_form() +
                          "|status page>"),
             std::string::npos)
       << context;
@@ -233,7 +233,7 @@ TEST(AlertmanagerPayload, LabelsFromTheKeyAnnotationsFromTheVerdict) {
   EXPECT_EQ(firing["startsAt"], "2025-07-17T18:18:16.000Z");
   EXPECT_EQ(firing["endsAt"], "2025-07-17T20:19:16.000Z");
   EXPECT_EQ(firing["generatorURL"],
-            "https://kw.example.org/alerts/" + core::short_alert_id("alert-0"));
+            "https://kw.example.org/alerts/" + core::AlertId("alert-0").short_form());
   for (const auto& [name, value] : firing["labels"].items()) EXPECT_TRUE(value.is_string()) << name;
   for (const auto& [name, value] : firing["annotations"].items()) {
     EXPECT_TRUE(value.is_string()) << name;
@@ -330,7 +330,7 @@ TEST(AlertmanagerPayload, AnAcknowledgedAlertStaysActiveWithTheSameLabels) {
   EXPECT_EQ(a["labels"], b["labels"]);
   EXPECT_FALSE(a["annotations"].contains("acknowledged"));
   EXPECT_EQ(b["annotations"]["acknowledged"], "true");
-  EXPECT_EQ(b["annotations"]["kernelwatch_id"], core::short_alert_id("alert-0"));
+  EXPECT_EQ(b["annotations"]["kernelwatch_id"], core::AlertId("alert-0").short_form());
   EXPECT_EQ(b["startsAt"], a["startsAt"]);
   EXPECT_EQ(b["endsAt"], core::format_timestamp(sent_at + std::chrono::seconds(240)));
   EXPECT_EQ(a["endsAt"], core::format_timestamp(firing.created_at + std::chrono::seconds(240)));

@@ -132,7 +132,7 @@ class ReplayTest : public ::testing::Test {
     return runs;
   }
 
-  void act(const std::string& alert_id, std::int64_t key_id, core::OperatorAction action,
+  void act(const core::AlertId& alert_id, std::int64_t key_id, core::OperatorAction action,
            core::Timestamp at) {
     auto tx = store_->begin();
     ASSERT_TRUE(tx) << tx.error().message;
@@ -190,7 +190,7 @@ TEST_F(ReplayTest, TheOperatorsAcknowledgementAndRebaselineReplayAtTheirPlaceInT
   const auto keys = store(runs);
   const Replay before = replayed();
   ASSERT_EQ(before.alerts.size(), 1u);
-  const std::string id = before.alerts[0].id;
+  const core::AlertId id = before.alerts[0].id;
 
   act(id, keys[0], core::OperatorAction::Acknowledge, runs[23].at + 1s);
   const Replay acked = replayed();

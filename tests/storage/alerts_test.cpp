@@ -21,7 +21,7 @@ core::Timestamp at(long long seconds) {
 AlertRow alert(const std::string& id, std::int64_t key_id, core::AlertState state,
                long long fired) {
   AlertRow row;
-  row.alert.id = id;
+  row.alert.id = core::AlertId(id);
   row.alert.key = {"tvd/backward",
                    "torch",
                    "tokens16384-vocab65536-fp32",
@@ -69,7 +69,7 @@ class AlertStoreTest : public testing::FreshDatabase {
 
   static std::vector<std::string> ids(const std::vector<AlertRow>& rows) {
     std::vector<std::string> out;
-    for (const auto& r : rows) out.push_back(r.alert.id);
+    for (const auto& r : rows) out.push_back(r.alert.id.long_form());
     return out;
   }
 
@@ -100,7 +100,7 @@ TEST_F(AlertStoreTest, UpsertInsertsThenUpdatesStateAndDocument) {
                       std::chrono::nanoseconds(100)};
   first.alert.attribution = {{"implementation.version", "0.6.1", "0.6.2"}};
   upsert_all({first});
-  auto found = alerts_->find("a1");
+  auto found = alerts_->find(core::AlertId("a1"));
   ASSERT_TRUE(found) << found.error().message;
   ASSERT_TRUE(found->has_value());
   EXPECT_EQ((*found)->key_id, std::optional<std::int64_t>(key_id_));
@@ -115,7 +115,7 @@ TEST_F(AlertStoreTest, UpsertInsertsThenUpdatesStateAndDocument) {
   updated.alert.explanation = "seen";
   updated.updated_at = at(250);
   upsert_all({updated});
-  found = alerts_->find("a1");
+  found = alerts_->find(core::AlertId("a1"));
   ASSERT_TRUE(found && found->has_value());
   EXPECT_EQ((*found)->alert.state, Acknowledged);
   EXPECT_EQ((*found)->alert.explanation, "seen");
@@ -173,14 +173,15 @@ TEST_F(AlertStoreTest, NotificationCandidatesFollowWhatWasLastNotified) {
 
   auto tx = connection_->begin();
   ASSERT_TRUE(tx);
-  ASSERT_TRUE(alerts_->mark_notified(*tx, "fresh", core::Notice::Firing, at(700)));
-  ASSERT_TRUE(alerts_->mark_notified(*tx, "stale", core::Notice::Firing, at(700)));
-  ASSERT_TRUE(alerts_->mark_notified(*tx, "resolved", core::Notice::Resolved, at(700)));
+  ASSERT_TRUE(alerts_->mark_notified(*tx, core::AlertId("fresh"), core::Notice::Firing, at(700)));
+  ASSERT_TRUE(alerts_->mark_notified(*tx, core::AlertId("stale"), core::Notice::Firing, at(700)));
+  ASSERT_TRUE(
+      alerts_->mark_notified(*tx, core::AlertId("resolved"), core::Notice::Resolved, at(700)));
   ASSERT_TRUE(tx->commit());
   due = alerts_->notification_candidates(at(600));
   ASSERT_TRUE(due);
   EXPECT_TRUE(due->empty()) << ids(*due).size();
-  const auto row = alerts_->find("fresh");
+  const auto row = alerts_->find(core::AlertId("fresh"));
   ASSERT_TRUE(row && row->has_value());
   EXPECT_EQ((*row)->notified, std::optional<core::Notice>(core::Notice::Firing));
   EXPECT_EQ((*row)->notified_at, std::optional<core::Timestamp>(at(700)));
@@ -200,7 +201,7 @@ TEST_F(AlertStoreTest, HistorysAlertsOweNoNotificationAndKeepTheirOrigin) {
 
   AlertRow resolved = alert("history-firing", key_id_, Resolved, 100);  // origin left default
   upsert_all({resolved});
-  const auto row = alerts_->find("history-firing").value();
+  const auto row = alerts_->find(core::AlertId("history-firing")).value();
   ASSERT_TRUE(row);
   EXPECT_EQ(row->origin, AlertOrigin::History);
   EXPECT_EQ(row->alert.state, Resolved);
@@ -210,16 +211,16 @@ TEST_F(AlertStoreTest, HistorysAlertsOweNoNotificationAndKeepTheirOrigin) {
 
   auto tx = connection_->begin();
   ASSERT_TRUE(tx);
-  ASSERT_TRUE(alerts_->remove_history(*tx, "daemon-firing"));
-  ASSERT_TRUE(alerts_->remove_history(*tx, "history-firing"));
+  ASSERT_TRUE(alerts_->remove_history(*tx, core::AlertId("daemon-firing")));
+  ASSERT_TRUE(alerts_->remove_history(*tx, core::AlertId("history-firing")));
   ASSERT_TRUE(tx->commit());
-  EXPECT_TRUE(alerts_->find("daemon-firing").value());
-  EXPECT_FALSE(alerts_->find("history-firing").value());
+  EXPECT_TRUE(alerts_->find(core::AlertId("daemon-firing")).value());
+  EXPECT_FALSE(alerts_->find(core::AlertId("history-firing")).value());
 }
 
 TEST_F(AlertStoreTest, FindOfAnUnknownIdIsNullopt) {
   upsert_all({alert("a1", key_id_, Firing, 100)});
-  auto found = alerts_->find("no-such-alert");
+  auto found = alerts_->find(core::AlertId("no-such-alert"));
   ASSERT_TRUE(found) << found.error().message;
   EXPECT_FALSE(found->has_value());
 }
@@ -255,16 +256,16 @@ TEST_F(AlertStoreTest, ActionsAreRecordedAndReturnedOldestFirst) {
     auto tx = connection_->begin();
     ASSERT_TRUE(tx);
     // Written out of time order: actions() orders by time.
-    ASSERT_TRUE(
-        alerts_->record_action(*tx, {"a1", key_id_, core::OperatorAction::Rebaseline, at(300)}));
-    ASSERT_TRUE(
-        alerts_->record_action(*tx, {"a1", key_id_, core::OperatorAction::Acknowledge, at(200)}));
+    ASSERT_TRUE(alerts_->record_action(
+        *tx, {core::AlertId("a1"), key_id_, core::OperatorAction::Rebaseline, at(300)}));
+    ASSERT_TRUE(alerts_->record_action(
+        *tx, {core::AlertId("a1"), key_id_, core::OperatorAction::Acknowledge, at(200)}));
     ASSERT_TRUE(tx->commit());
   }
   auto actions = alerts_->actions();
   ASSERT_TRUE(actions) << actions.error().message;
   ASSERT_EQ(actions->size(), 2u);
-  EXPECT_EQ((*actions)[0].alert_id, "a1");
+  EXPECT_EQ((*actions)[0].alert_id.long_form(), "a1");
   EXPECT_EQ((*actions)[0].key_id, key_id_);
   EXPECT_EQ((*actions)[0].action, core::OperatorAction::Acknowledge);
   EXPECT_EQ((*actions)[0].at, at(200));
@@ -289,14 +290,14 @@ TEST_F(AlertStoreTest, RollingBackTheCallersTransactionDropsTheUpsertAndTheActio
     ASSERT_TRUE(tx);
     ASSERT_TRUE(alerts_->upsert(*tx, alert("dropped", key_id_, Firing, 200)));
     ASSERT_TRUE(alerts_->upsert(*tx, alert("kept", key_id_, Resolved, 100)));
-    ASSERT_TRUE(
-        alerts_->record_action(*tx, {"kept", key_id_, core::OperatorAction::Acknowledge, at(150)}));
+    ASSERT_TRUE(alerts_->record_action(
+        *tx, {core::AlertId("kept"), key_id_, core::OperatorAction::Acknowledge, at(150)}));
     // Destroyed without commit: rolled back.
   }
-  auto dropped = alerts_->find("dropped");
+  auto dropped = alerts_->find(core::AlertId("dropped"));
   ASSERT_TRUE(dropped);
   EXPECT_FALSE(dropped->has_value());
-  auto kept = alerts_->find("kept");
+  auto kept = alerts_->find(core::AlertId("kept"));
   ASSERT_TRUE(kept && kept->has_value());
   EXPECT_EQ((*kept)->alert.state, Firing);
   auto actions = alerts_->actions();
@@ -323,7 +324,7 @@ TEST_F(AlertStoreTest, AnUnknownStateIsRefusedByTheSchemaAndAnUnreadableRowNames
   testing::exec_sql(path, "UPDATE alerts SET document = '{\"id\": 5}' WHERE id = 'a1'");
   auto connection = Connection::open(path, OpenMode::Existing);
   ASSERT_TRUE(connection);
-  const auto found = AlertStore(*connection).find("a1");
+  const auto found = AlertStore(*connection).find(core::AlertId("a1"));
   ASSERT_FALSE(found);
   EXPECT_NE(found.error().message.find("alert a1"), std::string::npos) << found.error().message;
 }
@@ -367,18 +368,18 @@ TEST(AlertStoreMigration, Version3RowsKeepWhatTheyOwedAndTheRestCountsAsAnnounce
   ASSERT_TRUE(connection) << connection.error().message;
   EXPECT_EQ(testing::user_version(path), kSchemaVersion);
   AlertStore alerts(*connection);
-  const auto told = alerts.find("told").value();
+  const auto told = alerts.find(core::AlertId("told")).value();
   ASSERT_TRUE(told);
   EXPECT_EQ(told->notified, std::optional<core::Notice>(core::Notice::Firing));
   EXPECT_EQ(told->notified_at,
             std::optional<core::Timestamp>(core::Timestamp(std::chrono::nanoseconds(20))));
-  const auto owed = alerts.find("owed").value();
+  const auto owed = alerts.find(core::AlertId("owed")).value();
   ASSERT_TRUE(owed);
   EXPECT_EQ(owed->notified, std::optional<core::Notice>(core::Notice::Firing));  // resolve owed
   const auto due = alerts.notification_candidates(core::Timestamp(std::chrono::nanoseconds(0)));
   ASSERT_TRUE(due);
   ASSERT_EQ(due->size(), 1u);
-  EXPECT_EQ(due->front().alert.id, "owed");
+  EXPECT_EQ(due->front().alert.id.long_form(), "owed");
 }
 #endif
 

@@ -105,7 +105,7 @@ TEST_F(LigerHistory, TheLayerNormKeyReplaysThirtyRunsWithBandsAndTheStepOf061) {
   EXPECT_EQ(count(html, "<path class=\"pt "), 30u);
   EXPECT_NE(html.find("<path class=\"band\""), std::string::npos);
   EXPECT_NE(html.find("-80."), std::string::npos);
-  EXPECT_NE(html.find("data-alert=\"" + step->id + "\""), std::string::npos);
+  EXPECT_NE(html.find("data-alert=\"" + step->id.long_form() + "\""), std::string::npos);
   EXPECT_EQ(count(html, "<tr class=\"run "), 30u);
 
   // The newest 10 only; a range that ends before the history has none.
@@ -124,7 +124,8 @@ TEST_F(LigerHistory, AnImportedAlertHasAPageFromTheReplay) {
   ASSERT_FALSE(replay.alerts.empty());
   // The page the key page links: a step inside an incident links to the incident.
   const auto& first = replay.alerts.front();
-  const auto id = core::is_incident_member(first) ? first.incident : alert_page_id(first);
+  const auto id =
+      core::is_incident_member(first) ? first.incident.long_form() : alert_page_id(first);
   auto view = find_alert(*connection_, id, options_, alerts());
   ASSERT_TRUE(view) << view.error().message;
   ASSERT_TRUE(*view);
@@ -229,7 +230,8 @@ TEST_F(LigerHistory, MarkupImportedFromACsvIsShownAsText) {
     EXPECT_NE(key_page.find("0.9.9&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
     for (const auto& alert : (*replay)->alerts) {
       auto view = find_alert(
-          *connection_, core::is_incident_member(alert) ? alert.incident : alert_page_id(alert),
+          *connection_,
+          core::is_incident_member(alert) ? alert.incident.long_form() : alert_page_id(alert),
           options_, site->alerts);
       ASSERT_TRUE(view && *view);
       EXPECT_EQ(render_alert(**view, LinkMode::Served).find("<script>alert"), std::string::npos);
@@ -303,8 +305,8 @@ TEST_F(LigerHistory, TheStaticReportLinksRelativelyBetweenItsFiles) {
                                 "nvidia-h100-80gb-hbm3");
   check_links(root / key_file(key_ref(replay.key), Scale::Linear));
   const auto& first = replay.alerts.front();
-  check_links(root /
-              alert_file(core::is_incident_member(first) ? first.incident : alert_page_id(first)));
+  check_links(root / alert_file(core::is_incident_member(first) ? first.incident.long_form()
+                                                                : alert_page_id(first)));
 }
 
 // Hosts and GPUs: per host, per GPU its runs and whether it is out of line, with its open alert;

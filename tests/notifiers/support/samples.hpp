@@ -20,7 +20,7 @@ inline NotifiedAlert sample_alert(int i, Notice notice = Notice::Firing,
                                   Direction direction = Direction::Regression) {
   NotifiedAlert n;
   core::Alert& a = n.alert;
-  a.id = "alert-" + std::to_string(i);
+  a.id = core::AlertId("alert-" + std::to_string(i));
   a.key = {"layer_norm/backward",
            "liger",
            "hidden" + std::to_string(1024 * (i + 1)) + "-rows4096-fp32",
