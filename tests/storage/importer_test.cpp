@@ -194,6 +194,18 @@ TEST(ImporterTest, UnreadableInputIsAnError) {
   EXPECT_FALSE(import_with_liger(*connection, directory, InvalidPolicy::Abort));
 }
 
+// The emitted record of every stored run, by externalId.
+std::map<std::string, std::string> emitted(Connection& connection) {
+  std::map<std::string, std::string> out;
+  auto runs = RunStore(connection).runs({});
+  EXPECT_TRUE(runs) << runs.error().message;
+  if (!runs) return out;
+  for (const auto& run : *runs) {
+    out.emplace(run.record.run.source_native.external_id, core::to_json(run.record).dump(2));
+  }
+  return out;
+}
+
 void gzip_file(const fs::path& from, const fs::path& to) {
   const std::string text = read_file(from);
   gzFile out = gzopen(to.c_str(), "wb");
