@@ -76,7 +76,7 @@ struct Measurement {
   double value = 0;
 };
 
-// sourceNative.source of Liger-Kernel's benchmark CSV rows (storage/liger_csv) and of the
+// sourceNative.source of Liger-Kernel's benchmark CSV rows (runners/liger_csv) and of the
 // kernelindex records exported from them: weekly CI on whichever host it got.
 inline constexpr std::string_view kLigerCiSource = "liger-kernel-bench";
 

@@ -4,6 +4,7 @@
 
 #include "core/time.hpp"
 #include "daemon/format.hpp"
+#include "runners/liger_import.hpp"
 #include "storage/importer.hpp"
 
 namespace kernelwatch::daemon {
@@ -62,9 +63,11 @@ int run_import(const ImportOptions& options, std::ostream& out, std::ostream& er
     err << "kernelwatch import: " << store.error().message << '\n';
     return 1;
   }
+  // kernelindex JSON is storage's own; a Liger CSV is read by runners/.
   auto report = storage::import_files(
       *store, options.inputs,
-      options.skip_invalid ? storage::InvalidPolicy::Skip : storage::InvalidPolicy::Abort);
+      options.skip_invalid ? storage::InvalidPolicy::Skip : storage::InvalidPolicy::Abort,
+      &runners::liger_csv_reader());
   if (!report) {
     err << "kernelwatch import: " << report.error().message << '\n';
     // --skip-invalid helps with bad input only; a failing database or disk is not skipped.

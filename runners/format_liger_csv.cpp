@@ -2,17 +2,17 @@
 // utils.update_benchmark_data_csv): kernel_name, kernel_provider, metric_name, metric_unit,
 // gpu_name, x_name, x_label, x_value, y_value_50, y_value_20, y_value_80,
 // extra_benchmark_config_str, kernel_operation_mode, timestamp, liger_version. Read through the
-// importer's own mapping (storage/liger_csv.hpp), so a row's provider and workload are the ones
+// importer's own mapping (runners/liger_csv.hpp), so a row's provider and workload are the ones
 // its imported history has; speed rows are runs, memory rows are not.
 #include "core/key.hpp"
 #include "runners/child_process.hpp"
 #include "runners/formats.hpp"
-#include "storage/liger_csv.hpp"
+#include "runners/liger_csv.hpp"
 
 namespace kernelwatch::runners {
 
 core::Result<ParsedOutput> parse_liger_csv_output(std::string_view text) {
-  auto items = storage::read_liger_csv(text, "output");
+  auto items = read_liger_csv(text, "output");
   if (!items) {
     return core::fail(core::ErrorCode::ParseError, "not Liger-Kernel benchmark CSV: " +
                                                        readable_line(items.error().message, 300));

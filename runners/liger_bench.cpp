@@ -11,8 +11,8 @@
 #include "core/json_limits.hpp"
 #include "core/record.hpp"
 #include "runners/child_process.hpp"
+#include "runners/liger_csv.hpp"
 #include "runners/run_status.hpp"
-#include "storage/liger_csv.hpp"
 
 #ifndef KERNELWATCH_SOURCE_DIR
 #define KERNELWATCH_SOURCE_DIR ""
@@ -127,21 +127,21 @@ core::Result<kernels::BenchOutcome> make_outcome(const LigerCase& c, const json&
                                                  const CaseResult& r, core::Timestamp observed,
                                                  const std::string& fallback_gpu,
                                                  const json& fallback_versions) {
-  storage::LigerSpeedRow row;
+  LigerSpeedRow row;
   row.kernel = std::string(core::to_string(c.kernel));
   row.pass = std::string(core::to_string(c.pass));
   row.provider = std::string(to_string(c.provider));
   const json& versions = r.passed ? r.versions : fallback_versions;
   row.version = version_text(versions, "liger_kernel");
   // The workload through the importer's own mapping of (kernel, x_name, x_value, config).
-  row.workload = KW_TRY(storage::liger_workload(
-      row.kernel, requested.at("x_name").get<std::string>(),
-      std::to_string(requested.at("x_value").get<std::int64_t>()), requested.at("config").dump()));
+  row.workload = KW_TRY(liger_workload(row.kernel, requested.at("x_name").get<std::string>(),
+                                       std::to_string(requested.at("x_value").get<std::int64_t>()),
+                                       requested.at("config").dump()));
   // A failed run's times are removed below; the row's documents need some to be valid.
   row.ms = r.passed ? std::array<double, 3>{r.p20, r.p50, r.p80} : std::array<double, 3>{1, 1, 1};
   row.observed = observed;
   row.hardware = core::hardware_from_gpu_name(r.passed ? r.gpu_name : fallback_gpu);
-  json doc = KW_TRY(storage::liger_speed_documents(row));
+  json doc = KW_TRY(liger_speed_documents(row));
   json& spec = doc["run"]["spec"];
   spec["sourceNative"]["source"] = std::string(kLigerBenchSource);
   json& labels = doc["run"]["metadata"]["labels"];

@@ -1,6 +1,6 @@
 // The liger-bench runner: reruns Liger-Kernel's and PyTorch's own TVD and LayerNorm benchmarks
 // through runners/liger/liger_bench.py in the host's Python, and turns each result into the
-// record the Liger CSV importer gives the same row (storage/liger_csv.hpp), so a rerun lands in
+// record the Liger CSV import gives the same row (runners/liger_csv.hpp), so a rerun lands in
 // the key of the imported history. Every failure is a `failed` run with a reason. Level 2: uses
 // core/, storage/ (the CSV mapping) and kernels/ (the NVML environment probe).
 #pragma once

@@ -102,7 +102,7 @@ std::string script_failure(const core::Result<ChildResult>& child, const LigerSc
 // The rows the script wrote: every CSV file in the scratch data folder (all_benchmark_data.csv,
 // or all_benchmark_data_<target>.csv under LIGER_BENCH_TARGET), speed rows only, each key once.
 struct WrittenRows {
-  std::vector<storage::LigerSpeedRow> rows;
+  std::vector<LigerSpeedRow> rows;
   std::size_t memory_rows = 0;
 };
 core::Result<WrittenRows> written_rows(const fs::path& data, std::size_t limit) {
@@ -120,7 +120,7 @@ core::Result<WrittenRows> written_rows(const fs::path& data, std::size_t limit) 
   std::set<std::string> seen;
   for (const auto& file : files) {
     const std::string text = KW_TRY(read_file(file, limit));
-    auto items = storage::read_liger_rows(text);
+    auto items = read_liger_rows(text);
     if (!items) {
       return core::fail(ErrorCode::ParseError,
                         "the CSV it wrote (" + file.filename().string() +
@@ -160,12 +160,12 @@ struct ScriptFacts {
 
 // The record of one row, parsed once: the importer's documents of it dated now, then this
 // runner's labels, the daemon's view of the host and the verdict.
-core::Result<kernels::BenchOutcome> row_run(const ScriptFacts& facts, storage::LigerSpeedRow row,
+core::Result<kernels::BenchOutcome> row_run(const ScriptFacts& facts, LigerSpeedRow row,
                                             RunVerdict verdict, const std::string& reason) {
   const bool timed = verdict == RunVerdict::Passed || verdict == RunVerdict::Inconclusive;
   if (!timed) row.ms = {1, 1, 1};
   row.observed = facts.observed;
-  json doc = KW_TRY(storage::liger_speed_documents(row));
+  json doc = KW_TRY(liger_speed_documents(row));
   json& spec = doc["run"]["spec"];
   spec["sourceNative"]["source"] = std::string(kLigerScriptsSource);
   json& labels = doc["run"]["metadata"]["labels"];
@@ -201,8 +201,8 @@ core::Result<kernels::BenchOutcome> row_run(const ScriptFacts& facts, storage::L
 // The key a script's failure goes to when it never wrote a row: <kernel>/full (the kernel from
 // the file name, benchmark_rms_norm.py -> rms_norm), provider liger-scripts, workload "script",
 // on the probed GPU.
-storage::LigerSpeedRow fallback_row(const ScriptFacts& facts) {
-  storage::LigerSpeedRow row;
+LigerSpeedRow fallback_row(const ScriptFacts& facts) {
+  LigerSpeedRow row;
   std::string stem = fs::path(facts.script).stem().string();
   if (stem.starts_with("benchmark_")) stem.erase(0, std::string_view("benchmark_").size());
   row.kernel = core::slug(stem).empty() ? std::string("script") : core::slug(stem);
@@ -215,7 +215,7 @@ storage::LigerSpeedRow fallback_row(const ScriptFacts& facts) {
   return row;
 }
 
-void add_failed(const ScriptFacts& facts, const std::vector<storage::LigerSpeedRow>& keys,
+void add_failed(const ScriptFacts& facts, const std::vector<LigerSpeedRow>& keys,
                 RunVerdict verdict, const std::string& reason, LigerScriptsOutcome& out) {
   for (const auto& key : keys) {
     auto run = row_run(facts, key, verdict, reason);
@@ -283,11 +283,11 @@ std::string run_script(const LigerScriptsEntry& entry, const CommandContext& con
 
 // The runs of the rows a script wrote, each judged by its quantiles' order and its GPU claim
 // against the probe; returns the keys they are in, for the script's next failure.
-std::vector<storage::LigerSpeedRow> add_written(const ScriptFacts& facts, WrittenRows& written,
-                                                LigerScriptsOutcome& out) {
+std::vector<LigerSpeedRow> add_written(const ScriptFacts& facts, WrittenRows& written,
+                                       LigerScriptsOutcome& out) {
   const std::string& script = facts.script;
   const std::string inconclusive = inconclusive_during(facts.samples);
-  std::vector<storage::LigerSpeedRow> keys;
+  std::vector<LigerSpeedRow> keys;
   for (auto& row : written.rows) {
     RunVerdict verdict = inconclusive.empty() ? RunVerdict::Passed : RunVerdict::Inconclusive;
     std::string reason = inconclusive;

@@ -2,7 +2,7 @@
 // benchmark_*.py of a checkout), every kernel, run with the host's Python exactly as Liger runs
 // them. Each script appends its rows to ../data/all_benchmark_data.csv next to its utils.py
 // (utils.update_benchmark_data_csv); those rows are read through the importer's own mapping
-// (storage/liger_csv.hpp), so every rerun lands in the key of that kernel's imported history.
+// (runners/liger_csv.hpp), so every rerun lands in the key of that kernel's imported history.
 // The checkout is never written: each script runs from a copy of the checkout's benchmark/ folder
 // in a fresh scratch directory (the checkout's other top-level entries linked beside it, so
 // `sys.path` finds its test/ package), where the data file starts absent, with
@@ -22,7 +22,7 @@
 #include "core/error.hpp"
 #include "kernels/harness/bench.hpp"
 #include "runners/command.hpp"
-#include "storage/liger_csv.hpp"
+#include "runners/liger_csv.hpp"
 
 namespace kernelwatch::runners {
 
@@ -62,7 +62,7 @@ struct LigerScriptsOutcome {
 };
 
 // The keys each script's last rows fell in (a later failure of the script is recorded in each).
-using LigerScriptKeys = std::map<std::string, std::vector<storage::LigerSpeedRow>>;
+using LigerScriptKeys = std::map<std::string, std::vector<LigerSpeedRow>>;
 
 // Runs the entry's scripts once, one after the other (a failed script does not stop the rest).
 // The environment is the importer's: the GPU each row names, checked against the daemon's probe

@@ -4,11 +4,9 @@
 #include <cstdint>
 
 #include "storage/detail/import_sink.hpp"
-#include "storage/detail/input.hpp"
 #include "storage/detail/kernelindex_lines.hpp"
-#include "storage/detail/liger_import.hpp"
+#include "storage/input.hpp"
 #include "storage/kernelindex_reader.hpp"
-#include "storage/liger_csv.hpp"
 
 namespace kernelwatch::storage {
 namespace {
@@ -28,47 +26,22 @@ Result<std::shared_ptr<InputFile>> open_input(const std::filesystem::path& path)
   return std::make_shared<InputFile>(KW_TRY(InputFile::open(path)));
 }
 
-// The format by extension, else by the first character that is not whitespace.
-Result<SourceFormat> format_of(const std::filesystem::path& path) {
+// Whether `reader` reads the file: by extension, else by the first character that is not
+// whitespace (kernelindex JSON starts with '{' or '[').
+Result<bool> read_by(const std::filesystem::path& path, const FileReader* reader) {
+  if (reader == nullptr) return false;
   const std::string ext = (gzipped(path) ? path.stem() : path).extension().string();
-  if (ext == ".csv") return SourceFormat::LigerCsv;
-  if (ext == ".json" || ext == ".jsonl" || ext == ".ndjson") return SourceFormat::Kernelindex;
+  if (reader->reads_extension(ext)) return true;
+  if (ext == ".json" || ext == ".jsonl" || ext == ".ndjson") return false;
   auto input = KW_TRY(InputFile::open(path));
   std::array<char, 4096> head{};
   while (true) {
     const std::size_t got = KW_TRY(input.read(head.data(), head.size()));
-    if (got == 0) return SourceFormat::LigerCsv;
+    if (got == 0) return true;
     const std::string_view text(head.data(), got);
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string_view::npos) continue;
-    return text[first] == '{' || text[first] == '[' ? SourceFormat::Kernelindex
-                                                    : SourceFormat::LigerCsv;
-  }
-}
-
-// A Liger CSV file, row by row. nullopt when done; a problem of the whole file (no header, a
-// missing column, an unterminated quote) as "LINE: why", for the caller to abort or skip on.
-Result<std::optional<std::string>> import_csv(const std::filesystem::path& path, ImportSink& sink) {
-  const auto input = KW_TRY(open_input(path));
-  CsvReader reader(chunks_of(input));
-  const auto problem = [&](const core::Error& error) -> Result<std::optional<std::string>> {
-    if (input->failed()) return tl::unexpected(error);
-    return std::optional<std::string>(error.message);
-  };
-  CsvRow row;
-  auto first = reader.next(row);
-  if (!first) return problem(first.error());
-  if (!*first) return std::optional<std::string>("1: empty file, expected a header row");
-  // A UTF-8 byte-order mark (Excel writes one) is not part of the first column's name.
-  if (!row.fields.empty() && row.fields[0].starts_with("\xEF\xBB\xBF")) row.fields[0].erase(0, 3);
-  auto header = read_liger_header(row);
-  if (!header) return std::optional<std::string>(header.error().message);
-  LigerImport rows(sink, std::move(*header), path.filename().string());
-  while (true) {
-    auto more = reader.next(row);
-    if (!more) return problem(more.error());
-    if (!*more) return std::optional<std::string>();
-    KW_TRY(rows.row(row));
+    return text[first] != '{' && text[first] != '[';
   }
 }
 
@@ -98,18 +71,6 @@ Status import_kernelindex(const std::filesystem::path& path, ImportSink& sink) {
 }
 
 }  // namespace
-
-SourceFormat detect_format(const std::filesystem::path& path, std::string_view text) {
-  // "history.csv.gz" is a CSV.
-  const std::string ext = (gzipped(path) ? path.stem() : path).extension().string();
-  if (ext == ".csv") return SourceFormat::LigerCsv;
-  if (ext == ".json" || ext == ".jsonl" || ext == ".ndjson") return SourceFormat::Kernelindex;
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
-    return SourceFormat::Kernelindex;
-  }
-  return SourceFormat::LigerCsv;
-}
 
 Status ImportSink::store(const SourceItem& item) {
   read();
@@ -195,7 +156,8 @@ void ImportSink::counted(InsertOutcome outcome) {
 
 Result<ImportReport> import_files(Connection& connection,
                                   std::span<const std::filesystem::path> paths,
-                                  InvalidPolicy policy, SourceFormat format, core::Timestamp now) {
+                                  InvalidPolicy policy, const FileReader* reader,
+                                  core::Timestamp now) {
   ImportReport report;
   Database& db = connection.database();
   // Files are read as they are stored, inside the one transaction: an input of any size in
@@ -209,16 +171,15 @@ Result<ImportReport> import_files(Connection& connection,
   for (const auto& path : paths) {
     const std::string name = path.string();
     sink.start_file(name);
-    const SourceFormat actual = format == SourceFormat::Auto ? KW_TRY(format_of(path)) : format;
-    if (actual != SourceFormat::LigerCsv) {
+    if (!KW_TRY(read_by(path, reader))) {
       KW_TRY(import_kernelindex(path, sink));
       continue;
     }
-    // A CSV whose whole file is bad (found at its end: an unterminated quote) is skipped whole on
-    // Skip: its rows stored so far go back out with a savepoint.
+    // A file found bad as a whole (at its end: a CSV's unterminated quote) is skipped
+    // whole on Skip: its rows stored so far go back out with a savepoint.
     KW_TRY(db.exec("SAVEPOINT import_file"));
     const ImportReport before = report;
-    const auto problem = KW_TRY(import_csv(path, sink));
+    const auto problem = KW_TRY(reader->read(path, sink));
     if (!problem) {
       KW_TRY(db.exec("RELEASE import_file"));
       continue;
@@ -229,6 +190,7 @@ Result<ImportReport> import_files(Connection& connection,
     KW_TRY(db.exec("ROLLBACK TO import_file"));
     KW_TRY(db.exec("RELEASE import_file"));
     cache = WriteCache{};  // what it remembered may have gone with the rollback
+    sink.forget_shapes();
     report = before;
     report.invalid.push_back(name + ":" + *problem);
     ++report.skipped;

@@ -17,6 +17,7 @@
 #include "core/key.hpp"
 #include "detectors/backtest.hpp"
 #include "replay/replay.hpp"
+#include "runners/liger_import.hpp"
 #include "storage/importer.hpp"
 
 namespace {
@@ -51,7 +52,8 @@ core::Result<Loaded> load_histories(const std::vector<std::filesystem::path>& cs
     ~Cleanup() { std::filesystem::remove_all(dir); }
   } cleanup{dir};
   auto connection = KW_TRY(storage::Connection::open(dir / "liger.db", storage::OpenMode::Create));
-  KW_TRY(storage::import_files(connection, csvs, storage::InvalidPolicy::Abort));
+  KW_TRY(storage::import_files(connection, csvs, storage::InvalidPolicy::Abort,
+                               &runners::liger_csv_reader()));
   Loaded out;
   const auto started = std::chrono::steady_clock::now();
   auto replayed = KW_TRY(replay::replay(connection, options));

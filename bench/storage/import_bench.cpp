@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runners/liger_import.hpp"
 #include "storage/importer.hpp"
 
 int main(int argc, char** argv) {
@@ -32,7 +33,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     const std::vector<std::filesystem::path> paths = {input};
-    auto report = storage::import_files(*store, paths, storage::InvalidPolicy::Abort);
+    auto report = storage::import_files(*store, paths, storage::InvalidPolicy::Abort,
+                                        &runners::liger_csv_reader());
     const auto stop = std::chrono::steady_clock::now();
     if (!report) {
       std::fprintf(stderr, "%s\n", report.error().message.c_str());

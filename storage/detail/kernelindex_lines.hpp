@@ -9,7 +9,7 @@
 #include <functional>
 
 #include "core/error.hpp"
-#include "storage/detail/input.hpp"
+#include "storage/input.hpp"
 #include "storage/source_item.hpp"
 
 namespace kernelwatch::storage {

@@ -6,7 +6,9 @@
 // version label), every other number and
 // metadata.description in a short JSON array. join puts them back into the same JSON value,
 // number kinds included, so an emitted record is byte for byte what it was. A Liger CSV row kept
-// as its source is split the same way (its key's columns in the template, the rest per row).
+// as its source is split the same way (its key's columns in the template, the rest per row):
+// the one place storage names CSV columns, because stored rows of schema 8 are laid out so and
+// read back so (the mapping of rows to records is runners/liger_csv.hpp's).
 // Uses nlohmann/json and core; no SQLite.
 #pragma once
 

@@ -1,7 +1,7 @@
 // Storage-private: a runs row as schema version 8 keeps it (storage/detail/record_layout.hpp),
 // how a record becomes one (its key, implementation and documents stored on the way), and how
 // it is read back. RunStore uses these for one run at a time; the importer keeps what a first
-// run of a shape prepared and fills in only what differs per run (storage/liger_import.cpp).
+// run of a shape prepared and fills in only what differs per run (storage/shaped_runs.cpp).
 #pragma once
 
 #include <cstdint>

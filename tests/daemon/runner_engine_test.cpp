@@ -12,9 +12,10 @@
 
 #include "core/key.hpp"
 #include "daemon/engine.hpp"
+#include "runners/liger_csv.hpp"
+#include "runners/liger_import.hpp"
 #include "runners/producer.hpp"
 #include "storage/importer.hpp"
-#include "storage/liger_csv.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace kernelwatch::daemon {
@@ -27,7 +28,7 @@ constexpr const char* kKey = "tvd/backward torch tokens16384-vocab65536-fp32 nvi
 TEST(RunnerEngine, AThirtyPercentRerunAboveTheImportedBandFiresOneAlertNamingTheBand) {
   const auto csv = testing::liger_csv("weekly_ci.tvd_layer_norm.csv");
   // The key's imported history: its newest run dates the test's clock, its median the step.
-  auto items = storage::read_liger_csv(testing::read_file(csv), csv.filename().string());
+  auto items = runners::read_liger_csv(testing::read_file(csv), csv.filename().string());
   ASSERT_TRUE(items) << items.error().message;
   core::Timestamp newest{};
   double newest_ms = 0;
@@ -50,7 +51,8 @@ TEST(RunnerEngine, AThirtyPercentRerunAboveTheImportedBandFiresOneAlertNamingThe
   auto store = storage::Connection::open(dir / "kw.db", storage::OpenMode::Create);
   ASSERT_TRUE(store) << store.error().message;
   const std::vector<std::filesystem::path> paths = {csv};
-  auto report = storage::import_files(*store, paths, storage::InvalidPolicy::Skip);
+  auto report = storage::import_files(*store, paths, storage::InvalidPolicy::Skip,
+                                      &runners::liger_csv_reader());
   ASSERT_TRUE(report) << report.error().message;
   EngineOptions options;
   options.confirm_reruns = 1;

@@ -3,13 +3,13 @@
 #include "core/digest.hpp"
 #include "core/key.hpp"
 #include "core/record.hpp"
+#include "runners/liger_csv.hpp"
 #include "storage/kernelindex_reader.hpp"
-#include "storage/liger_csv.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace kernelwatch;
-  const auto items = storage::read_liger_csv(fuzz::text_of(data, size), "fuzz.csv");
+  const auto items = runners::read_liger_csv(fuzz::text_of(data, size), "fuzz.csv");
   if (!items) return 0;
   for (const auto& item : *items) {
     if (item.kind != storage::ItemKind::Run) continue;

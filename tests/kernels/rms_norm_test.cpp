@@ -129,7 +129,7 @@ TEST(RmsNormOracle, GradientsMatchFiniteDifferences) {
 }
 
 TEST(RmsNormKernel, TakesTheWorkloadLabelOfLigersImportedHistory) {
-  // What storage/liger_csv.cpp makes of benchmark_rms_norm.py's rows: x_name H,
+  // What runners/liger_csv.cpp makes of benchmark_rms_norm.py's rows: x_name H,
   // x_value 4096,
   // {"M": 2048, "dtype": "torch.bfloat16", "eps": 1e-06}.
   const auto workload = core::Workload::from_label("h4096-bf16-eps1e-06-m2048");

@@ -16,9 +16,9 @@
 #include "core/digest.hpp"
 #include "core/kernelindex_schema.hpp"
 #include "core/key.hpp"
+#include "runners/liger_csv.hpp"
 #include "runners/producer.hpp"
 #include "storage/kernelindex_reader.hpp"
-#include "storage/liger_csv.hpp"
 #include "tests/support/conformance.hpp"
 #include "tests/support/neighbours.hpp"
 #include "tests/support/test_support.hpp"
@@ -80,7 +80,7 @@ class LigerBenchTest : public ::testing::Test {
 core::Record imported(const std::string& benchmark, const std::string& provider,
                       const std::string& workload) {
   const auto text = testing::read_file(testing::liger_csv("weekly_ci.tvd_layer_norm.csv"));
-  auto items = storage::read_liger_csv(text, "weekly_ci.tvd_layer_norm.csv");
+  auto items = runners::read_liger_csv(text, "weekly_ci.tvd_layer_norm.csv");
   EXPECT_TRUE(items) << items.error().message;
   for (const auto& item : *items) {
     if (item.kind != storage::ItemKind::Run) continue;

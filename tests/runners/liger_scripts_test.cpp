@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "core/key.hpp"
-#include "storage/liger_csv.hpp"
+#include "runners/liger_csv.hpp"
 #include "tests/support/fake_liger.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -71,7 +71,7 @@ core::ComparabilityKey imported_key(const std::string& row) {
       "kernel_name,kernel_provider,kernel_operation_mode,metric_name,metric_unit,x_name,x_label,"
       "x_value,y_value_50,y_value_20,y_value_80,extra_benchmark_config_str,gpu_name,timestamp,"
       "liger_version\n";
-  auto items = storage::read_liger_csv(header + row + "\n", "history.csv");
+  auto items = runners::read_liger_csv(header + row + "\n", "history.csv");
   EXPECT_TRUE(items && items->size() == 1 && (*items)[0].kind == storage::ItemKind::Run);
   return core::key_of((*items)[0].record).value();
 }

@@ -1,6 +1,5 @@
 #include "storage/importer.hpp"
 
-#include <sqlite3.h>
 #include <zlib.h>
 
 #include <map>
@@ -8,8 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/digest.hpp"
-#include "storage/detail/record_layout.hpp"
-#include "storage/liger_csv.hpp"
+#include "runners/liger_import.hpp"
 #include "storage/run_store.hpp"
 #include "tests/storage/storage_test_support.hpp"
 #include "tests/support/test_support.hpp"
@@ -24,6 +22,12 @@ using kernelwatch::testing::TempDir;
 using kernelwatch::testing::write_file;
 using nlohmann::json;
 namespace fs = std::filesystem;
+
+// The import as `kernelwatch import` wires it: a Liger CSV read by runners/.
+Result<ImportReport> import_with_liger(Connection& connection, std::span<const fs::path> paths,
+                                       InvalidPolicy policy) {
+  return import_files(connection, paths, policy, &runners::liger_csv_reader());
+}
 
 const fs::path kTvd = fixture("tvd-backward-torch-h100-tokens16384-vocab65536-fp32.json");
 const fs::path kLayerNorm =
@@ -50,7 +54,7 @@ TEST(ImporterTest, SharedDataImportsWithFixturesStoredOnce) {
   auto connection = Connection::open(dir / "kw.db", OpenMode::Create);
   ASSERT_TRUE(connection);
   const std::vector<fs::path> paths = {kTvd, kLayerNorm, kAll, kWeekly};
-  auto report = import_files(*connection, paths, InvalidPolicy::Abort);
+  auto report = import_with_liger(*connection, paths, InvalidPolicy::Abort);
   ASSERT_TRUE(report) << report.error().message;
   const std::size_t speed = count_rows(kAll, "speed") + count_rows(kWeekly, "speed");
   const std::size_t memory = count_rows(kAll, "memory") + count_rows(kWeekly, "memory");
@@ -80,7 +84,7 @@ TEST(ImporterTest, SharedDataImportsWithFixturesStoredOnce) {
   EXPECT_EQ(matches, 1);
 
   // Importing it all again adds nothing.
-  auto again = import_files(*connection, paths, InvalidPolicy::Abort);
+  auto again = import_with_liger(*connection, paths, InvalidPolicy::Abort);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->inserted, 0u);
   EXPECT_EQ(again->duplicates, report->inserted + 2);
@@ -91,9 +95,9 @@ TEST(ImporterTest, CsvFirstThenFixtureIsADuplicate) {
   auto connection = Connection::open(dir / "kw.db", OpenMode::Create);
   ASSERT_TRUE(connection);
   const std::vector<fs::path> csv = {kAll};
-  ASSERT_TRUE(import_files(*connection, csv, InvalidPolicy::Abort));
+  ASSERT_TRUE(import_with_liger(*connection, csv, InvalidPolicy::Abort));
   const std::vector<fs::path> fixtures = {kTvd, kLayerNorm};
-  auto report = import_files(*connection, fixtures, InvalidPolicy::Abort);
+  auto report = import_with_liger(*connection, fixtures, InvalidPolicy::Abort);
   ASSERT_TRUE(report);
   EXPECT_EQ(report->inserted, 0u);
   EXPECT_EQ(report->duplicates, 2u);
@@ -112,7 +116,7 @@ TEST(ImporterTest, EveryBadInputAbortsWithFileLineAndChangesNothing) {
     auto connection = Connection::open(db, OpenMode::Create);
     ASSERT_TRUE(connection);
     const std::vector<fs::path> seed = {kLayerNorm};
-    ASSERT_TRUE(import_files(*connection, seed, InvalidPolicy::Abort));
+    ASSERT_TRUE(import_with_liger(*connection, seed, InvalidPolicy::Abort));
   }
   const std::string before = testing::dump_database(db);
 
@@ -151,7 +155,7 @@ TEST(ImporterTest, EveryBadInputAbortsWithFileLineAndChangesNothing) {
     ASSERT_TRUE(connection);
     // A good file before the bad one: its runs must not be stored either.
     const std::vector<fs::path> paths = {kTvd, path};
-    auto report = import_files(*connection, paths, InvalidPolicy::Abort);
+    auto report = import_with_liger(*connection, paths, InvalidPolicy::Abort);
     ASSERT_FALSE(report);
     const std::string expected = (dir / "").string() + c.expected;
     EXPECT_NE(report.error().message.find(expected), std::string::npos)
@@ -170,7 +174,7 @@ TEST(ImporterTest, SkipInvalidImportsTheRestAndListsWhatItSkipped) {
       csv.substr(header.size(), csv.find('\n', header.size()) - header.size() + 1);
   write_file(dir / "mixed.csv", header + "broken,row\n" + first_row);
   const std::vector<fs::path> paths = {dir / "mixed.csv", kTvd};
-  auto report = import_files(*connection, paths, InvalidPolicy::Skip);
+  auto report = import_with_liger(*connection, paths, InvalidPolicy::Skip);
   ASSERT_TRUE(report) << report.error().message;
   EXPECT_EQ(report->inserted, 2u);
   EXPECT_EQ(report->skipped, 1u);
@@ -183,11 +187,11 @@ TEST(ImporterTest, UnreadableInputIsAnError) {
   auto connection = Connection::open(dir / "kw.db", OpenMode::Create);
   ASSERT_TRUE(connection);
   const std::vector<fs::path> missing = {dir / "nope.json"};
-  auto report = import_files(*connection, missing, InvalidPolicy::Skip);
+  auto report = import_with_liger(*connection, missing, InvalidPolicy::Skip);
   ASSERT_FALSE(report);
   EXPECT_NE(report.error().message.find("nope.json: cannot open for reading"), std::string::npos);
   const std::vector<fs::path> directory = {dir.path()};
-  EXPECT_FALSE(import_files(*connection, directory, InvalidPolicy::Abort));
+  EXPECT_FALSE(import_with_liger(*connection, directory, InvalidPolicy::Abort));
 }
 
 // The emitted record of every stored run, by externalId.
@@ -200,59 +204,6 @@ std::map<std::string, std::string> emitted(Connection& connection) {
     out.emplace(run.record.run.source_native.external_id, core::to_json(run.record).dump(2));
   }
   return out;
-}
-
-// Most rows of a Liger CSV are stored the fast way (no record built); every one of them must be
-// stored as exactly the record, and the raw source, that read_liger_csv makes of its row.
-TEST(ImporterTest, TheFastWayStoresWhatTheRowsRecordAndSourceAre) {
-  TempDir dir;
-  auto connection = Connection::open(dir / "kw.db", OpenMode::Create);
-  ASSERT_TRUE(connection);
-  const std::vector<fs::path> paths = {kWeekly};
-  auto report = import_files(*connection, paths, InvalidPolicy::Abort);
-  ASSERT_TRUE(report) << report.error().message;
-  EXPECT_GT(report->derived, report->inserted / 2) << "the fast way was not taken";
-
-  auto items = read_liger_csv(read_file(kWeekly), kWeekly.filename().string());
-  ASSERT_TRUE(items);
-  std::map<std::string, std::string> expected;
-  std::map<std::string, std::string> expected_source;
-  for (const auto& item : *items) {
-    if (item.kind != ItemKind::Run) continue;
-    const std::string id = item.record.run.source_native.external_id;
-    expected.emplace(id, core::to_json(item.record).dump(2));
-    expected_source.emplace(id, item.raw);
-  }
-  const auto stored = emitted(*connection);
-  ASSERT_EQ(stored.size(), expected.size());
-  EXPECT_EQ(stored.size(), report->inserted);
-  for (const auto& [id, text] : stored) {
-    ASSERT_TRUE(expected.contains(id)) << id;
-    EXPECT_EQ(text, expected[id]) << id;
-  }
-  // The raw sources, put back together from their templates and values.
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open_v2((dir / "kw.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr),
-            SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db,
-                               "SELECT r.external_id, d.body, r.source_values FROM runs r "
-                               "JOIN documents d ON d.id = r.source_template",
-                               -1, &stmt, nullptr),
-            SQLITE_OK);
-  std::size_t sources = 0;
-  while (sqlite3_step(stmt) == SQLITE_ROW) {
-    const std::string id = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-    const auto joined = layout::join_source(
-        json::parse(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 1))),
-        reinterpret_cast<const char*>(sqlite3_column_text(stmt, 2)));
-    ASSERT_TRUE(joined) << id;
-    EXPECT_EQ(core::canonical_json(*joined), expected_source[id]) << id;
-    ++sources;
-  }
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  EXPECT_EQ(sources, stored.size());
 }
 
 void gzip_file(const fs::path& from, const fs::path& to) {
@@ -273,7 +224,7 @@ TEST(ImporterTest, AGzippedCsvIsReadAsItIsDecompressedIntoTheSameRuns) {
     auto connection = Connection::open(dir / (file.filename().string() + ".db"), OpenMode::Create);
     ASSERT_TRUE(connection);
     const std::vector<fs::path> paths = {file};
-    auto report = import_files(*connection, paths, InvalidPolicy::Abort);
+    auto report = import_with_liger(*connection, paths, InvalidPolicy::Abort);
     ASSERT_TRUE(report) << report.error().message;
     *out = emitted(*connection);
   }
@@ -285,7 +236,7 @@ TEST(ImporterTest, AGzippedCsvIsReadAsItIsDecompressedIntoTheSameRuns) {
   auto connection = Connection::open(dir / "cut.db", OpenMode::Create);
   ASSERT_TRUE(connection);
   const std::vector<fs::path> cut = {dir / "cut.csv.gz"};
-  auto report = import_files(*connection, cut, InvalidPolicy::Skip);
+  auto report = import_with_liger(*connection, cut, InvalidPolicy::Skip);
   ASSERT_FALSE(report);
   EXPECT_NE(report.error().message.find("cut.csv.gz: not a complete gzip file"), std::string::npos)
       << report.error().message;
@@ -315,7 +266,7 @@ TEST(ImporterTest, RunsBeforeTheirDocumentsImportAsWhenTheDocumentsComeFirst) {
     auto connection = Connection::open(dir / (std::string(name) + ".db"), OpenMode::Create);
     ASSERT_TRUE(connection);
     const std::vector<fs::path> paths = {dir / name};
-    auto report = import_files(*connection, paths, InvalidPolicy::Abort);
+    auto report = import_with_liger(*connection, paths, InvalidPolicy::Abort);
     ASSERT_TRUE(report) << name << ": " << report.error().message;
     EXPECT_EQ(report->read, 1u) << name;
     EXPECT_EQ(report->inserted, 1u) << name;
@@ -328,7 +279,7 @@ TEST(ImporterTest, RunsBeforeTheirDocumentsImportAsWhenTheDocumentsComeFirst) {
   auto connection = Connection::open(dir / "missing.db", OpenMode::Create);
   ASSERT_TRUE(connection);
   const std::vector<fs::path> missing = {dir / "missing.jsonl"};
-  auto report = import_files(*connection, missing, InvalidPolicy::Abort);
+  auto report = import_with_liger(*connection, missing, InvalidPolicy::Abort);
   ASSERT_FALSE(report);
   EXPECT_NE(report.error().message.find("missing.jsonl:1: spec.environmentDigest: the "
                                         "ExecutionEnvironment"),
@@ -345,7 +296,7 @@ TEST(ImporterTest, ACsvFoundBadAtItsEndIsSkippedWholeWithTheRowsStoredBeforeIt) 
   auto connection = Connection::open(dir / "kw.db", OpenMode::Create);
   ASSERT_TRUE(connection);
   const std::vector<fs::path> paths = {dir / "open.csv", kTvd};
-  auto report = import_files(*connection, paths, InvalidPolicy::Skip);
+  auto report = import_with_liger(*connection, paths, InvalidPolicy::Skip);
   ASSERT_TRUE(report) << report.error().message;
   EXPECT_EQ(report->inserted, 1u);
   EXPECT_EQ(report->read, 1u);
@@ -354,42 +305,6 @@ TEST(ImporterTest, ACsvFoundBadAtItsEndIsSkippedWholeWithTheRowsStoredBeforeIt) 
   EXPECT_NE(report->invalid[0].find("open.csv:"), std::string::npos) << report->invalid[0];
   EXPECT_NE(report->invalid[0].find("unterminated quoted field"), std::string::npos);
   EXPECT_EQ(*RunStore(*connection).run_count(), 1);
-}
-
-// The Liger version is a row's own text in its record: a later row of a key whose version the
-// schemas refuse (a label over 200 characters) is invalid, as read_liger_csv finds it, not stored
-// the fast way from its key's first row.
-TEST(ImporterTest, ALaterRowWithAVersionTheSchemasRefuseIsInvalidAsReadLigerCsvSaysIt) {
-  TempDir dir;
-  const std::string header =
-      "kernel_name,kernel_provider,kernel_operation_mode,metric_name,metric_unit,x_name,x_label,"
-      "x_value,y_value_50,y_value_20,y_value_80,extra_benchmark_config_str,gpu_name,timestamp,"
-      "liger_version\n";
-  const auto row = [](const std::string& time, const std::string& version) {
-    return "layer_norm,liger,forward,speed,ms,N,hidden size,1024,0.0302,0.0292,0.0314,"
-           "\"{\"\"M\"\": 4096, \"\"dtype\"\": \"\"torch.float32\"\"}\",NVIDIA H100 80GB HBM3," +
-           time + "," + version + "\n";
-  };
-  const std::string csv = header + row("2024-09-03 15:39:14", "0.2.1") +
-                          row("2024-09-04 15:39:14", "0.2.1") +
-                          row("2024-09-05 15:39:14", std::string(201, '9'));
-  write_file(dir / "long.csv", csv);
-  auto expected = read_liger_csv(csv, "long.csv");
-  ASSERT_TRUE(expected);
-  ASSERT_EQ(expected->size(), 3u);
-  ASSERT_EQ((*expected)[0].kind, ItemKind::Run);
-  ASSERT_EQ((*expected)[2].kind, ItemKind::Invalid) << "the schemas took a 201-character label";
-
-  auto connection = Connection::open(dir / "kw.db", OpenMode::Create);
-  ASSERT_TRUE(connection);
-  const std::vector<fs::path> paths = {dir / "long.csv"};
-  auto report = import_files(*connection, paths, InvalidPolicy::Skip);
-  ASSERT_TRUE(report) << report.error().message;
-  EXPECT_EQ(report->inserted, 2u);
-  EXPECT_EQ(report->derived, 1u) << "the second row is the one the fast way stores";
-  ASSERT_EQ(report->invalid.size(), 1u);
-  EXPECT_EQ(report->invalid[0], (dir / "long.csv").string() + ":4: " + (*expected)[2].reason);
-  EXPECT_EQ(*RunStore(*connection).run_count(), 2);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "core/digest.hpp"
+#include "runners/liger_import.hpp"
 #include "storage/detail/postgres.hpp"
 #include "storage/importer.hpp"
 #include "storage/run_store.hpp"
@@ -284,9 +285,10 @@ TEST(PostgresqlConnection, AnImportedHistoryReadsTheSameAsFromSqlite) {
   auto sqlite = Connection::open(dir / "kw.db", OpenMode::Create);
   auto postgresql = Connection::open(server.create_database(), OpenMode::Create);
   ASSERT_TRUE(sqlite && postgresql);
-  auto into_sqlite = import_files(*sqlite, files, InvalidPolicy::Skip, SourceFormat::Auto, now);
+  auto into_sqlite =
+      import_files(*sqlite, files, InvalidPolicy::Skip, &runners::liger_csv_reader(), now);
   auto into_postgresql =
-      import_files(*postgresql, files, InvalidPolicy::Skip, SourceFormat::Auto, now);
+      import_files(*postgresql, files, InvalidPolicy::Skip, &runners::liger_csv_reader(), now);
   ASSERT_TRUE(into_sqlite) << into_sqlite.error().message;
   ASSERT_TRUE(into_postgresql) << into_postgresql.error().message;
   EXPECT_GT(into_postgresql->inserted, 1000u);
@@ -298,7 +300,8 @@ TEST(PostgresqlConnection, AnImportedHistoryReadsTheSameAsFromSqlite) {
   // end among them) read the same.
   EXPECT_EQ(views(*postgresql, 7), expected);
   // The same import again stores nothing new.
-  auto again = import_files(*postgresql, files, InvalidPolicy::Skip, SourceFormat::Auto, now);
+  auto again =
+      import_files(*postgresql, files, InvalidPolicy::Skip, &runners::liger_csv_reader(), now);
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_EQ(again->inserted, 0u);
   EXPECT_EQ(again->duplicates, into_postgresql->inserted);

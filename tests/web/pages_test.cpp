@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runners/liger_import.hpp"
 #include "storage/importer.hpp"
 #include "tests/support/test_support.hpp"
 #include "web/export.hpp"
@@ -35,7 +36,8 @@ class LigerHistory : public ::testing::Test {
     const std::vector<std::filesystem::path> paths{
         kernelwatch::testing::liger_csv("all_benchmark_data.tvd_layer_norm.csv"),
         kernelwatch::testing::liger_csv("weekly_ci.tvd_layer_norm.csv")};
-    auto imported = storage::import_files(*connection_, paths, storage::InvalidPolicy::Abort);
+    auto imported = storage::import_files(*connection_, paths, storage::InvalidPolicy::Abort,
+                                          &runners::liger_csv_reader());
     ASSERT_TRUE(imported) << imported.error().message;
     // As the daemon judges imported history (and `kernelwatch backtest` by default).
     options_.confirm = detectors::ConfirmPolicy::Next;
@@ -204,7 +206,8 @@ TEST_F(LigerHistory, MarkupImportedFromACsvIsShownAsText) {
   ASSERT_NE(hostile, line);
   kernelwatch::testing::write_file(dir_ / "hostile.csv", header + "\n" + hostile + "\n");
   const std::vector<std::filesystem::path> paths{dir_ / "hostile.csv"};
-  auto imported = storage::import_files(*connection_, paths, storage::InvalidPolicy::Abort);
+  auto imported = storage::import_files(*connection_, paths, storage::InvalidPolicy::Abort,
+                                        &runners::liger_csv_reader());
   ASSERT_TRUE(imported) << imported.error().message;
   ASSERT_EQ(imported->inserted, 1u);
 

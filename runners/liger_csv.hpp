@@ -1,32 +1,26 @@
 // Reads Liger-Kernel benchmark CSV (all_benchmark_data.csv and the weekly CI files) into
 // kernelindex records shaped like the founding fixtures. Speed rows become runs; memory rows are
-// skipped and counted. Columns it does not know are ignored. Uses nlohmann/json, no SQLite.
+// skipped and counted. Columns it does not know are ignored. The import of a Liger CSV
+// (runners/liger_import.hpp), liger-bench and liger-scripts all read rows here, so a row lands in
+// one key whichever way it came. Uses nlohmann/json and storage's neutral types, no SQLite.
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <array>
 
 #include "core/error.hpp"
 #include "core/key.hpp"
 #include "core/record.hpp"
 #include "core/time.hpp"
+#include "runners/csv.hpp"
 #include "storage/source_item.hpp"
 
-namespace kernelwatch::storage {
-
-// Splits RFC 4180 CSV into rows of fields; quoted fields may hold commas, quotes ("") and
-// newlines. Each row remembers the line it starts on. Fails on an unterminated quote.
-struct CsvRow {
-  std::size_t line = 0;
-  std::vector<std::string> fields;
-};
-[[nodiscard]] core::Result<std::vector<CsvRow>> parse_csv(std::string_view text);
+namespace kernelwatch::runners {
 
 // What a valid speed row of Liger's CSV says. The importer builds it from a CSV row; the
-// liger-bench runner (runners/) builds it from a rerun's result, so both land in one key.
+// liger-bench runner builds it from a rerun's result, so both land in one key.
 struct LigerSpeedRow {
   std::string kernel;    // kernel_name: tvd, layer_norm
   std::string pass;      // kernel_operation_mode: forward, backward, full
@@ -65,14 +59,14 @@ struct LigerSpeedRow {
 // wrote this way, so each lands in the key the importer gives the same row.
 struct LigerRowItem {
   std::size_t line = 0;
-  ItemKind kind = ItemKind::Run;
+  storage::ItemKind kind = storage::ItemKind::Run;
   std::string reason;  // Skipped and Invalid
   LigerSpeedRow row;   // Run
 };
 [[nodiscard]] core::Result<std::vector<LigerRowItem>> read_liger_rows(std::string_view text);
 
 // file_name goes into each run's raw source. A missing required column fails the whole file.
-[[nodiscard]] core::Result<std::vector<SourceItem>> read_liger_csv(std::string_view text,
-                                                                   std::string_view file_name);
+[[nodiscard]] core::Result<std::vector<storage::SourceItem>> read_liger_csv(
+    std::string_view text, std::string_view file_name);
 
-}  // namespace kernelwatch::storage
+}  // namespace kernelwatch::runners

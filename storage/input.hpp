@@ -1,6 +1,7 @@
-// Storage-private: an import's input read a piece at a time, so that memory stays flat whatever
-// the file's size: a regular file or a gzip file (.gz) decompressed as it is read, its lines, and
-// its RFC 4180 CSV rows. Uses zlib (in input.cpp only); no SQLite.
+// An import's input read a piece at a time, so that memory stays flat whatever the file's size: a
+// regular file or a gzip file (.gz) decompressed as it is read, and its lines. The readers of
+// other formats read their files with it too (runners/csv.hpp: CSV rows). Uses zlib (in
+// input.cpp only); no SQLite.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +12,6 @@
 #include <string_view>
 
 #include "core/error.hpp"
-#include "storage/liger_csv.hpp"
 
 namespace kernelwatch::storage {
 
@@ -74,24 +74,6 @@ class LineReader {
   std::size_t start_ = 0;  // of the unread part of buffer_
   std::size_t line_ = 0;
   bool ended_ = false;
-};
-
-// RFC 4180 rows of a text: quoted fields may hold commas, quotes ("") and newlines; '\r' outside
-// quotes is dropped; blank lines are no rows. Each row remembers the line it starts on.
-class CsvReader {
- public:
-  explicit CsvReader(Chunks chunks) : chunks_(std::move(chunks)) {}
-  // The next row into `row` (the storage of its fields reused); false at the end. An
-  // unterminated quote is a ParseError "LINE: unterminated quoted field"; a row longer than
-  // kMaxLineBytes an InvalidArgument "LINE: ...".
-  [[nodiscard]] core::Result<bool> next(CsvRow& row);
-
- private:
-  [[nodiscard]] core::Status refill();
-  Chunks chunks_;
-  std::string_view piece_;
-  bool ended_ = false;
-  std::size_t line_ = 1;
 };
 
 }  // namespace kernelwatch::storage

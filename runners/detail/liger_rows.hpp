@@ -1,6 +1,6 @@
-// Storage-private: a Liger CSV file's header and what one of its data rows is (a run, a memory
+// Runners-private: a Liger CSV file's header and what one of its data rows is (a run, a memory
 // row skipped by design, or an invalid row with its reason), as read_liger_csv() and the
-// streaming importer (storage/liger_import.cpp) both read them. Uses nlohmann/json, no SQLite.
+// streaming import (runners/liger_import.cpp) both read them. Uses nlohmann/json, no SQLite.
 #pragma once
 
 #include <cstddef>
@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "storage/liger_csv.hpp"
+#include "runners/liger_csv.hpp"
 #include "storage/source_item.hpp"
 
-namespace kernelwatch::storage {
+namespace kernelwatch::runners {
 
 struct LigerHeader {
   std::vector<std::string> names;              // as written
@@ -24,7 +24,7 @@ struct LigerHeader {
 [[nodiscard]] core::Result<LigerHeader> read_liger_header(const CsvRow& header);
 
 // One data row as a source item; file_name goes into the run's raw source.
-[[nodiscard]] SourceItem liger_row_item(const LigerHeader& header, const CsvRow& row,
-                                        std::string_view file_name);
+[[nodiscard]] storage::SourceItem liger_row_item(const LigerHeader& header, const CsvRow& row,
+                                                 std::string_view file_name);
 
-}  // namespace kernelwatch::storage
+}  // namespace kernelwatch::runners

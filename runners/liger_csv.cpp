@@ -1,4 +1,4 @@
-#include "storage/liger_csv.hpp"
+#include "runners/liger_csv.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,10 +14,9 @@
 #include "core/kernelindex_schema.hpp"
 #include "core/key.hpp"
 #include "core/record.hpp"
-#include "storage/detail/input.hpp"
-#include "storage/detail/liger_rows.hpp"
+#include "runners/detail/liger_rows.hpp"
 
-namespace kernelwatch::storage {
+namespace kernelwatch::runners {
 namespace {
 
 using core::ErrorCode;
@@ -359,19 +358,6 @@ core::Result<core::Record> liger_speed_record(const LigerSpeedRow& r) {
   return core::parse_record(KW_TRY(liger_speed_documents(r)));
 }
 
-core::Result<std::vector<CsvRow>> parse_csv(std::string_view text) {
-  bool given = false;
-  CsvReader reader([&]() -> core::Result<std::string_view> {
-    if (given) return std::string_view();
-    given = true;
-    return text;
-  });
-  std::vector<CsvRow> rows;
-  CsvRow row;
-  while (KW_TRY(reader.next(row))) rows.push_back(row);
-  return rows;
-}
-
 core::Result<LigerHeader> read_liger_header(const CsvRow& header) {
   if (!std::all_of(header.fields.begin(), header.fields.end(),
                    [](const std::string& f) { return core::valid_utf8(f); })) {
@@ -403,7 +389,7 @@ LigerRowItem classify_row(const LigerHeader& header, const CsvRow& row) {
                        [](const std::string& f) { return !core::valid_utf8(f); });
       bad_field != row.fields.end()) {
     const auto column = static_cast<std::size_t>(bad_field - row.fields.begin());
-    item.kind = ItemKind::Invalid;
+    item.kind = storage::ItemKind::Invalid;
     item.reason = "column " + std::to_string(column + 1) +
                   (column < header.names.size() && core::valid_utf8(header.names[column])
                        ? " (" + header.names[column] + ")"
@@ -412,7 +398,7 @@ LigerRowItem classify_row(const LigerHeader& header, const CsvRow& row) {
     return item;
   }
   if (row.fields.size() != header.names.size()) {
-    item.kind = ItemKind::Invalid;
+    item.kind = storage::ItemKind::Invalid;
     item.reason = "expected " + std::to_string(header.names.size()) + " columns, got " +
                   std::to_string(row.fields.size());
     return item;
@@ -420,18 +406,18 @@ LigerRowItem classify_row(const LigerHeader& header, const CsvRow& row) {
   const RowReader reader(header.columns, row);
   const std::string& metric = reader["metric_name"];
   if (metric == "memory") {
-    item.kind = ItemKind::Skipped;
+    item.kind = storage::ItemKind::Skipped;
     item.reason = "memory row (kernelwatch stores latency only)";
     return item;
   }
   if (metric != "speed") {
-    item.kind = ItemKind::Invalid;
+    item.kind = storage::ItemKind::Invalid;
     item.reason = "metric_name \"" + metric + "\" is not speed or memory";
     return item;
   }
   auto speed = parse_speed_row(reader);
   if (!speed) {
-    item.kind = ItemKind::Invalid;
+    item.kind = storage::ItemKind::Invalid;
     item.reason = speed.error().message;
     return item;
   }
@@ -453,17 +439,17 @@ core::Result<std::pair<LigerHeader, std::vector<CsvRow>>> header_and_rows(std::s
 
 }  // namespace
 
-SourceItem liger_row_item(const LigerHeader& header, const CsvRow& row,
-                          std::string_view file_name) {
+storage::SourceItem liger_row_item(const LigerHeader& header, const CsvRow& row,
+                                   std::string_view file_name) {
   LigerRowItem classified = classify_row(header, row);
-  SourceItem item;
+  storage::SourceItem item;
   item.line = classified.line;
   item.kind = classified.kind;
   item.reason = std::move(classified.reason);
-  if (item.kind != ItemKind::Run) return item;
+  if (item.kind != storage::ItemKind::Run) return item;
   auto record = liger_speed_record(classified.row);
   if (!record) {
-    item.kind = ItemKind::Invalid;
+    item.kind = storage::ItemKind::Invalid;
     item.reason = record.error().message;
     return item;
   }
@@ -485,13 +471,13 @@ core::Result<std::vector<LigerRowItem>> read_liger_rows(std::string_view text) {
   return items;
 }
 
-core::Result<std::vector<SourceItem>> read_liger_csv(std::string_view text,
-                                                     std::string_view file_name) {
+core::Result<std::vector<storage::SourceItem>> read_liger_csv(std::string_view text,
+                                                              std::string_view file_name) {
   const auto [header, rows] = KW_TRY(header_and_rows(text));
-  std::vector<SourceItem> items;
+  std::vector<storage::SourceItem> items;
   items.reserve(rows.size());
   for (const auto& row : rows) items.push_back(liger_row_item(header, row, file_name));
   return items;
 }
 
-}  // namespace kernelwatch::storage
+}  // namespace kernelwatch::runners

@@ -1,14 +1,16 @@
-#include "storage/liger_csv.hpp"
+#include "runners/liger_csv.hpp"
 
 #include <gtest/gtest.h>
 
 #include "core/key.hpp"
 #include "tests/support/test_support.hpp"
 
-namespace kernelwatch::storage {
+namespace kernelwatch::runners {
 namespace {
 
 using nlohmann::json;
+using storage::ItemKind;
+using storage::SourceItem;
 
 const std::string kHeader =
     "kernel_name,kernel_provider,kernel_operation_mode,metric_name,metric_unit,x_name,x_label,"
@@ -210,4 +212,4 @@ TEST(LigerCsvTest, RowDocumentsAreTheRecordsOwnJson) {
 }
 
 }  // namespace
-}  // namespace kernelwatch::storage
+}  // namespace kernelwatch::runners
