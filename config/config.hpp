@@ -94,7 +94,7 @@ struct BenchmarkConfig {
   // The entry of a run source with a `runner`; nullptr: kernelwatch's own kernels, whose
   // fields follow.
   std::shared_ptr<const runners::SourceEntry> source;
-  kernels::KernelRef kernel = core::Kernel::LayerNorm;  // a kernel of kernels/catalogue.hpp
+  kernels::KernelRef kernel = kernels::KernelRef("layer_norm");  // of kernels/catalogue.hpp
   core::Pass pass = core::Pass::Forward;
   std::vector<core::Provider> providers;  // default both, fused first
   std::vector<core::Workload> workloads;  // at least one, each of `kernel` (its descriptor's form)

@@ -16,6 +16,10 @@ namespace {
 
 using nlohmann::json;
 
+// The kernel names of the two label forms core parses (Workload, core/key.hpp).
+constexpr std::string_view kLayerNormForm = "layer_norm";
+constexpr std::string_view kTvdForm = "tvd";
+
 std::vector<std::string_view> split(std::string_view text, char separator) {
   std::vector<std::string_view> parts;
   std::size_t start = 0;
@@ -82,7 +86,7 @@ Result<DType> parse_dtype(std::string_view text) {
 
 Workload Workload::layer_norm(std::int64_t rows, std::int64_t hidden, DType dtype, double eps) {
   Workload w;
-  w.kernel = Kernel::LayerNorm;
+  w.kernel = kLayerNormForm;
   w.rows = rows;
   w.hidden = hidden;
   w.dtype = dtype;
@@ -92,7 +96,7 @@ Workload Workload::layer_norm(std::int64_t rows, std::int64_t hidden, DType dtyp
 
 Workload Workload::tvd(std::int64_t tokens, std::int64_t vocab, DType dtype) {
   Workload w;
-  w.kernel = Kernel::Tvd;
+  w.kernel = kTvdForm;
   w.tokens = tokens;
   w.vocab = vocab;
   w.dtype = dtype;
@@ -160,39 +164,29 @@ Result<Workload> Workload::from_label(std::string_view label) {
 }
 
 std::string Workload::label() const {
-  if (!kernel) return opaque_label;
-  switch (*kernel) {
-    case Kernel::LayerNorm: {
-      std::string out = "hidden" + std::to_string(hidden) + "-rows" + std::to_string(rows) + "-" +
-                        std::string(to_string(dtype));
-      if (eps != 1e-6) out += "-eps" + format_eps(eps);
-      return out;
-    }
-    case Kernel::Tvd:
-      return "tokens" + std::to_string(tokens) + "-vocab" + std::to_string(vocab) + "-" +
-             std::string(to_string(dtype));
+  if (kernel == kLayerNormForm) {
+    std::string out = "hidden" + std::to_string(hidden) + "-rows" + std::to_string(rows) + "-" +
+                      std::string(to_string(dtype));
+    if (eps != 1e-6) out += "-eps" + format_eps(eps);
+    return out;
+  }
+  if (kernel == kTvdForm) {
+    return "tokens" + std::to_string(tokens) + "-vocab" + std::to_string(vocab) + "-" +
+           std::string(to_string(dtype));
   }
   return opaque_label;
 }
 
 json Workload::canonical() const {
   json spec = {{"label", opaque_label}};
-  if (kernel) {
-    switch (*kernel) {
-      case Kernel::LayerNorm:
-        spec = {{"kernel", to_string(*kernel)},
-                {"rows", rows},
-                {"hidden", hidden},
-                {"dtype", to_string(dtype)},
-                {"eps", eps}};
-        break;
-      case Kernel::Tvd:
-        spec = {{"kernel", to_string(*kernel)},
-                {"tokens", tokens},
-                {"vocab", vocab},
-                {"dtype", to_string(dtype)}};
-        break;
-    }
+  if (kernel == kLayerNormForm) {
+    spec = {{"kernel", kernel},
+            {"rows", rows},
+            {"hidden", hidden},
+            {"dtype", to_string(dtype)},
+            {"eps", eps}};
+  } else if (kernel == kTvdForm) {
+    spec = {{"kernel", kernel}, {"tokens", tokens}, {"vocab", vocab}, {"dtype", to_string(dtype)}};
   }
   return json{{"apiVersion", kApiVersion}, {"kind", "Workload"}, {"spec", std::move(spec)}};
 }
@@ -388,7 +382,7 @@ std::string workload_label_of(const json& workload_case) {
   }
   // Never one of kernelwatch's own forms ("hidden2_..." would read as hidden<N>-rows<M>).
   if (const auto parsed = Workload::from_label(label);
-      !label.empty() && (!parsed || parsed->kernel)) {
+      !label.empty() && (!parsed || !parsed->opaque())) {
     label = "case-" + label;
   }
   return label;

@@ -23,17 +23,27 @@ enum class DType { Fp32, Bf16, Fp16 };
 [[nodiscard]] Result<DType> parse_dtype(std::string_view text);
 
 // A canonical workload: shape, dtype and kernel options. The label is its identity in text
-// ("hidden16384-rows4096-fp32", "tokens16384-vocab65536-fp32"); labels kernelwatch does not
-// know (posted runs of other kernels) are kept as opaque workloads.
+// ("hidden16384-rows4096-fp32", "tokens16384-vocab65536-fp32"); labels of any other form
+// (posted runs of other kernels, RMSNorm's "h4096-bf16-eps1e-06-m2048") are kept as opaque
+// workloads.
+//
+// Core parses exactly two label forms, "hidden<N>-rows<M>-<dtype>[-eps<e>]" (layer_norm) and
+// "tokens<N>-vocab<V>-<dtype>" (tvd), and only to keep the digests of stored keys: a key is
+// derived from any record's label below kernels/ (key_of, storage's import, the detectors), and
+// the canonical JSON of these two forms is part of every key already stored (the Liger history
+// in data/, users' databases). A new kernel's workload is an opaque label that its own folder
+// parses (KernelDescriptor::parse_workload, as kernels/rms_norm/ does); core never learns it.
 struct Workload {
-  std::optional<Kernel> kernel;  // nullopt: an opaque workload
-  std::int64_t rows = 0;         // LayerNorm: M
-  std::int64_t hidden = 0;       // LayerNorm: N
-  std::int64_t tokens = 0;       // TVD: B*T
-  std::int64_t vocab = 0;        // TVD: V
+  std::string kernel;       // "layer_norm" or "tvd" for the two forms above; "": opaque
+  std::int64_t rows = 0;    // LayerNorm: M
+  std::int64_t hidden = 0;  // LayerNorm: N
+  std::int64_t tokens = 0;  // TVD: B*T
+  std::int64_t vocab = 0;   // TVD: V
   DType dtype = DType::Fp32;
   double eps = 1e-6;         // LayerNorm only; in the label only when not the default
   std::string opaque_label;  // opaque workloads only
+
+  [[nodiscard]] bool opaque() const { return kernel.empty(); }
 
   [[nodiscard]] static Workload layer_norm(std::int64_t rows, std::int64_t hidden, DType dtype,
                                            double eps = 1e-6);

@@ -2,16 +2,6 @@
 
 namespace kernelwatch::core {
 
-std::string_view to_string(Kernel kernel) noexcept {
-  switch (kernel) {
-    case Kernel::Tvd:
-      return "tvd";
-    case Kernel::LayerNorm:
-      return "layer_norm";
-  }
-  return "unknown";
-}
-
 std::string_view to_string(Pass pass) noexcept {
   switch (pass) {
     case Pass::Forward:
@@ -32,10 +22,6 @@ std::string_view to_string(Provider provider) noexcept {
       return "kernelwatch-reference";
   }
   return "unknown";
-}
-
-Result<Kernel> parse_kernel(std::string_view text) {
-  return parse_name("kernel", text, kKernels);
 }
 
 Result<Pass> parse_pass(std::string_view text) {

@@ -1,6 +1,7 @@
-// The names of kernelwatch's own benchmarks, shared by every module: kernel, pass and provider,
-// each with its text form and its parser in one place, and the helper that parses any such enum.
-// Plain C++ over core/error.hpp, no I/O.
+// The names of kernelwatch's own benchmarks, shared by every module: pass and provider, each with
+// its text form and its parser in one place, and the helper that parses any such enum. A kernel
+// is named by its own name ("tvd", "layer_norm", "rms_norm"): the catalogue of kernels/ knows
+// them, core does not (kernels/catalogue.hpp). Plain C++ over core/error.hpp, no I/O.
 #pragma once
 
 #include <cstddef>
@@ -11,23 +12,20 @@
 
 namespace kernelwatch::core {
 
-enum class Kernel { Tvd, LayerNorm };
 enum class Pass { Forward, Backward, Full };
 // kernelwatch's own implementations. Fused: reads each input once where the math allows.
 // Reference: a composition of simple passes, the way a framework's composite ops run. Other
 // providers (liger, torch, ...) are labels of imported runs, never parsed into this.
 enum class Provider { Fused, Reference };
 
-[[nodiscard]] std::string_view to_string(Kernel kernel) noexcept;      // "tvd", "layer_norm"
 [[nodiscard]] std::string_view to_string(Pass pass) noexcept;          // "forward", ...
 [[nodiscard]] std::string_view to_string(Provider provider) noexcept;  // "kernelwatch-fused"
 
 // Every value, in the order messages list them.
-inline constexpr Kernel kKernels[] = {Kernel::Tvd, Kernel::LayerNorm};
 inline constexpr Pass kPasses[] = {Pass::Forward, Pass::Backward, Pass::Full};
 inline constexpr Provider kProviders[] = {Provider::Fused, Provider::Reference};
 
-// "tvd, layer_norm": the names of `values` for a message that lists what is accepted.
+// "forward, backward, full": the names of `values` for a message that lists what is accepted.
 template <class Enum, std::size_t N>
 [[nodiscard]] std::string names_of(const Enum (&values)[N]) {
   std::string out;
@@ -39,7 +37,7 @@ template <class Enum, std::size_t N>
 }
 
 // The value of `values` whose to_string() is `text`; otherwise InvalidArgument:
-// `unknown kernel "conv" (known: tvd, layer_norm)`, with `what` naming the kind.
+// `unknown pass "sideways" (known: forward, backward, full)`, with `what` naming the kind.
 template <class Enum, std::size_t N>
 [[nodiscard]] Result<Enum> parse_name(std::string_view what, std::string_view text,
                                       const Enum (&values)[N]) {
@@ -51,7 +49,6 @@ template <class Enum, std::size_t N>
                                               ")");
 }
 
-[[nodiscard]] Result<Kernel> parse_kernel(std::string_view text);
 [[nodiscard]] Result<Pass> parse_pass(std::string_view text);
 [[nodiscard]] Result<Provider> parse_provider(std::string_view text);
 

@@ -239,7 +239,7 @@ core::Result<LigerPlan> plan_liger(const BenchOptions& options) {
                       "unknown runner \"" + options.runner +
                           "\" (known: " + std::string(runners::kLigerBenchRunner) + ")");
   }
-  const auto kernel = KW_TRY(core::parse_kernel(options.kernel));
+  const kernels::KernelRef kernel = KW_TRY(runners::parse_liger_bench_kernel(options.kernel));
   const auto pass = KW_TRY(core::parse_pass(options.pass));
   runners::LigerBenchEntry entry{kernel, pass, {}, {}};
   for (const auto provider : runners::kLigerProviders) {
@@ -256,8 +256,8 @@ core::Result<LigerPlan> plan_liger(const BenchOptions& options) {
   if (labels.empty()) {
     // The founding workload: the kernel's own bench shape on a GPU.
     kernels::CaseSpec founding;
-    founding.rows = kernels::KernelRef(kernel)->bench_shape.gpu_rows;
-    founding.cols = kernels::KernelRef(kernel)->bench_shape.gpu_cols;
+    founding.rows = kernel->bench_shape.gpu_rows;
+    founding.cols = kernel->bench_shape.gpu_cols;
     labels = {kernels::workload_of(kernel, founding).label()};
   }
   for (const auto& label : labels) {

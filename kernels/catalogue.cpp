@@ -46,7 +46,7 @@ std::string_view source_digest(KernelRef kernel) {
   return {};
 }
 
-KernelRef::KernelRef(Kernel kernel) : descriptor_(&*find_kernel(core::to_string(kernel)).value()) {}
+KernelRef::KernelRef(std::string_view name) : descriptor_(&*find_kernel(name).value()) {}
 
 std::string_view KernelRef::name() const {
   return descriptor_->name;

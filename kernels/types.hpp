@@ -1,6 +1,7 @@
-// Vocabulary of the kernels module: backend and reduction names (kernel, pass and provider are
-// core's, core/names.hpp), the bf16 storage type, and TensorRef, the plain view every kernel
-// entry point takes. Plain C++ and core/ only: this header compiles without CUDA.
+// Vocabulary of the kernels module: backend and reduction names (pass and provider are core's,
+// core/names.hpp; a kernel is its name in the catalogue, kernels/catalogue.hpp), the bf16
+// storage type, and TensorRef, the plain view every kernel entry point takes. Plain C++ and
+// core/ only: this header compiles without CUDA.
 #pragma once
 
 #include <bit>
@@ -17,7 +18,6 @@ namespace kernelwatch::kernels {
 
 // Core's names, used unqualified throughout the kernels (to_string() is found with them).
 using core::DType;
-using core::Kernel;
 using core::Pass;
 using core::Provider;
 

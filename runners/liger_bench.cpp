@@ -10,6 +10,7 @@
 #include "core/digest.hpp"
 #include "core/json_limits.hpp"
 #include "core/record.hpp"
+#include "kernels/catalogue.hpp"
 #include "runners/child_process.hpp"
 #include "runners/liger_csv.hpp"
 #include "runners/run_status.hpp"
@@ -128,7 +129,7 @@ core::Result<kernels::BenchOutcome> make_outcome(const LigerCase& c, const json&
                                                  const std::string& fallback_gpu,
                                                  const json& fallback_versions) {
   LigerSpeedRow row;
-  row.kernel = std::string(core::to_string(c.kernel));
+  row.kernel = std::string(c.kernel.name());
   row.pass = std::string(core::to_string(c.pass));
   row.provider = std::string(to_string(c.provider));
   const json& versions = r.passed ? r.versions : fallback_versions;
@@ -265,31 +266,52 @@ core::Result<LigerProvider> parse_liger_provider(std::string_view text) {
   return core::parse_name("liger-bench provider", text, kLigerProviders);
 }
 
-bool supports(core::Kernel kernel, LigerProvider provider) noexcept {
-  if (provider == LigerProvider::Liger) return true;
-  return kernel == core::Kernel::Tvd ? provider == LigerProvider::Torch
-                                     : provider == LigerProvider::Huggingface;
+std::string liger_bench_kernel_names() {
+  std::string out;
+  for (const std::string_view name : kLigerBenchKernels) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
 }
 
-std::string providers_of(core::Kernel kernel) {
-  return kernel == core::Kernel::Tvd ? "liger, torch" : "liger, huggingface";
+core::Result<kernels::KernelRef> parse_liger_bench_kernel(std::string_view text) {
+  for (const std::string_view name : kLigerBenchKernels) {
+    if (name == text) return kernels::find_kernel(name);
+  }
+  return core::fail(
+      ErrorCode::InvalidArgument,
+      "unknown kernel \"" + std::string(text) + "\" (known: " + liger_bench_kernel_names() + ")");
+}
+
+bool supports(kernels::KernelRef kernel, LigerProvider provider) noexcept {
+  const std::string_view name = kernel.name();
+  if (name != "tvd" && name != "layer_norm") return false;
+  if (provider == LigerProvider::Liger) return true;
+  return name == "tvd" ? provider == LigerProvider::Torch : provider == LigerProvider::Huggingface;
+}
+
+std::string providers_of(kernels::KernelRef kernel) {
+  const std::string_view name = kernel.name();
+  if (name == "tvd") return "liger, torch";
+  return name == "layer_norm" ? "liger, huggingface" : "";
 }
 
 std::string LigerCase::name() const {
-  return std::string(core::to_string(kernel)) + "/" + std::string(core::to_string(pass)) + "/" +
+  return std::string(kernel.name()) + "/" + std::string(core::to_string(pass)) + "/" +
          std::string(to_string(provider)) + "/" + std::string(kLigerBenchRunner) + " " +
          workload.label();
 }
 
 core::Status validate(const LigerCase& c) {
-  const std::string kernel(core::to_string(c.kernel));
+  const std::string kernel(c.kernel.name());
   if (!supports(c.kernel, c.provider)) {
     return core::fail(ErrorCode::InvalidArgument,
                       "provider \"" + std::string(to_string(c.provider)) +
                           "\" is not one liger-bench runs for " + kernel + " (it runs " +
                           providers_of(c.kernel) + ")");
   }
-  if (!c.workload.kernel || *c.workload.kernel != c.kernel) {
+  if (c.workload.kernel != c.kernel.name()) {
     return core::fail(ErrorCode::InvalidArgument,
                       "\"" + c.workload.label() + "\" is not a " + kernel + " workload");
   }
@@ -297,7 +319,7 @@ core::Status validate(const LigerCase& c) {
     return core::fail(ErrorCode::InvalidArgument,
                       "\"" + c.workload.label() + "\": liger-bench runs fp32 and bf16, not fp16");
   }
-  if (c.kernel == core::Kernel::LayerNorm && c.provider == LigerProvider::Liger &&
+  if (c.kernel.name() == "layer_norm" && c.provider == LigerProvider::Liger &&
       c.workload.eps != 1e-6) {
     return core::fail(ErrorCode::InvalidArgument,
                       "\"" + c.workload.label() +
@@ -309,11 +331,11 @@ core::Status validate(const LigerCase& c) {
 
 core::Result<json> request_case(const LigerCase& c) {
   KW_TRY(validate(c));
-  json out = {{"kernel", core::to_string(c.kernel)},
+  json out = {{"kernel", c.kernel.name()},
               {"pass", core::to_string(c.pass)},
               {"provider", to_string(c.provider)}};
   const bool bf16 = c.workload.dtype == core::DType::Bf16;
-  if (c.kernel == core::Kernel::Tvd) {
+  if (c.kernel.name() == "tvd") {
     // Liger's history ran B=8, T=2048; only B*T is in the key.
     const std::int64_t batch = c.workload.tokens % 8 == 0 ? 8 : 1;
     json config = {{"B", batch}, {"T", c.workload.tokens / batch}};
@@ -447,7 +469,7 @@ void run_script(const LigerBenchOptions& options, const std::filesystem::path& s
 // The request of a case refused before sending, so that its failed run lands in the key its
 // workload names.
 json refused_request(const LigerCase& c) {
-  const bool tvd = c.kernel == core::Kernel::Tvd;
+  const bool tvd = c.kernel.name() == "tvd";
   return {
       {"x_name", tvd ? "V" : "N"},
       {"x_value", tvd ? c.workload.vocab : c.workload.hidden},

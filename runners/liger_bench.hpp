@@ -2,7 +2,8 @@
 // through runners/liger/liger_bench.py in the host's Python, and turns each result into the
 // record the Liger CSV import gives the same row (runners/liger_csv.hpp), so a rerun lands in
 // the key of the imported history. Every failure is a `failed` run with a reason. Level 2: uses
-// core/, storage/ (the CSV mapping) and kernels/ (the NVML environment probe).
+// core/, storage/ (the CSV mapping) and kernels/ (the catalogue's kernels by name, the NVML
+// environment probe).
 #pragma once
 
 #include <chrono>
@@ -22,6 +23,7 @@
 #include "core/placement.hpp"
 #include "kernels/harness/bench.hpp"
 #include "kernels/harness/environment.hpp"
+#include "kernels/registry.hpp"
 
 namespace kernelwatch::runners {
 
@@ -37,12 +39,22 @@ inline constexpr LigerProvider kLigerProviders[] = {LigerProvider::Liger, LigerP
                                                     LigerProvider::Huggingface};
 [[nodiscard]] std::string_view to_string(LigerProvider provider) noexcept;
 [[nodiscard]] core::Result<LigerProvider> parse_liger_provider(std::string_view text);
-[[nodiscard]] bool supports(core::Kernel kernel, LigerProvider provider) noexcept;
-// "liger, torch" for tvd; "liger, huggingface" for layer_norm.
-[[nodiscard]] std::string providers_of(core::Kernel kernel);
+// The kernels liger_bench.py times (Liger's TVD and LayerNorm benchmarks), by their names in the
+// catalogue of kernels/ (their workloads are those kernels' forms), in the order messages list
+// them.
+inline constexpr std::string_view kLigerBenchKernels[] = {"tvd", "layer_norm"};
+// "tvd, layer_norm"
+[[nodiscard]] std::string liger_bench_kernel_names();
+// The kernel of kLigerBenchKernels named `text`; InvalidArgument otherwise:
+// `unknown kernel "conv" (known: tvd, layer_norm)`.
+[[nodiscard]] core::Result<kernels::KernelRef> parse_liger_bench_kernel(std::string_view text);
+// False for a kernel liger-bench does not run.
+[[nodiscard]] bool supports(kernels::KernelRef kernel, LigerProvider provider) noexcept;
+// "liger, torch" for tvd; "liger, huggingface" for layer_norm; "" for another kernel.
+[[nodiscard]] std::string providers_of(kernels::KernelRef kernel);
 
 struct LigerCase {
-  core::Kernel kernel = core::Kernel::Tvd;
+  kernels::KernelRef kernel = kernels::KernelRef("tvd");  // one of kLigerBenchKernels
   core::Pass pass = core::Pass::Forward;
   LigerProvider provider = LigerProvider::Liger;
   core::Workload workload;

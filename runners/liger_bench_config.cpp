@@ -14,10 +14,10 @@ namespace {
 
 // The providers: required, each one liger-bench runs for the kernel, none twice.
 core::Result<std::vector<LigerProvider>> read_providers(const JsonField& object,
-                                                        core::Kernel kernel,
+                                                        kernels::KernelRef kernel,
                                                         const EntryReaderServices& services) {
   const JsonField field = object["providers"];
-  const std::string kernel_name(core::to_string(kernel));
+  const std::string kernel_name(kernel.name());
   if (!field.present()) {
     return object.error("providers is missing (liger-bench runs " + providers_of(kernel) + " for " +
                         kernel_name + ")");
@@ -43,7 +43,7 @@ core::Result<std::vector<LigerProvider>> read_providers(const JsonField& object,
 }  // namespace
 
 core::Result<LigerBenchSettings> read_liger_bench_entry(const JsonField& object,
-                                                        core::Kernel kernel,
+                                                        kernels::KernelRef kernel,
                                                         const EntryReaderServices& services) {
   LigerBenchSettings out;
   out.providers = KW_TRY(read_providers(object, kernel, services));
@@ -73,7 +73,7 @@ core::Result<LigerBenchSettings> read_liger_bench_entry(const JsonField& object,
   return out;
 }
 
-core::Status check_liger_workload(core::Kernel kernel, core::Pass pass,
+core::Status check_liger_workload(kernels::KernelRef kernel, core::Pass pass,
                                   const std::vector<LigerProvider>& providers,
                                   const core::Workload& workload) {
   for (const LigerCase& c : liger_cases({kernel, pass, providers, {workload}})) {
@@ -99,15 +99,22 @@ nlohmann::json liger_bench_entry_json(const std::vector<LigerProvider>& provider
 namespace kernelwatch::runners {
 namespace {
 
-// A kernel or pass name, parsed by core; the message lists the accepted names.
-template <class Enum, std::size_t N>
-core::Result<Enum> read_name(const JsonField& field, const EntryReaderServices& services,
-                             core::Result<Enum> (*parse)(std::string_view),
-                             const Enum (&values)[N]) {
+// A pass name, parsed by core; the message lists the accepted names.
+core::Result<core::Pass> read_pass(const JsonField& field, const EntryReaderServices& services) {
   const std::string text = KW_TRY(field.string());
-  auto parsed = parse(text);
+  auto parsed = core::parse_pass(text);
   if (!parsed)
-    return field.error(services.shown(text) + " is not one of " + core::names_of(values));
+    return field.error(services.shown(text) + " is not one of " + core::names_of(core::kPasses));
+  return parsed;
+}
+
+// One of the kernels liger-bench runs; the message lists them.
+core::Result<kernels::KernelRef> read_kernel(const JsonField& field,
+                                             const EntryReaderServices& services) {
+  const std::string text = KW_TRY(field.string());
+  auto parsed = parse_liger_bench_kernel(text);
+  if (!parsed)
+    return field.error(services.shown(text) + " is not one of " + liger_bench_kernel_names());
   return parsed;
 }
 
@@ -122,8 +129,8 @@ core::Result<std::shared_ptr<const SourceEntry>> read_liger_bench_source(
   for (const std::string_view key : {"kernel", "pass", "workloads"}) {
     if (!object[key].present()) return object.error(std::string(key) + " is missing");
   }
-  out->kernel = KW_TRY(read_name(object["kernel"], services, core::parse_kernel, core::kKernels));
-  out->pass = KW_TRY(read_name(object["pass"], services, core::parse_pass, core::kPasses));
+  out->kernel = KW_TRY(read_kernel(object["kernel"], services));
+  out->pass = KW_TRY(read_pass(object["pass"], services));
   auto settings = KW_TRY(read_liger_bench_entry(object, out->kernel, services));
   out->providers = std::move(settings.providers);
   out->options = std::move(settings.options);
@@ -131,21 +138,20 @@ core::Result<std::shared_ptr<const SourceEntry>> read_liger_bench_source(
   const auto runs_everywhere = [&](const core::Workload& workload) -> core::Status {
     return check_liger_workload(out->kernel, out->pass, out->providers, workload);
   };
-  out->workloads = KW_TRY(
-      services.workloads(object["workloads"], kernels::KernelRef(out->kernel), runs_everywhere));
+  out->workloads = KW_TRY(services.workloads(object["workloads"], out->kernel, runs_everywhere));
   return std::shared_ptr<const SourceEntry>(std::move(out));
 }
 
 std::string LigerBenchSource::name() const {
-  return std::string(kLigerBenchRunner) + " " + std::string(core::to_string(kernel)) + "/" +
+  return std::string(kLigerBenchRunner) + " " + std::string(kernel.name()) + "/" +
          std::string(core::to_string(pass));
 }
 
 core::Status LigerBenchSource::name_taken(const JsonField& object, const std::string& earlier,
                                           const EntryReaderServices& services) const {
   (void)services;
-  return object.error(std::string(core::to_string(kernel)) + "/" +
-                      std::string(core::to_string(pass)) + " is already listed in " + earlier);
+  return object.error(std::string(kernel.name()) + "/" + std::string(core::to_string(pass)) +
+                      " is already listed in " + earlier);
 }
 
 nlohmann::json LigerBenchSource::to_json(const DurationText& duration) const {
@@ -154,7 +160,7 @@ nlohmann::json LigerBenchSource::to_json(const DurationText& duration) const {
   out["gpus"] = gpu_selection_json(gpus);
   nlohmann::json labels = nlohmann::json::array();
   for (const auto& workload : workloads) labels.push_back(workload.label());
-  out["kernel"] = std::string(core::to_string(kernel));
+  out["kernel"] = std::string(kernel.name());
   out["pass"] = core::to_string(pass);
   out["workloads"] = std::move(labels);
   return out;

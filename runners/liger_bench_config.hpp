@@ -25,11 +25,11 @@ struct LigerBenchSettings {
 
 // The entry's providers and how it runs. Errors name the field.
 [[nodiscard]] core::Result<LigerBenchSettings> read_liger_bench_entry(
-    const core::JsonField& object, core::Kernel kernel, const EntryReaderServices& services);
+    const core::JsonField& object, kernels::KernelRef kernel, const EntryReaderServices& services);
 
 // Whether liger-bench runs `workload` for each of the entry's providers (its cases:
 // liger_cases()); InvalidArgument says why not.
-[[nodiscard]] core::Status check_liger_workload(core::Kernel kernel, core::Pass pass,
+[[nodiscard]] core::Status check_liger_workload(kernels::KernelRef kernel, core::Pass pass,
                                                 const std::vector<LigerProvider>& providers,
                                                 const core::Workload& workload);
 
@@ -51,7 +51,7 @@ class LigerBenchSource final : public SourceEntry {
   // One producer per case, each on every selected GPU at once.
   [[nodiscard]] std::vector<std::shared_ptr<RunProducer>> producers(CycleHost& host) const override;
 
-  core::Kernel kernel = core::Kernel::Tvd;  // one of core's names: the kernels liger-bench runs
+  kernels::KernelRef kernel = kernels::KernelRef("tvd");  // one of kLigerBenchKernels
   core::Pass pass = core::Pass::Forward;
   std::vector<core::Workload> workloads;  // each one liger-bench runs for every provider
   std::vector<LigerProvider> providers;   // required

@@ -31,7 +31,7 @@ namespace kernelwatch::runners {
 // each shape, providers outer, in the entry's order. The daemon's cycle (daemon/schedule.cpp) and
 // `kernelwatch bench` both take their cases from here, one HarnessProducer each.
 struct HarnessEntry {
-  kernels::KernelRef kernel = core::Kernel::LayerNorm;
+  kernels::KernelRef kernel = kernels::KernelRef("layer_norm");
   core::Pass pass = core::Pass::Forward;
   std::vector<core::Provider> providers;
   std::vector<kernels::CaseSpec> shapes;
@@ -45,7 +45,7 @@ struct HarnessEntry {
 // providers outer. The daemon's cycle, `kernelwatch bench --runner liger-bench` and the config
 // loader's check of the entry take their cases from here.
 struct LigerBenchEntry {
-  core::Kernel kernel = core::Kernel::Tvd;
+  kernels::KernelRef kernel = kernels::KernelRef("tvd");  // one of kLigerBenchKernels
   core::Pass pass = core::Pass::Forward;
   std::vector<LigerProvider> providers;
   std::vector<core::Workload> workloads;

@@ -30,7 +30,7 @@ using detectors::KeyHistory;
 long long workload_size(const std::string& label) {
   const auto workload = core::Workload::from_label(label);
   if (!workload) return 0;
-  return workload->kernel == core::Kernel::LayerNorm ? workload->hidden : workload->vocab;
+  return workload->kernel == "layer_norm" ? workload->hidden : workload->vocab;
 }
 
 // Imports the CSVs through the real importer into a scratch database, replays it through the one

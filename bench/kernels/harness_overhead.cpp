@@ -27,7 +27,8 @@ int main() {
   CaseSpec spec;
   spec.rows = 1;
   spec.cols = 1;
-  auto c = create_case({Kernel::LayerNorm, Pass::Forward, Provider::Fused, Backend::Cpu}, spec);
+  auto c =
+      create_case({KernelRef("layer_norm"), Pass::Forward, Provider::Fused, Backend::Cpu}, spec);
   if (!c || !(*c)->prepare(1)) return 1;
   TimingPolicy policy;
   policy.warmup = std::chrono::milliseconds(25);

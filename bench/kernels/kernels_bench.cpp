@@ -22,7 +22,6 @@
 
 namespace {
 
-using kernelwatch::core::Kernel;
 using kernelwatch::core::Pass;
 using kernelwatch::core::Provider;
 using kernelwatch::kernels::Backend;
@@ -185,12 +184,12 @@ int main(int argc, char** argv) {
     ln.rows = 4096 / scale;
     ln.cols = 4096;
     ln.dtype = dtype;
-    workloads.push_back({Kernel::LayerNorm, ln});
+    workloads.push_back({KernelRef("layer_norm"), ln});
     CaseSpec tvd;
     tvd.rows = 2048 / scale;
     tvd.cols = 32768;
     tvd.dtype = dtype;
-    workloads.push_back({Kernel::Tvd, tvd});
+    workloads.push_back({KernelRef("tvd"), tvd});
   }
   std::printf(
       "| benchmark | workload | provider | floor (MB) | median (ms) | GB/s | %% of memcpy "

@@ -9,7 +9,7 @@ namespace kernelwatch::kernels {
 namespace {
 
 core::Result<CaseSpec> parse_workload(const core::Workload& workload) {
-  if (workload.kernel != core::Kernel::LayerNorm) {
+  if (workload.kernel != "layer_norm") {  // core's hidden<N>-rows<M>-<dtype> form
     return detail::wrong_workload(workload,
                                   "a layer_norm workload like \"hidden2048-rows2048-fp32\"");
   }

@@ -22,7 +22,7 @@ core::Result<CaseSpec> parse_workload(const core::Workload& workload) {
   static const std::regex kForm("h([0-9]+)-(fp32|bf16|fp16)-eps([0-9.]+(e-?[0-9]+)?)-m([0-9]+)");
   std::smatch match;
   const std::string label = workload.label();
-  if (workload.kernel || !std::regex_match(label, match, kForm)) {
+  if (!workload.opaque() || !std::regex_match(label, match, kForm)) {
     return detail::wrong_workload(workload,
                                   "an rms_norm workload like \"h4096-bf16-eps1e-06-m2048\"");
   }

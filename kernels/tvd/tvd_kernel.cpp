@@ -13,7 +13,7 @@ namespace kernelwatch::kernels {
 namespace {
 
 core::Result<CaseSpec> parse_workload(const core::Workload& workload) {
-  if (workload.kernel != core::Kernel::Tvd) {
+  if (workload.kernel != "tvd") {  // core's tokens<N>-vocab<V>-<dtype> form
     return detail::wrong_workload(workload, "a tvd workload like \"tokens1024-vocab4096-fp32\"");
   }
   CaseSpec spec;

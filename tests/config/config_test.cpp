@@ -22,7 +22,6 @@ namespace kernelwatch::config {
 namespace {
 
 namespace fs = std::filesystem;
-using core::Kernel;
 using core::Pass;
 using core::Provider;
 using std::chrono::milliseconds;

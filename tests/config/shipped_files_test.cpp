@@ -21,7 +21,6 @@ namespace kernelwatch::config {
 namespace {
 
 namespace fs = std::filesystem;
-using core::Kernel;
 using core::Pass;
 using core::Provider;
 using std::chrono::milliseconds;
@@ -44,13 +43,13 @@ TEST(LoadConfig, ShippedCpuExampleLoadsWithATokenFromTheEnvironment) {
   EXPECT_EQ(config->schedule.jitter, std::chrono::minutes(1));
   EXPECT_EQ(config->schedule.at_start, AtStart::Run);
   ASSERT_EQ(config->benchmarks.size(), 2U);
-  EXPECT_EQ(config->benchmarks[0].kernel, Kernel::LayerNorm);
+  EXPECT_EQ(config->benchmarks[0].kernel.name(), "layer_norm");
   EXPECT_EQ(config->benchmarks[0].pass, Pass::Backward);
   EXPECT_EQ(config->benchmarks[0].providers,
             (std::vector<Provider>{Provider::Fused, Provider::Reference}));
   ASSERT_EQ(config->benchmarks[0].workloads.size(), 1U);
   EXPECT_EQ(config->benchmarks[0].workloads[0].label(), "hidden2048-rows2048-fp32");
-  EXPECT_EQ(config->benchmarks[1].kernel, Kernel::Tvd);
+  EXPECT_EQ(config->benchmarks[1].kernel.name(), "tvd");
   EXPECT_EQ(config->benchmarks[1].pass, Pass::Forward);
   EXPECT_EQ(config->benchmarks[1].workloads.at(0).label(), "tokens1024-vocab4096-fp32");
   EXPECT_TRUE(config->notifiers.empty());
@@ -170,7 +169,7 @@ TEST(LoadConfig, ShippedH100LigerExampleRunsBothSeedProvidersAndOwnKernels) {
   EXPECT_EQ(config->benchmarks[3].runner(), "liger-bench");
   ASSERT_NE(config->benchmarks[3].source_as<runners::LigerBenchSource>(), nullptr);
   const auto& tvd = *config->benchmarks[3].source_as<runners::LigerBenchSource>();
-  EXPECT_EQ(tvd.kernel, Kernel::Tvd);
+  EXPECT_EQ(tvd.kernel.name(), "tvd");
   EXPECT_EQ(tvd.pass, Pass::Backward);
   EXPECT_EQ(tvd.providers,
             (std::vector{runners::LigerProvider::Torch, runners::LigerProvider::Liger}));

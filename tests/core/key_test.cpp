@@ -76,8 +76,9 @@ TEST(WorkloadTest, LabelsRoundTrip) {
     EXPECT_EQ(w->label(), label);
   }
   auto ln = Workload::from_label("hidden16384-rows4096-fp32");
-  EXPECT_EQ(ln->kernel, Kernel::LayerNorm);
-  EXPECT_EQ(Workload::from_label("synthetic-key-1")->kernel, std::nullopt);
+  EXPECT_EQ(ln->kernel, "layer_norm");
+  EXPECT_TRUE(Workload::from_label("synthetic-key-1")->opaque());
+  EXPECT_FALSE(ln->opaque());
   EXPECT_EQ(ln->hidden, 16384);
   EXPECT_EQ(ln->rows, 4096);
   EXPECT_EQ(ln->digest(), Workload::layer_norm(4096, 16384, DType::Fp32).digest());

@@ -76,9 +76,9 @@ for case in json.load(sys.stdin)["cases"]:
   liger.python = "python3";
   liger.script = script;
   std::unique_ptr<runners::RunProducer> producer = std::make_unique<runners::LigerBenchProducer>(
-      liger,
-      runners::LigerCase{core::Kernel::Tvd, core::Pass::Backward, runners::LigerProvider::Torch,
-                         core::Workload::from_label("tokens16384-vocab65536-fp32").value()});
+      liger, runners::LigerCase{kernels::KernelRef("tvd"), core::Pass::Backward,
+                                runners::LigerProvider::Torch,
+                                core::Workload::from_label("tokens16384-vocab65536-fp32").value()});
 
   // The daemon's loop for one case: run, process, rerun while the engine awaits confirmation.
   std::vector<Processed> processed;

@@ -18,11 +18,11 @@ core::Timestamp fixed_now() {
   return *core::parse_timestamp("2030-01-02T12:00:00.000Z");  // the test's clock: any instant
 }
 
-BenchRequest small_request(Kernel kernel, Pass pass, Provider provider) {
+BenchRequest small_request(KernelRef kernel, Pass pass, Provider provider) {
   BenchRequest request;
   request.id = {kernel, pass, provider, Backend::Cpu};
   request.spec.rows = 16;
-  request.spec.cols = kernel == Kernel::LayerNorm ? 256 : 512;
+  request.spec.cols = kernel == KernelRef("layer_norm") ? 256 : 512;
   request.policy.warmup = std::chrono::milliseconds(1);
   request.policy.repetitions = std::chrono::milliseconds(2);
   request.policy.min_repetitions = 10;
@@ -64,8 +64,8 @@ class WrongCase : public Case {
 };
 
 TEST(Bench, CpuRunBecomesAPassedRecordWithItsKey) {
-  auto outcome =
-      run_benchmark(small_request(Kernel::LayerNorm, Pass::Backward, Provider::Fused), context());
+  auto outcome = run_benchmark(
+      small_request(KernelRef("layer_norm"), Pass::Backward, Provider::Fused), context());
   ASSERT_TRUE(outcome) << outcome.error().message;
   const core::Record& record = outcome->record;
   EXPECT_EQ(record.run.status, core::RunStatus::Passed);
@@ -93,7 +93,7 @@ TEST(Bench, CpuRunBecomesAPassedRecordWithItsKey) {
                                                       key->environment.label +
                                                       "/hidden256-rows16-fp32/2030-01-02-12-00-00");
   EXPECT_EQ(record.run.metadata.labels.at("kernelwatch_version"),
-            current_build(Kernel::Tvd).version);
+            current_build(KernelRef("tvd")).version);
   EXPECT_FALSE(record.run.implementation_digest.empty());
   // What it emits is what core parses back.
   auto again = core::parse_record(core::to_json(record));
@@ -108,7 +108,7 @@ std::string key_digest(const BenchRequest& request) {
 }
 
 TEST(Bench, KeyIsStableAndChangesWithShapeDtypeProviderAndBudgets) {
-  const BenchRequest base = small_request(Kernel::Tvd, Pass::Forward, Provider::Fused);
+  const BenchRequest base = small_request(KernelRef("tvd"), Pass::Forward, Provider::Fused);
   const std::string digest = key_digest(base);
   EXPECT_EQ(key_digest(base), digest);
 
@@ -132,7 +132,8 @@ TEST(Bench, AWrongKernelFailsTheGateAndIsNeverTimed) {
   c.factory = [](const CaseId& id, const CaseSpec& spec) -> core::Result<std::unique_ptr<Case>> {
     return std::unique_ptr<Case>(std::make_unique<WrongCase>(KW_TRY(create_case(id, spec))));
   };
-  const BenchRequest request = small_request(Kernel::LayerNorm, Pass::Forward, Provider::Fused);
+  const BenchRequest request =
+      small_request(KernelRef("layer_norm"), Pass::Forward, Provider::Fused);
   auto outcome = run_benchmark(request, c);
   ASSERT_TRUE(outcome) << outcome.error().message;
   EXPECT_EQ(outcome->record.run.status, core::RunStatus::IncorrectNumerical);
@@ -147,13 +148,13 @@ TEST(Bench, AWrongKernelFailsTheGateAndIsNeverTimed) {
 }
 
 TEST(Bench, BadShapeAndMissingBackendAreErrorsBeforeAllocation) {
-  BenchRequest zero = small_request(Kernel::Tvd, Pass::Forward, Provider::Fused);
+  BenchRequest zero = small_request(KernelRef("tvd"), Pass::Forward, Provider::Fused);
   zero.spec.rows = 0;
   auto outcome = run_benchmark(zero, context());
   ASSERT_FALSE(outcome);
   EXPECT_EQ(outcome.error().code, core::ErrorCode::InvalidArgument);
 
-  BenchRequest huge = small_request(Kernel::Tvd, Pass::Forward, Provider::Fused);
+  BenchRequest huge = small_request(KernelRef("tvd"), Pass::Forward, Provider::Fused);
   huge.spec.rows = 1 << 20;
   huge.spec.cols = 1 << 20;
   outcome = run_benchmark(huge, context());
@@ -163,7 +164,7 @@ TEST(Bench, BadShapeAndMissingBackendAreErrorsBeforeAllocation) {
       << outcome.error().message;
 
   if (!backend_available(Backend::Cuda)) {
-    BenchRequest cuda = small_request(Kernel::Tvd, Pass::Forward, Provider::Fused);
+    BenchRequest cuda = small_request(KernelRef("tvd"), Pass::Forward, Provider::Fused);
     cuda.id.backend = Backend::Cuda;
     outcome = run_benchmark(cuda, context());
     ASSERT_FALSE(outcome);

@@ -14,7 +14,7 @@ namespace {
 std::string describe(const CaseId& id, const CaseSpec& spec) {
   std::ostringstream out;
   out << id.name() << " " << spec.rows << " x " << spec.cols << " " << core::to_string(spec.dtype);
-  if (id.kernel == Kernel::Tvd) {
+  if (id.kernel == KernelRef("tvd")) {
     out << " reduction=" << to_string(spec.reduction) << " ignored="
         << (spec.ignored == IgnoredRows::None
                 ? "none"

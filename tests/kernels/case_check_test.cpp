@@ -44,7 +44,7 @@ TEST(CaseCheck, LayerNormDxIsJudgedAgainstTheTermsItIsSummedFrom) {
   CaseSpec spec;
   spec.rows = 4;
   spec.cols = 3;
-  const CaseId id{Kernel::LayerNorm, Pass::Backward, Provider::Fused, Backend::Cpu};
+  const CaseId id{KernelRef("layer_norm"), Pass::Backward, Provider::Fused, Backend::Cpu};
   auto instance = create_case(id, spec);
   ASSERT_TRUE(instance);
   ASSERT_TRUE((*instance)->prepare(7));
@@ -57,9 +57,9 @@ TEST(CaseCheck, LayerNormDxIsJudgedAgainstTheTermsItIsSummedFrom) {
   EXPECT_GE(scales.at("dx"), max_dx);
   EXPECT_FALSE(scales.contains("dweight"));  // plain sums: judged against themselves
   EXPECT_EQ(error_scale(scales, "dbias"), 0.0);
-  EXPECT_TRUE(
-      error_scales({Kernel::LayerNorm, Pass::Forward, Provider::Fused, Backend::Cpu}, spec, inputs)
-          .empty());
+  EXPECT_TRUE(error_scales({KernelRef("layer_norm"), Pass::Forward, Provider::Fused, Backend::Cpu},
+                           spec, inputs)
+                  .empty());
 }
 
 TEST(CaseCheck, OracleCoversEveryOutput) {

@@ -47,8 +47,8 @@ TEST(CudaCase, LaunchIsAsynchronousOnItsStream) {
   CaseSpec spec;
   spec.rows = 256;
   spec.cols = 4096;
-  auto instance =
-      create_case(CaseId{Kernel::LayerNorm, Pass::Full, Provider::Fused, Backend::Cuda}, spec);
+  auto instance = create_case(
+      CaseId{KernelRef("layer_norm"), Pass::Full, Provider::Fused, Backend::Cuda}, spec);
   ASSERT_TRUE(instance) << instance.error().message;
   EXPECT_NE((*instance)->stream(), nullptr);
   ASSERT_TRUE((*instance)->prepare(1));
@@ -61,15 +61,15 @@ TEST(CudaCase, OutOfMemoryIsAnError) {
   CaseSpec spec;
   spec.rows = std::int64_t{1} << 31;
   spec.cols = 65536;  // 512 TiB
-  const auto created =
-      create_case(CaseId{Kernel::LayerNorm, Pass::Forward, Provider::Fused, Backend::Cuda}, spec);
+  const auto created = create_case(
+      CaseId{KernelRef("layer_norm"), Pass::Forward, Provider::Fused, Backend::Cuda}, spec);
   ASSERT_FALSE(created);
   EXPECT_EQ(created.error().code, core::ErrorCode::OutOfMemory) << created.error().message;
   // The device is still usable afterwards.
   spec.rows = 4;
   spec.cols = 4;
   EXPECT_TRUE(matches_oracle(
-      CaseId{Kernel::LayerNorm, Pass::Forward, Provider::Fused, Backend::Cuda}, spec, 1));
+      CaseId{KernelRef("layer_norm"), Pass::Forward, Provider::Fused, Backend::Cuda}, spec, 1));
 }
 
 // 16384 x 131072 = 2^31 elements: any 32-bit index overflows. The loss is checked in full, the
@@ -82,8 +82,8 @@ TEST(CudaCase, SixtyFourBitIndexing) {
   spec.dtype = DType::Bf16;
   spec.reduction = Reduction::Sum;
   for (const CaseId& id :
-       {CaseId{Kernel::Tvd, Pass::Full, Provider::Fused, Backend::Cuda},
-        CaseId{Kernel::Tvd, Pass::Forward, Provider::Reference, Backend::Cuda}}) {
+       {CaseId{KernelRef("tvd"), Pass::Full, Provider::Fused, Backend::Cuda},
+        CaseId{KernelRef("tvd"), Pass::Forward, Provider::Reference, Backend::Cuda}}) {
     SCOPED_TRACE(id.name());
     auto instance = create_case(id, spec);
     if (!instance && instance.error().code == core::ErrorCode::OutOfMemory) {

@@ -19,7 +19,7 @@ using nlohmann::json;
 
 RunContext cpu_context() {
   RunContext c;
-  c.id = CaseId{Kernel::Tvd, Pass::Forward, Provider::Fused, Backend::Cpu};
+  c.id = CaseId{KernelRef("tvd"), Pass::Forward, Provider::Fused, Backend::Cpu};
   c.spec.rows = 64;
   c.spec.cols = 512;
   c.policy.warmup = std::chrono::milliseconds(5);

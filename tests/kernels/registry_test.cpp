@@ -26,14 +26,14 @@ TEST(Registry, EnumeratesEveryCaseOnce) {
     const auto parsed = parse_case_id(id.name());
     ASSERT_TRUE(parsed) << parsed.error().message;
     EXPECT_EQ(*parsed, id);
-    if (id.kernel == Kernel::Tvd || id.kernel == Kernel::LayerNorm) ++founding;
+    if (id.kernel == KernelRef("tvd") || id.kernel == KernelRef("layer_norm")) ++founding;
   }
   EXPECT_EQ(names.size(), expected);
   EXPECT_EQ(founding, 24u);
   EXPECT_TRUE(names.count("tvd/full/kernelwatch-reference/cuda"));
   EXPECT_TRUE(names.count("layer_norm/backward/kernelwatch-fused/cpu"));
   EXPECT_EQ(cases_for(Backend::Cpu).size(), expected_cpu);
-  EXPECT_EQ((CaseId{Kernel::Tvd, Pass::Backward}.benchmark()), "tvd/backward");
+  EXPECT_EQ((CaseId{KernelRef("tvd"), Pass::Backward}.benchmark()), "tvd/backward");
 }
 
 TEST(Registry, ParseCaseIdNamesTheBadPart) {
@@ -63,8 +63,8 @@ TEST(Registry, SpecFromWorkload) {
 }
 
 TEST(Registry, ValidatesBeforeAllocating) {
-  const CaseId tvd{Kernel::Tvd, Pass::Full, Provider::Fused, Backend::Cpu};
-  const CaseId ln{Kernel::LayerNorm, Pass::Full, Provider::Fused, Backend::Cpu};
+  const CaseId tvd{KernelRef("tvd"), Pass::Full, Provider::Fused, Backend::Cpu};
+  const CaseId ln{KernelRef("layer_norm"), Pass::Full, Provider::Fused, Backend::Cpu};
   CaseSpec spec;
   spec.rows = 0;
   spec.cols = 10;
@@ -95,8 +95,8 @@ TEST(Registry, AFailedAllocationIsAnError) {
   CaseSpec spec;
   spec.rows = std::int64_t{1} << 31;
   spec.cols = 65536;  // 2^47 fp32 elements: valid sizes, 512 TiB of memory
-  const auto created =
-      create_case(CaseId{Kernel::LayerNorm, Pass::Forward, Provider::Fused, Backend::Cpu}, spec);
+  const auto created = create_case(
+      CaseId{KernelRef("layer_norm"), Pass::Forward, Provider::Fused, Backend::Cpu}, spec);
   ASSERT_FALSE(created);
   EXPECT_EQ(created.error().code, core::ErrorCode::OutOfMemory);
   EXPECT_NE(created.error().message.find("tensor x"), std::string::npos) << created.error().message;
@@ -106,14 +106,14 @@ TEST(Registry, SixtyFourBitShapesValidateAndCountBytes) {
   CaseSpec spec;
   spec.rows = 16384;
   spec.cols = 131072;  // 2^31 elements
-  EXPECT_TRUE(validate(Kernel::Tvd, spec));
+  EXPECT_TRUE(validate(KernelRef("tvd"), spec));
   const std::int64_t elements = std::int64_t{1} << 31;
-  EXPECT_EQ(bytes_moved(CaseId{Kernel::Tvd, Pass::Forward}, spec), 4 * 3 * elements + 4);
-  EXPECT_EQ(bytes_moved(CaseId{Kernel::Tvd, Pass::Backward}, spec), 4 * 2 * elements + 4);
+  EXPECT_EQ(bytes_moved(CaseId{KernelRef("tvd"), Pass::Forward}, spec), 4 * 3 * elements + 4);
+  EXPECT_EQ(bytes_moved(CaseId{KernelRef("tvd"), Pass::Backward}, spec), 4 * 2 * elements + 4);
   spec.dtype = DType::Bf16;
   spec.reduction = Reduction::None;
   spec.ignored = IgnoredRows::Some;
-  EXPECT_EQ(bytes_moved(CaseId{Kernel::Tvd, Pass::Full}, spec),
+  EXPECT_EQ(bytes_moved(CaseId{KernelRef("tvd"), Pass::Full}, spec),
             (2 * 3 * elements + 8 * 16384 + 4 * elements) + (2 * 2 * elements + 4 * elements));
 }
 
@@ -122,11 +122,11 @@ TEST(Registry, LayerNormBandwidthFloor) {
   spec.rows = 4096;
   spec.cols = 4096;
   const std::int64_t mn = 4096 * 4096;
-  EXPECT_EQ(bytes_moved(CaseId{Kernel::LayerNorm, Pass::Forward}, spec),
+  EXPECT_EQ(bytes_moved(CaseId{KernelRef("layer_norm"), Pass::Forward}, spec),
             4 * (2 * mn + 2 * 4096) + 8 * 4096);
-  EXPECT_EQ(bytes_moved(CaseId{Kernel::LayerNorm, Pass::Backward}, spec),
+  EXPECT_EQ(bytes_moved(CaseId{KernelRef("layer_norm"), Pass::Backward}, spec),
             4 * (3 * mn + 3 * 4096) + 8 * 4096);
-  EXPECT_EQ(bytes_moved(CaseId{Kernel::LayerNorm, Pass::Full}, spec),
+  EXPECT_EQ(bytes_moved(CaseId{KernelRef("layer_norm"), Pass::Full}, spec),
             4 * (5 * mn + 5 * 4096) + 16 * 4096);
 }
 
@@ -143,7 +143,7 @@ TEST(Registry, CudaBackendSaysWhyItIsUnavailable) {
   spec.rows = 4;
   spec.cols = 4;
   const auto created =
-      create_case(CaseId{Kernel::Tvd, Pass::Forward, Provider::Fused, Backend::Cuda}, spec);
+      create_case(CaseId{KernelRef("tvd"), Pass::Forward, Provider::Fused, Backend::Cuda}, spec);
   ASSERT_FALSE(created);
   EXPECT_EQ(created.error().code, core::ErrorCode::Unavailable);
 }
@@ -153,7 +153,7 @@ TEST(Registry, CaseTensorsFollowThePass) {
   spec.rows = 3;
   spec.cols = 5;
   spec.ignored = IgnoredRows::Some;
-  const auto names = [&](Kernel kernel, Pass pass, bool outputs) {
+  const auto names = [&](KernelRef kernel, Pass pass, bool outputs) {
     auto instance = create_case(CaseId{kernel, pass, Provider::Fused, Backend::Cpu}, spec);
     EXPECT_TRUE(instance);
     EXPECT_TRUE((*instance)->prepare(1));
@@ -166,17 +166,17 @@ TEST(Registry, CaseTensorsFollowThePass) {
     return result;
   };
   using V = std::vector<std::string>;
-  EXPECT_EQ(names(Kernel::LayerNorm, Pass::Forward, true), (V{"y", "mean", "rstd"}));
-  EXPECT_EQ(names(Kernel::LayerNorm, Pass::Backward, true), (V{"dx", "dweight", "dbias"}));
-  EXPECT_EQ(names(Kernel::LayerNorm, Pass::Backward, false),
+  EXPECT_EQ(names(KernelRef("layer_norm"), Pass::Forward, true), (V{"y", "mean", "rstd"}));
+  EXPECT_EQ(names(KernelRef("layer_norm"), Pass::Backward, true), (V{"dx", "dweight", "dbias"}));
+  EXPECT_EQ(names(KernelRef("layer_norm"), Pass::Backward, false),
             (V{"x", "weight", "bias", "dy", "mean", "rstd"}));
-  EXPECT_EQ(names(Kernel::LayerNorm, Pass::Full, true),
+  EXPECT_EQ(names(KernelRef("layer_norm"), Pass::Full, true),
             (V{"y", "mean", "rstd", "dx", "dweight", "dbias"}));
-  EXPECT_EQ(names(Kernel::Tvd, Pass::Forward, true), (V{"loss", "grad"}));
-  EXPECT_EQ(names(Kernel::Tvd, Pass::Forward, false), (V{"p", "q", "labels"}));
-  EXPECT_EQ(names(Kernel::Tvd, Pass::Backward, false),
+  EXPECT_EQ(names(KernelRef("tvd"), Pass::Forward, true), (V{"loss", "grad"}));
+  EXPECT_EQ(names(KernelRef("tvd"), Pass::Forward, false), (V{"p", "q", "labels"}));
+  EXPECT_EQ(names(KernelRef("tvd"), Pass::Backward, false),
             (V{"p", "q", "labels", "grad_output", "grad"}));
-  EXPECT_EQ(names(Kernel::Tvd, Pass::Full, true), (V{"loss", "grad", "dp"}));
+  EXPECT_EQ(names(KernelRef("tvd"), Pass::Full, true), (V{"loss", "grad", "dp"}));
 }
 
 TEST(Registry, InputsArePureFunctionsOfTheSeed) {
@@ -186,7 +186,7 @@ TEST(Registry, InputsArePureFunctionsOfTheSeed) {
   spec.ignored = IgnoredRows::Some;
   const auto inputs = [&](std::uint64_t seed) {
     auto instance =
-        create_case(CaseId{Kernel::Tvd, Pass::Full, Provider::Reference, Backend::Cpu}, spec);
+        create_case(CaseId{KernelRef("tvd"), Pass::Full, Provider::Reference, Backend::Cpu}, spec);
     EXPECT_TRUE((*instance)->prepare(seed));
     return (*instance)->inputs().value();
   };

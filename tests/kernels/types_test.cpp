@@ -9,7 +9,8 @@
 namespace kernelwatch::kernels {
 namespace {
 
-// Kernel, pass and provider names are core's (tests/core/names_test.cpp).
+// Pass and provider names are core's (tests/core/names_test.cpp); kernels are named by the
+// catalogue (tests/kernels/catalogue_test.cpp).
 TEST(KernelNames, RoundTrip) {
   for (Backend backend : {Backend::Cpu, Backend::Cuda}) {
     EXPECT_EQ(parse_backend(to_string(backend)).value(), backend);

@@ -28,7 +28,7 @@ using namespace std::chrono_literals;
 
 kernels::BenchRequest small_case(core::Provider provider = core::Provider::Fused) {
   kernels::BenchRequest request;
-  request.id = {core::Kernel::Tvd, core::Pass::Forward, provider, kernels::Backend::Cpu};
+  request.id = {kernels::KernelRef("tvd"), core::Pass::Forward, provider, kernels::Backend::Cpu};
   request.spec.rows = 64;
   request.spec.cols = 512;
   request.policy.warmup = 1ms;

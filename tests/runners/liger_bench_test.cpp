@@ -59,11 +59,11 @@ class LigerBenchTest : public ::testing::Test {
     return o;
   }
   static LigerCase tvd_torch_backward() {
-    return {core::Kernel::Tvd, core::Pass::Backward, LigerProvider::Torch,
+    return {kernels::KernelRef("tvd"), core::Pass::Backward, LigerProvider::Torch,
             core::Workload::from_label("tokens16384-vocab65536-fp32").value()};
   }
   static LigerCase layer_norm_liger_backward() {
-    return {core::Kernel::LayerNorm, core::Pass::Backward, LigerProvider::Liger,
+    return {kernels::KernelRef("layer_norm"), core::Pass::Backward, LigerProvider::Liger,
             core::Workload::from_label("hidden16384-rows4096-fp32").value()};
   }
   static std::string reason(const kernels::BenchOutcome& o) { return o.record.run.status_reason; }
@@ -94,13 +94,30 @@ core::Record imported(const std::string& benchmark, const std::string& provider,
   return {};
 }
 
+// The kernels liger-bench runs, by their catalogue names; any other name lists them.
+TEST(LigerKernels, AreTvdAndLayerNormByTheirCatalogueNames) {
+  for (const std::string_view name : kLigerBenchKernels) {
+    const auto kernel = parse_liger_bench_kernel(name);
+    ASSERT_TRUE(kernel) << kernel.error().message;
+    EXPECT_EQ(kernel->name(), name);
+  }
+  EXPECT_EQ(liger_bench_kernel_names(), "tvd, layer_norm");
+  const auto kernel = parse_liger_bench_kernel("conv");
+  ASSERT_FALSE(kernel);
+  EXPECT_EQ(kernel.error().code, core::ErrorCode::InvalidArgument);
+  EXPECT_EQ(kernel.error().message, "unknown kernel \"conv\" (known: tvd, layer_norm)");
+  // A kernel of the catalogue that liger-bench does not run.
+  EXPECT_FALSE(parse_liger_bench_kernel("rms_norm"));
+  EXPECT_FALSE(supports(kernels::KernelRef("rms_norm"), LigerProvider::Liger));
+}
+
 TEST(LigerRequest, WorkloadLabelsBecomeLigersXAndConfig) {
-  LigerCase tvd{core::Kernel::Tvd, core::Pass::Forward, LigerProvider::Liger,
+  LigerCase tvd{kernels::KernelRef("tvd"), core::Pass::Forward, LigerProvider::Liger,
                 core::Workload::from_label("tokens16384-vocab65536-fp32").value()};
   EXPECT_EQ(request_case(tvd).value(),
             json::parse(R"({"kernel": "tvd", "pass": "forward", "provider": "liger",
                             "x_name": "V", "x_value": 65536, "config": {"B": 8, "T": 2048}})"));
-  LigerCase ln{core::Kernel::LayerNorm, core::Pass::Full, LigerProvider::Huggingface,
+  LigerCase ln{kernels::KernelRef("layer_norm"), core::Pass::Full, LigerProvider::Huggingface,
                core::Workload::from_label("hidden16384-rows4096-bf16").value()};
   EXPECT_EQ(request_case(ln).value(),
             json::parse(R"({"kernel": "layer_norm", "pass": "full", "provider": "huggingface",
@@ -441,7 +458,7 @@ TEST_F(LigerBenchTest, AProducerOfSeveralCasesRunsThemInOneChild) {
 TEST(LigerCases, EachProviderOnEachWorkloadProvidersOuter) {
   const auto w1 = core::Workload::from_label("tokens16384-vocab65536-fp32").value();
   const auto w2 = core::Workload::from_label("tokens4096-vocab32768-bf16").value();
-  const auto cases = liger_cases({core::Kernel::Tvd,
+  const auto cases = liger_cases({kernels::KernelRef("tvd"),
                                   core::Pass::Full,
                                   {LigerProvider::Liger, LigerProvider::Torch},
                                   {w1, w2}});
