@@ -22,26 +22,6 @@ using nlohmann::json;
 // The most implementation digests kept per file; past this the cache starts over.
 constexpr std::size_t kMaxDigests = 16384;
 
-// The CSV columns a row's key and record are made of: in storage's template of a row's raw
-// source, not its values (storage/record_layout.cpp keeps the same list; where the two would
-// differ, the first row of a shape finds it and the shape goes the slow way). Not liger_version:
-// a key's rows of every release share one template.
-bool key_column(std::string_view name) {
-  static constexpr std::array<std::string_view, 10> kKeyColumns = {
-      "extra_benchmark_config_str",
-      "gpu_name",
-      "kernel_name",
-      "kernel_operation_mode",
-      "kernel_provider",
-      "metric_name",
-      "metric_unit",
-      "x_label",
-      "x_name",
-      "x_value",
-  };
-  return std::find(kKeyColumns.begin(), kKeyColumns.end(), name) != kKeyColumns.end();
-}
-
 // A y value as read_liger_csv reads it: a finite number, positive, 1 ns to 2^53 - 1 ns.
 bool latency_ms(std::string_view text, double& value) {
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -139,7 +119,7 @@ LigerImport::LigerImport(storage::ImportTarget& target, LigerHeader header, std:
   version_ = columns.at("liger_version");
   std::map<std::string, std::size_t> own;  // by name, as a JSON object orders its members
   for (std::size_t i = 0; i < header_.names.size(); ++i) {
-    if (key_column(header_.names[i])) {
+    if (storage::template_source_column(header_.names[i])) {
       key_columns_.push_back(i);
     } else {
       own[header_.names[i]] = i;

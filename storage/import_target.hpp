@@ -34,6 +34,12 @@ struct RunDelta {
   std::string_view source_values;
 };
 
+// Whether a raw source's column (a Liger CSV row's) is kept in its shape's template rather than
+// among each run's values: the columns a row's key and record are made of. A reader leaves these
+// out of RunDelta::source_values. (Stored rows of schema 8 are split by this rule: it never
+// changes without a migration.)
+[[nodiscard]] bool template_source_column(std::string_view name);
+
 enum class LikeOutcome {
   Stored,    // stored (or found stored) from its shape and delta
   NewShape,  // first of its shape (or of its implementation): hand it to store_first

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/time.hpp"
+#include "storage/import_target.hpp"
 
 namespace kernelwatch::storage::layout {
 namespace {
@@ -77,7 +78,7 @@ bool run_string(const Path& path) {
 }
 
 bool source_string(const Path& path) {
-  return path.size() == 2 && path[0] == "row" && !liger_key_column(path[1]);
+  return path.size() == 2 && path[0] == "row" && !template_source_column(path[1]);
 }
 
 json placeholder(const json& leaf) {
@@ -216,23 +217,6 @@ constexpr Rules kSourceRules{false, source_string, {}};
 
 }  // namespace
 
-bool liger_key_column(std::string_view name) {
-  // Not liger_version: a key's rows of every release share one template.
-  static constexpr std::array<std::string_view, 10> kKeyColumns = {
-      "extra_benchmark_config_str",
-      "gpu_name",
-      "kernel_name",
-      "kernel_operation_mode",
-      "kernel_provider",
-      "metric_name",
-      "metric_unit",
-      "x_label",
-      "x_name",
-      "x_value",
-  };
-  return std::find(kKeyColumns.begin(), kKeyColumns.end(), name) != kKeyColumns.end();
-}
-
 std::optional<SplitRecord> split_record(const json& record, RunColumns& columns) {
   if (!record.is_object()) return std::nullopt;
   SplitRecord out;
@@ -273,3 +257,24 @@ core::Result<json> join_source(json shape, std::string_view values) {
 }
 
 }  // namespace kernelwatch::storage::layout
+
+namespace kernelwatch::storage {
+
+bool template_source_column(std::string_view name) {
+  // Not liger_version: a key's rows of every release share one template.
+  static constexpr std::array<std::string_view, 10> kKeyColumns = {
+      "extra_benchmark_config_str",
+      "gpu_name",
+      "kernel_name",
+      "kernel_operation_mode",
+      "kernel_provider",
+      "metric_name",
+      "metric_unit",
+      "x_label",
+      "x_name",
+      "x_value",
+  };
+  return std::find(kKeyColumns.begin(), kKeyColumns.end(), name) != kKeyColumns.end();
+}
+
+}  // namespace kernelwatch::storage

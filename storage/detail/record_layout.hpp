@@ -70,7 +70,4 @@ struct SplitRecord {
 [[nodiscard]] core::Result<nlohmann::json> join_source(nlohmann::json shape,
                                                        std::string_view values);
 
-// The CSV columns a row's key and record are made of: in a raw source's template, not its values.
-[[nodiscard]] bool liger_key_column(std::string_view name);
-
 }  // namespace kernelwatch::storage::layout
