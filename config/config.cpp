@@ -100,13 +100,19 @@ Result<ResolvedSecret> read_secret(const Reader& reader, const JsonField& object
 // --- sections ------------------------------------------------------------------------------
 
 bool word_char_ok(char c);
+bool schema_name_ok(std::string_view name);
 
 Status read_storage(const Reader& reader, const JsonField& field, StorageConfig& out) {
-  const JsonField object = KW_TRY(object_of(field, {"path", "postgresql"}));
+  const JsonField object = KW_TRY(object_of(field, {"path", "postgresql", "schema"}));
   const std::string text = KW_TRY(object["path"].string_or(out.path.string()));
   if (text.empty()) return object["path"].error("must not be empty");
   out.path = reader.resolve(text);
-  if (!object["postgresql"].present()) return {};
+  if (!object["postgresql"].present()) {
+    if (object["schema"].present()) {
+      return object["schema"].error("is a PostgreSQL schema: give storage.postgresql with it");
+    }
+    return {};
+  }
   if (object["path"].present()) {
     return object["postgresql"].error(
         "give path (a SQLite file) or postgresql (a PostgreSQL database), not both");
@@ -114,18 +120,39 @@ Status read_storage(const Reader& reader, const JsonField& field, StorageConfig&
   const std::string database = KW_TRY(object["postgresql"].string_or(""));
   if (database.starts_with("postgresql://") || database.starts_with("postgres://")) {
     out.postgresql = database;
-    return {};
+  } else {
+    const bool service_name =
+        !database.empty() && database.size() <= 64 &&
+        std::all_of(database.begin(), database.end(), [](char c) { return word_char_ok(c); });
+    if (!service_name) {
+      return object["postgresql"].error(
+          "is neither a postgresql:// URL nor a service name of pg_service.conf (letters, "
+          "digits, '.', '-', '_')");
+    }
+    out.postgresql = "postgresql:///?service=" + database;
   }
-  const bool service_name =
-      !database.empty() && database.size() <= 64 &&
-      std::all_of(database.begin(), database.end(), [](char c) { return word_char_ok(c); });
-  if (!service_name) {
-    return object["postgresql"].error(
-        "is neither a postgresql:// URL nor a service name of pg_service.conf (letters, digits, "
-        "'.', '-', '_')");
+  if (!object["schema"].present()) return {};
+  out.schema = KW_TRY(object["schema"].string_or(""));
+  if (!schema_name_ok(out.schema)) {
+    return object["schema"].error(
+        "must be a PostgreSQL schema name of 1 to 63 lower-case letters, digits and '_', not "
+        "starting with a digit or \"pg_\" (one per host, e.g. \"gpu_host_07\")");
   }
-  out.postgresql = "postgresql:///?service=" + database;
+  if (out.postgresql.find("options=") != std::string::npos) {
+    return object["schema"].error(
+        "cannot be given with a URL that sets libpq's options: put search_path there or use "
+        "schema, not both");
+  }
   return {};
+}
+
+// A schema name that needs no quoting anywhere: [a-z_][a-z0-9_]{0,62}, not pg_* (reserved).
+bool schema_name_ok(std::string_view name) {
+  if (name.empty() || name.size() > 63 || name.starts_with("pg_")) return false;
+  if (name.front() >= '0' && name.front() <= '9') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
 }
 
 // A-Z, a-z, 0-9, '.', '-', '_': notifier names.
@@ -632,6 +659,7 @@ json redacted_json(const Config& config) {
   out["storage"] = config.storage.postgresql.empty()
                        ? json{{"path", config.storage.path.string()}}
                        : json{{"postgresql", config.storage.postgresql}};
+  if (!config.storage.schema.empty()) out["storage"]["schema"] = config.storage.schema;
   json http = {{"listen", config.http.listen},
                {"public_url", config.http.public_url},
                {"header_timeout", format_duration(config.http.header_timeout)},

@@ -42,10 +42,18 @@ struct StorageConfig {
   // service name from pg_service.conf, kept as the URL "postgresql:///?service=NAME". Never a
   // password: that comes from a password file or PGPASSWORD (storage refuses one in the URL).
   std::string postgresql;
+  // "": the database's default schema (its search_path). Else this host's own schema in a
+  // database that several daemons share (docs/FLEET.md): [a-z_][a-z0-9_]{0,62}.
+  std::string schema;
 
-  // What storage::Connection::open takes: the file, or the PostgreSQL URL.
+  // What storage::Connection::open takes: the file, or the PostgreSQL URL; with a schema, the URL
+  // sets it as libpq's own `options=-csearch_path=NAME`, so that `psql` given that URL sees the
+  // same tables.
   [[nodiscard]] std::filesystem::path location() const {
-    return postgresql.empty() ? path : std::filesystem::path(postgresql);
+    if (postgresql.empty()) return path;
+    if (schema.empty()) return std::filesystem::path(postgresql);
+    const char* separator = postgresql.find('?') == std::string::npos ? "?" : "&";
+    return std::filesystem::path(postgresql + separator + "options=-csearch_path%3D" + schema);
   }
 };
 

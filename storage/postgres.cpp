@@ -378,17 +378,21 @@ class PgDatabase final : public Database {
     return attempt == 0 && !transaction_open_ && PQstatus(conn_.get()) == CONNECTION_BAD;
   }
 
-  // Any int64 will do ("kwdaemon" in ASCII); the schema's creation uses another.
+  // One claim per schema, so that the daemons of a fleet share a database, each host in its own
+  // schema (docs/FLEET.md): the two-key form (its key space is not the one-key form's that the
+  // schema's creation locks), "kwda" in ASCII and the hash of the session's schema.
   Status take_claim() {
-    ResultPtr result(PQexec(conn_.get(), "SELECT pg_try_advisory_lock(8563983191375601006)"));
+    ResultPtr result(PQexec(
+        conn_.get(),
+        "SELECT pg_try_advisory_lock(1802986593, hashtext(coalesce(current_schema(), '')))"));
     KW_TRY(check(result.get(), "claiming the database"));
     if (PQntuples(result.get()) == 1 && std::string_view(PQgetvalue(result.get(), 0, 0)) == "t") {
       return {};
     }
     return core::fail(ErrorCode::Unavailable,
                       path().string() +
-                          ": another kernelwatch daemon uses this database (one daemon per "
-                          "database until the fleet's shared judging exists; docs/FLEET.md)");
+                          ": another kernelwatch daemon uses this database's schema (one daemon "
+                          "per schema: give each host its own storage.schema; docs/FLEET.md)");
   }
 
   std::unique_ptr<PGconn, ConnDeleter> conn_;
@@ -471,7 +475,7 @@ Result<PostgresqlLocation> postgresql_location(std::string_view conninfo) {
                       "percent-encoding and spaces)");
   }
   PostgresqlLocation out;
-  std::string host, port, dbname, service;
+  std::string host, port, dbname, service, options_text;
   for (auto* option = options; option->keyword != nullptr; ++option) {
     if (option->val == nullptr) continue;
     const std::string_view keyword = option->keyword;
@@ -482,6 +486,7 @@ Result<PostgresqlLocation> postgresql_location(std::string_view conninfo) {
     if (keyword == "port") port = option->val;
     if (keyword == "dbname") dbname = option->val;
     if (keyword == "service") service = option->val;
+    if (keyword == "options") options_text = option->val;
   }
   PQconninfoFree(options);
   if (!service.empty() && host.empty() && dbname.empty()) {
@@ -489,6 +494,14 @@ Result<PostgresqlLocation> postgresql_location(std::string_view conninfo) {
   } else {
     out.shown = "postgresql://" + (host.empty() ? std::string("localhost") : host) +
                 (port.empty() ? "" : ":" + port) + "/" + dbname;
+  }
+  // A host's own schema (storage.schema sets it so): named, since each daemon of a fleet has one.
+  if (const auto at = options_text.find("search_path="); at != std::string::npos) {
+    const auto from = at + std::string_view("search_path=").size();
+    const auto end = options_text.find_first_of(" \t", from);
+    const std::string schema =
+        options_text.substr(from, end == std::string::npos ? end : end - from);
+    if (!schema.empty() && schema.size() <= 63) out.shown += ", schema " + schema;
   }
   return out;
 }

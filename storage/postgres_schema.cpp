@@ -191,6 +191,40 @@ Result<std::int64_t> stored_version(Database& db) {
   return db.query_int("SELECT max(version) FROM kernelwatch_schema");
 }
 
+// The schema a session's search_path names first, unquoted as PostgreSQL reads it ("" for none
+// or "$user"): where kernelwatch's tables go when it does not exist yet.
+Result<std::string> first_search_path_schema(Database& db) {
+  auto stmt = KW_TRY(db.statement(
+      "SELECT CASE WHEN e LIKE '\"%' THEN replace(substr(e, 2, length(e) - 2), '\"\"', '\"') "
+      "ELSE lower(e) END FROM (SELECT trim(split_part(current_setting('search_path'), ',', 1)) "
+      "AS e) AS first_element"));
+  if (!KW_TRY(stmt->step()) || stmt->column_is_null(0)) return std::string();
+  std::string name = stmt->column_text(0);
+  if (name == "$user") name.clear();
+  return name;
+}
+
+// Creates the schema the search_path names when it names one that does not exist (a host's own
+// schema in a database a fleet shares, docs/FLEET.md); inside the creation's transaction.
+Status create_missing_schema(Database& db, const std::string& where) {
+  if (KW_TRY(db.query_int("SELECT CASE WHEN current_schema() IS NULL THEN 1 ELSE 0 END")) == 0) {
+    return {};
+  }
+  const std::string name = KW_TRY(first_search_path_schema(db));
+  if (name.empty()) {
+    return core::fail(ErrorCode::NotFound,
+                      where +
+                          ": the session's search_path names no schema to create "
+                          "kernelwatch's tables in");
+  }
+  auto create = KW_TRY(db.statement("SELECT format('CREATE SCHEMA IF NOT EXISTS %I', ?1::text)"));
+  create->bind(1, name);
+  if (!KW_TRY(create->step())) return core::fail(ErrorCode::Internal, where + ": format()");
+  const std::string sql = create->column_text(0);
+  KW_TRY_WITH(db.exec(sql), "creating the schema " + name);
+  return {};
+}
+
 }  // namespace
 
 Status prepare_postgresql_schema(Database& db, bool may_write) {
@@ -204,6 +238,12 @@ Status prepare_postgresql_schema(Database& db, bool may_write) {
                           "`createdb -E UTF8 -T template0`)");
   }
   if (!may_write) {
+    if (KW_TRY(db.query_int("SELECT CASE WHEN current_schema() IS NULL THEN 1 ELSE 0 END")) == 1) {
+      return core::fail(ErrorCode::NotFound,
+                        where +
+                            ": the schema its search_path names does not exist (a daemon or "
+                            "`kernelwatch import` creates it)");
+    }
     const std::int64_t version = KW_TRY(stored_version(db));
     if (version == 0) {
       return core::fail(ErrorCode::NotFound,
@@ -227,6 +267,7 @@ Status prepare_postgresql_schema(Database& db, bool may_write) {
   KW_TRY(db.begin_immediate());
   auto step = [&]() -> Status {
     KW_TRY(db.exec(kSchemaLock));
+    KW_TRY(create_missing_schema(db, where));
     const std::int64_t version = KW_TRY(stored_version(db));
     if (version > kSchemaVersion) {
       return core::fail(ErrorCode::VersionTooNew,

@@ -368,6 +368,47 @@ TEST(ParseConfig, RejectsUnknownFieldsWithTheirPath) {
             "kernelwatch.json: http.token: unknown field");
 }
 
+// A host's own schema in a PostgreSQL database a fleet shares (docs/FLEET.md): written into the
+// URL as libpq's search_path, kept apart in the effective config so that it reloads as written.
+TEST(ParseConfig, AStorageSchemaIsTheSearchPathOfThePostgresqlUrl) {
+  const auto url = parse(R"({"storage": {"postgresql": "postgresql://kw@db.example/kw?passfile=/p",
+                                         "schema": "gpu_host_07"}})");
+  ASSERT_TRUE(url) << url.error().message;
+  EXPECT_EQ(url->storage.location(),
+            "postgresql://kw@db.example/kw?passfile=/p&options=-csearch_path%3Dgpu_host_07");
+  EXPECT_EQ(redacted_json(*url)["storage"],
+            json({{"postgresql", "postgresql://kw@db.example/kw?passfile=/p"},
+                  {"schema", "gpu_host_07"}}));
+  const auto again = parse(redacted_json(*url).dump());
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->storage.location(), url->storage.location());
+  const auto service = parse(R"({"storage": {"postgresql": "kwfleet", "schema": "_b2"}})");
+  ASSERT_TRUE(service) << service.error().message;
+  EXPECT_EQ(service->storage.location(),
+            "postgresql:///?service=kwfleet&options=-csearch_path%3D_b2");
+  const auto bare = parse(R"({"storage": {"postgresql": "postgresql://db.example/kw"}})");
+  ASSERT_TRUE(bare);
+  EXPECT_EQ(bare->storage.location(), "postgresql://db.example/kw");
+  EXPECT_EQ(bare->storage.schema, "");
+
+  EXPECT_NE(error_of(R"({"storage": {"schema": "gpu_a"}})").find("storage.schema"),
+            std::string::npos);
+  for (const std::string& name : std::vector<std::string>{
+           "", "Gpu", "1gpu", "pg_gpu", "gpu-07", "gpu 07", "gpu%3Dx", std::string(64, 'a')}) {
+    const std::string text =
+        R"({"storage": {"postgresql": "postgresql://db/kw", "schema": ")" + name + R"("}})";
+    EXPECT_NE(error_of(text).find("storage.schema: must be a PostgreSQL schema name"),
+              std::string::npos)
+        << name << ": " << error_of(text);
+  }
+  EXPECT_TRUE(parse(R"({"storage": {"postgresql": "postgresql://db/kw", "schema": ")" +
+                    std::string(63, 'a') + R"("}})"));
+  EXPECT_NE(error_of(R"({"storage": {"postgresql": "postgresql://db/kw?options=-cx%3Dy",
+                                     "schema": "gpu_a"}})")
+                .find("not both"),
+            std::string::npos);
+}
+
 TEST(ParseConfig, RejectsWrongTypes) {
   EXPECT_EQ(error_of("[]"), "kernelwatch.json: expected an object at the top level, got array");
   EXPECT_EQ(error_of(R"({"storage": "/tmp/x"})"),

@@ -3,8 +3,10 @@
 // judges posted runs, pages once, and loses nothing across a SIGKILL or a restart of the server.
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -142,6 +144,73 @@ TEST(PostgresqlE2E, ADaemonOnPostgresqlPagesOnceAcrossASigkillAndARestartOfTheSe
   daemon.stop();
   const std::string log = daemon.log();
   EXPECT_EQ(log.find(server.password()), std::string::npos);
+}
+
+// A fleet's database (docs/FLEET.md): three hosts' daemons on one PostgreSQL database, each in its
+// own schema (storage.schema). Each stores and judges its own runs and sends its own alerts to
+// its own receiver; a second daemon for one host's schema is refused; the CLI reads one host's
+// schema through libpq's search_path in the URL.
+TEST(PostgresqlE2E, ThreeHostsDaemonsShareOneDatabaseEachInItsOwnSchema) {
+  KW_REQUIRE_POSTGRES(server);
+  const std::string url = server.create_database();
+  const std::vector<std::string> hosts = {"host_a", "host_b", "host_c"};
+  std::vector<std::unique_ptr<testing::TempDir>> dirs;
+  std::vector<std::unique_ptr<notifiers::testing::TestReceiver>> receivers;
+  std::vector<std::unique_ptr<DaemonProcess>> daemons;
+  for (const auto& host : hosts) {
+    dirs.push_back(std::make_unique<testing::TempDir>());
+    receivers.push_back(std::make_unique<notifiers::testing::TestReceiver>());
+    daemons.push_back(std::make_unique<DaemonProcess>(*dirs.back(), receivers.back()->url()));
+    daemons.back()->set_storage(receivers.back()->url(), {{"postgresql", url}, {"schema", host}});
+  }
+  // They start together: the schemas are created at once, one each.
+  for (auto& daemon : daemons) daemon->start();
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    ASSERT_NE(daemons[i]->port(), 0) << hosts[i] << ": " << daemons[i]->log();
+  }
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    const json batch = stepped_batch({("workload-of-" + hosts[i]).c_str()});
+    const auto posted = http(daemons[i]->port(), "POST", "/api/v1/runs", batch.dump(), kToken);
+    ASSERT_EQ(posted.status, 200) << hosts[i] << ": " << posted.body;
+  }
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    ASSERT_TRUE(receivers[i]->wait_for_2xx(1)) << hosts[i] << ": " << daemons[i]->log();
+    const auto runs = http(daemons[i]->port(), "GET", "/api/v1/runs?limit=1000");
+    ASSERT_EQ(runs.status, 200);
+    EXPECT_EQ(json::parse(runs.body).size(), 11u) << hosts[i] << ": its own runs only";
+    const auto alerts = json::parse(http(daemons[i]->port(), "GET", "/api/v1/alerts").body);
+    EXPECT_EQ(alerts.size(), 1u) << hosts[i] << ": " << alerts.dump();
+  }
+  // Each receiver heard of its own host's step only.
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    daemons[i]->stop();
+    for (const auto& request : receivers[i]->snapshot().requests) {
+      for (std::size_t j = 0; j < hosts.size(); ++j) {
+        EXPECT_EQ(request.body.find("workload-of-" + hosts[j]) != std::string::npos, i == j)
+            << hosts[i] << "'s receiver: " << request.body;
+      }
+    }
+  }
+  // One daemon per host's schema: a second for host_b is refused while the first runs.
+  daemons[1]->start();
+  ASSERT_NE(daemons[1]->port(), 0) << daemons[1]->log();
+  testing::TempDir other_dir;
+  DaemonProcess other(other_dir, receivers[1]->url());
+  other.set_storage(receivers[1]->url(), {{"postgresql", url}, {"schema", "host_b"}});
+  const auto refused =
+      run_kernelwatch({"daemon", "--config", (other_dir / "kernelwatch.json").string()});
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  const std::string said = refused.out + refused.err;
+  EXPECT_NE(said.find("another kernelwatch daemon uses this database's schema"), std::string::npos)
+      << said;
+  EXPECT_NE(said.find("schema host_b"), std::string::npos) << said;
+  daemons[1]->stop();
+  // The CLI reads one host's schema by libpq's search_path, as psql would.
+  const auto keys =
+      run_kernelwatch({"keys", "--db", url + "&options=-csearch_path%3Dhost_c", "--json"});
+  ASSERT_EQ(keys.exit_code, 0) << keys.err;
+  EXPECT_NE(keys.out.find("workload-of-host_c"), std::string::npos) << keys.out;
+  EXPECT_EQ(keys.out.find("workload-of-host_a"), std::string::npos) << keys.out;
 }
 
 }  // namespace

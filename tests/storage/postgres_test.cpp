@@ -209,6 +209,49 @@ TEST(PostgresqlConnection, ADaemonsClaimRefusesASecondAndIsNeverRunWithoutAfterA
   EXPECT_TRUE(RunStore(*reader).run_count());
 }
 
+// A fleet's database (docs/FLEET.md): each host's daemon in its own schema, named by libpq's
+// search_path (what storage.schema writes into the URL): created at the first open, its tables
+// its own, and claimed by one daemon each.
+TEST(PostgresqlConnection, EachHostsSchemaOfOneDatabaseIsCreatedItsOwnAndClaimedOnce) {
+  KW_REQUIRE_POSTGRES(server);
+  const std::string url = server.create_database();
+  const auto in_schema = [&](const std::string& name) {
+    return url + "&options=-csearch_path%3D" + name;
+  };
+  // A reader of a schema nobody created is told so; nothing is created for it.
+  auto nobody = Connection::open(in_schema("gpu_c"), OpenMode::ReadOnly);
+  ASSERT_FALSE(nobody);
+  EXPECT_EQ(nobody.error().code, core::ErrorCode::NotFound);
+  EXPECT_NE(nobody.error().message.find("does not exist"), std::string::npos)
+      << nobody.error().message;
+  EXPECT_NE(nobody.error().message.find("schema gpu_c"), std::string::npos)
+      << nobody.error().message;
+  auto a = Connection::open(in_schema("gpu_a"), OpenMode::Create);
+  auto b = Connection::open(in_schema("gpu_b"), OpenMode::Create);
+  ASSERT_TRUE(a) << a.error().message;
+  ASSERT_TRUE(b) << b.error().message;
+  ASSERT_TRUE(a->claim_for_daemon());
+  auto b_claim = b->claim_for_daemon();
+  ASSERT_TRUE(b_claim) << b_claim.error().message;
+  auto a_again = Connection::open(in_schema("gpu_a"), OpenMode::Create);
+  ASSERT_TRUE(a_again) << a_again.error().message;
+  auto refused = a_again->claim_for_daemon();
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("another kernelwatch daemon"), std::string::npos);
+  EXPECT_NE(refused.error().message.find("schema gpu_a"), std::string::npos)
+      << refused.error().message;
+  auto tx = a->begin();
+  ASSERT_TRUE(tx);
+  ASSERT_TRUE(RunStore(*a).insert_run(*tx, fixture_record(kTvdFixture), ""));
+  ASSERT_TRUE(tx->commit());
+  EXPECT_EQ(*RunStore(*a).run_count(), 1);
+  EXPECT_EQ(*RunStore(*b).run_count(), 0) << "gpu_b's runs are its own";
+  // The database's default schema holds no kernelwatch tables: only the hosts' schemas do.
+  auto plain = Connection::open(url, OpenMode::ReadOnly);
+  ASSERT_FALSE(plain);
+  EXPECT_EQ(plain.error().code, core::ErrorCode::NotFound) << plain.error().message;
+}
+
 TEST(PostgresqlConnection, TextWithANulByteIsRefusedAsBadInputAndTheBatchIsNotCommitted) {
   KW_REQUIRE_POSTGRES(server);
   auto connection = Connection::open(server.create_database(), OpenMode::Create);
