@@ -35,20 +35,6 @@ HttpResponse internal(const core::Error& error) {
   return HttpResponse::error(500, error.message);
 }
 
-// An alert as the API shows it: `id` is the short opaque id (core::AlertId::short_form, what ack
-// paths, `kernelwatch status` and the dashboard use), `longId` the full one; an incident's id on
-// it and on its members is short too.
-json api_alert_json(const core::Alert& alert) {
-  json doc = core::to_json(alert);
-  doc["id"] = alert.id.short_form();
-  doc["longId"] = alert.id.long_form();
-  if (!alert.incident.empty()) doc["incident"] = alert.incident.short_form();
-  json members = json::array();
-  for (const auto& member : alert.members) members.push_back(api_alert_json(member));
-  doc["members"] = std::move(members);
-  return doc;
-}
-
 json short_ids(const std::vector<core::AlertId>& ids) {
   json out = json::array();
   for (const auto& id : ids) out.push_back(id.short_form());
@@ -403,6 +389,17 @@ HttpResponse ack(const ApiContext& c, const HttpRequest& r) {
 }
 
 }  // namespace
+
+json api_alert_json(const core::Alert& alert) {
+  json doc = core::to_json(alert);
+  doc["id"] = alert.id.short_form();
+  doc["longId"] = alert.id.long_form();
+  if (!alert.incident.empty()) doc["incident"] = alert.incident.short_form();
+  json members = json::array();
+  for (const auto& member : alert.members) members.push_back(api_alert_json(member));
+  doc["members"] = std::move(members);
+  return doc;
+}
 
 std::shared_ptr<const std::string> RenderedCache::fresh() const {
   std::lock_guard lock(mutex_);

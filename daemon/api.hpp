@@ -14,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "config/config.hpp"
+#include "core/alert.hpp"
 #include "core/record.hpp"
 #include "daemon/engine.hpp"
 #include "daemon/log.hpp"
@@ -152,6 +155,11 @@ struct ApiContext {
   // The daemon's log (never given a secret).
   std::function<void(LogLevel, std::string_view)> log;
 };
+
+// An alert as the API shows it: `id` is the short opaque id (core::AlertId::short_form, what ack
+// paths, `kernelwatch status` and the dashboard use), `longId` the full one; an incident's id on
+// it and on its members is short too.
+[[nodiscard]] nlohmann::json api_alert_json(const core::Alert& alert);
 
 // The routes, reading the context through `context()` at each request (it changes on reload);
 // handlers run where context() may be called (the engine's thread), quick handlers read only

@@ -6,6 +6,7 @@
 #include "daemon/backtest_command.hpp"
 #include "daemon/engine.hpp"
 #include "storage/alerts.hpp"
+#include "storage/fleet.hpp"
 #include "storage/outbox.hpp"
 #include "storage/run_store.hpp"
 #include "web/export.hpp"
@@ -230,6 +231,50 @@ HttpResponse alert_page(const DashboardPages& p, const HttpRequest& r) {
   return html(200, web::render_alert(**view, web::LinkMode::Served));
 }
 
+// The fleet (storage/fleet.hpp) from the pages' own connection: every host's schema of a shared
+// PostgreSQL database, problems first. Pages thread.
+core::Result<std::vector<storage::FleetHost>> fleet_of(const DashboardPages& p) {
+  return storage::fleet_hosts(*p.store);
+}
+
+bool on_postgresql(const DashboardPages& p) {
+  return p.store->is_postgresql();
+}
+
+HttpResponse fleet_page(const DashboardPages& p, const HttpRequest& r) {
+  if (!r.query.empty()) {
+    return page(
+        web::bad_request_page("the fleet page takes no query parameters", web::LinkMode::Served));
+  }
+  const auto hosts = fleet_of(p);
+  if (!hosts) return failure(hosts.error());
+  return html(200, web::render_fleet(*hosts, p.store->path().string(), on_postgresql(p)));
+}
+
+HttpResponse fleet_json(const DashboardPages& p) {
+  const auto hosts = fleet_of(p);
+  if (!hosts) return HttpResponse::error(500, hosts.error().message);
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& host : *hosts) {
+    nlohmann::json open = nlohmann::json::array();
+    for (const auto& row : host.open) open.push_back(api_alert_json(row.alert));
+    rows.push_back(
+        {{"schema", host.schema},
+         {"self", host.own},
+         {"keys", host.keys},
+         {"newestRun", host.newest_run ? nlohmann::json(core::format_timestamp(*host.newest_run))
+                                       : nlohmann::json(nullptr)},
+         {"firing", host.firing},
+         {"acknowledged", host.acknowledged},
+         {"openAlerts", std::move(open)},
+         {"error",
+          host.unreadable.empty() ? nlohmann::json(nullptr) : nlohmann::json(host.unreadable)}});
+  }
+  return HttpResponse::json(200, {{"database", p.store->path().string()},
+                                  {"postgresql", on_postgresql(p)},
+                                  {"hosts", std::move(rows)}});
+}
+
 HttpResponse asset(std::string_view body, const char* type) {
   auto response = HttpResponse::text(200, std::string(body), type);
   response.headers.emplace_back("X-Content-Type-Options", "nosniff");
@@ -253,6 +298,18 @@ std::vector<Route> make_dashboard_routes(std::function<ApiContext()> context,
        "/alerts/{id}",
        Access::Public,
        [pages](const HttpRequest& r) { return alert_page(pages, r); },
+       {},
+       pages.context},
+      {"GET",
+       "/fleet",
+       Access::Public,
+       [pages](const HttpRequest& r) { return fleet_page(pages, r); },
+       {},
+       pages.context},
+      {"GET",
+       "/api/v1/fleet",
+       Access::Public,
+       [pages](const HttpRequest&) { return fleet_json(pages); },
        {},
        pages.context},
       {"GET", "/assets/kw.css", Access::Public,

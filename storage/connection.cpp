@@ -162,6 +162,10 @@ Result<Connection> Connection::open(const std::filesystem::path& path, OpenMode 
   return connection;
 }
 
+bool Connection::is_postgresql() const {
+  return db_->dialect() == Dialect::PostgreSql;
+}
+
 Status Connection::claim_for_daemon() {
   return db_->claim_exclusive();
 }

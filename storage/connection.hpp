@@ -62,6 +62,8 @@ class Connection {
                                                           OpenMode mode);
   // True for a location that names a PostgreSQL database (a postgresql:// or postgres:// URL).
   [[nodiscard]] static bool names_postgresql(std::string_view location);
+  // Whether this connection is to a PostgreSQL database (else a SQLite file).
+  [[nodiscard]] bool is_postgresql() const;
 
   Connection(Connection&&) noexcept;
   Connection& operator=(Connection&&) noexcept;

@@ -12,6 +12,7 @@ body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-seri
 header.top{display:flex;gap:1em;align-items:baseline;padding:.6em 1em;border-bottom:1px solid var(--line);background:#f6f8fa}
 .brand{font-weight:700;font-size:1.15em;color:var(--fg);text-decoration:none}
 .sub{color:var(--muted);font-weight:400}
+.nav{margin-left:auto}
 main{max-width:1240px;margin:0 auto;padding:0 1em 2em}
 footer{color:var(--muted);text-align:center;padding:1em;font-size:.85em}
 h1{font-size:1.45em;margin:.6em 0 .3em}h2{font-size:1.15em;margin:1.2em 0 .4em}

@@ -51,7 +51,11 @@ std::string head(std::string_view title, LinkMode mode, int depth) {
       "assets/kw.js\" defer></script></head><body><header class=\"top\"><a class=\"brand\" "
       "href=\"" +
       escape(mode == LinkMode::Served ? r : r + "index.html") +
-      "\">kernelwatch</a><span class=\"sub\">benchmark history and alerts</span></header><main>";
+      "\">kernelwatch</a><span class=\"sub\">benchmark history and alerts</span>";
+  // The daemon's pages link its fleet page (every host of a shared PostgreSQL database).
+  if (mode == LinkMode::Served)
+    html += "<a class=\"nav\" href=\"" + escape(r) + "fleet\">fleet</a>";
+  html += "</header><main>";
   return html;
 }
 
@@ -147,7 +151,6 @@ core::Result<core::Timestamp> parse_day_or_time(const std::string& name, const s
                     name + " must be a date like 2025-03-04 or an RFC 3339 time");
 }
 
-
 }  // namespace detail
 
 using namespace detail;
@@ -191,6 +194,5 @@ Page bad_request_page(std::string_view message, LinkMode mode) {
                    escape(mode == LinkMode::Served ? "/" : "../index.html") +
                    "\">back to the overview</a></p>" + foot(mode)};
 }
-
 
 }  // namespace kernelwatch::web

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "storage/fleet.hpp"
 #include "storage/outbox.hpp"
 #include "web/model.hpp"
 
@@ -74,6 +75,13 @@ inline constexpr std::size_t kOverviewPageSize = 100;
                                           const OverviewQuery& query, const DaemonStatus* status,
                                           LinkMode mode, const std::vector<PlacedRow>& placed = {});
 [[nodiscard]] std::string overview_file(std::size_t page);
+
+// ---- fleet page ----
+
+// Every host of a fleet's PostgreSQL database (`database`: where, no password), as
+// storage::fleet_hosts ordered them; with `postgresql` false, what a SQLite file holds instead.
+[[nodiscard]] std::string render_fleet(const std::vector<storage::FleetHost>& hosts,
+                                       std::string_view database, bool postgresql);
 
 // ---- key page ----
 

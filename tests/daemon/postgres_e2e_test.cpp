@@ -168,19 +168,54 @@ TEST(PostgresqlE2E, ThreeHostsDaemonsShareOneDatabaseEachInItsOwnSchema) {
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     ASSERT_NE(daemons[i]->port(), 0) << hosts[i] << ": " << daemons[i]->log();
   }
+  // host_a and host_c step 30%; host_b's runs stay in their band.
   for (std::size_t i = 0; i < hosts.size(); ++i) {
-    const json batch = stepped_batch({("workload-of-" + hosts[i]).c_str()});
+    const std::string workload = "workload-of-" + hosts[i];
+    json batch = json::array();
+    const core::Timestamp step_at = day_before_now() + std::chrono::minutes(10);
+    if (hosts[i] == "host_b") {
+      for (int r = 0; r < 11; ++r) {
+        batch.push_back(
+            synthetic_record(r, noisy(r), workload, step_at - std::chrono::minutes(10), "posted"));
+      }
+    } else {
+      add_stepped_series(batch, workload, step_at);
+    }
     const auto posted = http(daemons[i]->port(), "POST", "/api/v1/runs", batch.dump(), kToken);
     ASSERT_EQ(posted.status, 200) << hosts[i] << ": " << posted.body;
   }
   for (std::size_t i = 0; i < hosts.size(); ++i) {
-    ASSERT_TRUE(receivers[i]->wait_for_2xx(1)) << hosts[i] << ": " << daemons[i]->log();
+    const bool stepped = hosts[i] != "host_b";
+    if (stepped) {
+      ASSERT_TRUE(receivers[i]->wait_for_2xx(1)) << hosts[i] << ": " << daemons[i]->log();
+    }
     const auto runs = http(daemons[i]->port(), "GET", "/api/v1/runs?limit=1000");
     ASSERT_EQ(runs.status, 200);
     EXPECT_EQ(json::parse(runs.body).size(), 11u) << hosts[i] << ": its own runs only";
     const auto alerts = json::parse(http(daemons[i]->port(), "GET", "/api/v1/alerts").body);
-    EXPECT_EQ(alerts.size(), 1u) << hosts[i] << ": " << alerts.dump();
+    EXPECT_EQ(alerts.size(), stepped ? 1u : 0u) << hosts[i] << ": " << alerts.dump();
   }
+  // Any host's daemon shows the whole fleet, problems first: the two with a firing alert (by
+  // name), then the quiet one.
+  const auto fleet = http(daemons[1]->port(), "GET", "/api/v1/fleet");
+  ASSERT_EQ(fleet.status, 200) << fleet.body;
+  const json rows = json::parse(fleet.body).at("hosts");
+  ASSERT_EQ(rows.size(), 3u) << fleet.body;
+  EXPECT_EQ(rows[0]["schema"], "host_a");
+  EXPECT_EQ(rows[1]["schema"], "host_c");
+  EXPECT_EQ(rows[2]["schema"], "host_b");
+  EXPECT_EQ(rows[0]["firing"], 1);
+  EXPECT_EQ(rows[2]["firing"], 0);
+  EXPECT_EQ(rows[2]["self"], true);
+  EXPECT_EQ(rows[0]["self"], false);
+  ASSERT_EQ(rows[1]["openAlerts"].size(), 1u) << fleet.body;
+  EXPECT_EQ(rows[1]["openAlerts"][0]["workload"], "workload-of-host_c") << fleet.body;
+  EXPECT_EQ(fleet.body.find(server.password()), std::string::npos);
+  const auto page = http(daemons[1]->port(), "GET", "/fleet");
+  ASSERT_EQ(page.status, 200);
+  EXPECT_LT(page.body.find("data-schema=\"host_a\" data-state=\"firing\""),
+            page.body.find("data-schema=\"host_b\" data-state=\"quiet\""))
+      << page.body;
   // Each receiver heard of its own host's step only.
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     daemons[i]->stop();
@@ -211,6 +246,24 @@ TEST(PostgresqlE2E, ThreeHostsDaemonsShareOneDatabaseEachInItsOwnSchema) {
   ASSERT_EQ(keys.exit_code, 0) << keys.err;
   EXPECT_NE(keys.out.find("workload-of-host_c"), std::string::npos) << keys.out;
   EXPECT_EQ(keys.out.find("workload-of-host_a"), std::string::npos) << keys.out;
+}
+
+// A daemon on a SQLite file holds its own host only: its fleet page and API say so.
+TEST(PostgresqlE2E, TheFleetOfADaemonOnASqliteFileIsItsOwnHostOnly) {
+  testing::TempDir dir;
+  notifiers::testing::TestReceiver receiver;
+  DaemonProcess daemon(dir, receiver.url());
+  daemon.start();
+  ASSERT_NE(daemon.port(), 0) << daemon.log();
+  const auto fleet = http(daemon.port(), "GET", "/api/v1/fleet");
+  ASSERT_EQ(fleet.status, 200) << fleet.body;
+  EXPECT_EQ(json::parse(fleet.body)["postgresql"], false);
+  EXPECT_TRUE(json::parse(fleet.body)["hosts"].empty());
+  const auto page = http(daemon.port(), "GET", "/fleet");
+  ASSERT_EQ(page.status, 200);
+  EXPECT_NE(page.body.find("SQLite file"), std::string::npos) << page.body;
+  EXPECT_EQ(http(daemon.port(), "GET", "/fleet?x=1").status, 400);
+  daemon.stop();
 }
 
 }  // namespace

@@ -11,7 +11,9 @@
 
 #include "core/digest.hpp"
 #include "runners/liger_import.hpp"
+#include "storage/detail/database.hpp"
 #include "storage/detail/postgres.hpp"
+#include "storage/fleet.hpp"
 #include "storage/importer.hpp"
 #include "storage/run_store.hpp"
 #include "tests/storage/storage_test_support.hpp"
@@ -250,6 +252,63 @@ TEST(PostgresqlConnection, EachHostsSchemaOfOneDatabaseIsCreatedItsOwnAndClaimed
   auto plain = Connection::open(url, OpenMode::ReadOnly);
   ASSERT_FALSE(plain);
   EXPECT_EQ(plain.error().code, core::ErrorCode::NotFound) << plain.error().message;
+}
+
+// What one daemon shows of its fleet: every host's schema in the database, problems first,
+// read on its own connection; a schema it cannot read is listed as such, never hiding the rest.
+TEST(PostgresqlConnection, TheFleetListsEveryHostsSchemaProblemsFirst) {
+  KW_REQUIRE_POSTGRES(server);
+  const std::string url = server.create_database();
+  const auto in_schema = [&](const std::string& name) {
+    return url + "&options=-csearch_path%3D" + name;
+  };
+  auto a = Connection::open(in_schema("gpu_a"), OpenMode::Create);
+  auto b = Connection::open(in_schema("gpu_b"), OpenMode::Create);
+  auto c = Connection::open(in_schema("gpu_c"), OpenMode::Create);
+  ASSERT_TRUE(a && b && c);
+  const core::Record base = fixture_record(kTvdFixture);
+  for (auto* host : {&*a, &*b}) {
+    auto tx = host->begin();
+    ASSERT_TRUE(tx);
+    auto stored = RunStore(*host).insert_run(*tx, base, "");
+    ASSERT_TRUE(stored) << stored.error().message;
+    if (host == &*b) {
+      AlertRow row;
+      row.alert.id = core::AlertId("sha256:key@b");
+      row.alert.key = {"tvd/backward",
+                       "torch",
+                       "tokens16384-vocab65536-fp32",
+                       "nvidia-h100-80gb-hbm3",
+                       "liger-bench-do-bench-backward",
+                       "sha256:key"};
+      row.alert.fired = {"run/1", base.run.observed_at, std::chrono::nanoseconds(1)};
+      row.alert.onset = row.alert.fired;
+      row.key_id = stored->key_id;
+      row.updated_at = base.run.observed_at;
+      ASSERT_TRUE(AlertStore(*host).upsert(*tx, row));
+    }
+    ASSERT_TRUE(tx->commit());
+  }
+  ASSERT_TRUE(a->database().exec(
+      "CREATE SCHEMA broken; CREATE TABLE broken.kernelwatch_schema (version INTEGER)"));
+  auto reader = Connection::open(in_schema("gpu_a"), OpenMode::ReadOnly);
+  ASSERT_TRUE(reader) << reader.error().message;
+  const auto fleet = fleet_hosts(*reader);
+  ASSERT_TRUE(fleet) << fleet.error().message;
+  std::vector<std::string> order;
+  for (const auto& host : *fleet) order.push_back(host.schema);
+  // broken (unreadable), gpu_b (firing), gpu_c (no run yet), gpu_a (its newest run).
+  EXPECT_EQ(order, (std::vector<std::string>{"broken", "gpu_b", "gpu_c", "gpu_a"}));
+  ASSERT_EQ(fleet->size(), 4u);
+  EXPECT_NE((*fleet)[0].unreadable.find("keys"), std::string::npos) << (*fleet)[0].unreadable;
+  EXPECT_EQ((*fleet)[1].firing, 1);
+  ASSERT_EQ((*fleet)[1].open.size(), 1u);
+  EXPECT_EQ((*fleet)[1].open[0].alert.id.long_form(), "sha256:key@b");
+  EXPECT_EQ((*fleet)[1].keys, 1);
+  EXPECT_FALSE((*fleet)[2].newest_run);
+  EXPECT_EQ((*fleet)[3].newest_run, base.run.observed_at);
+  EXPECT_EQ((*fleet)[3].firing + (*fleet)[3].acknowledged, 0);
+  for (const auto& host : *fleet) EXPECT_EQ(host.own, host.schema == "gpu_a") << host.schema;
 }
 
 TEST(PostgresqlConnection, TextWithANulByteIsRefusedAsBadInputAndTheBatchIsNotCommitted) {

@@ -1,0 +1,46 @@
+// A fleet's database (docs/FLEET.md): one PostgreSQL database that several hosts' daemons share,
+// each in its own schema. What one daemon's dashboard and API show of every host in it, read
+// with the schema-qualified names of the other hosts' tables on the reader's own connection
+// (no connection per host), a few indexed queries per host. A SQLite file holds one host: no
+// fleet.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/time.hpp"
+#include "storage/alerts.hpp"
+#include "storage/connection.hpp"
+
+namespace kernelwatch::storage {
+
+// The open alerts listed per host (the counts cover every one).
+inline constexpr std::size_t kFleetOpenAlerts = 5;
+
+struct FleetHost {
+  std::string schema;  // the host's schema (storage.schema; "public" for a daemon without one)
+  bool own = false;    // the schema this connection reads (the daemon's own)
+  std::int64_t keys = 0;
+  std::optional<core::Timestamp> newest_run;  // its newest stored run's observedAt
+  std::int64_t firing = 0;
+  std::int64_t acknowledged = 0;
+  std::vector<AlertRow> open;  // firing or acknowledged, newest first, at most kFleetOpenAlerts
+  // Why this host's schema could not be read ("" when it was): another kernelwatch version's
+  // schema, a table the reader may not read. The other hosts are still listed.
+  std::string unreadable;
+};
+
+// Problems first: unreadable, then by firing alerts, then acknowledged ones (most first), then
+// the host whose newest run is oldest (a host that stopped running is a problem too; one with
+// no run first), then by schema name.
+[[nodiscard]] bool problems_first(const FleetHost& a, const FleetHost& b);
+
+// Every schema of the connection's PostgreSQL database that holds kernelwatch's tables, in
+// problems_first order; empty for a SQLite file.
+[[nodiscard]] Result<std::vector<FleetHost>> fleet_hosts(Connection& connection);
+
+}  // namespace kernelwatch::storage
