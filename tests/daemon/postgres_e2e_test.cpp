@@ -1,11 +1,15 @@
 // The real kernelwatch binary on a real PostgreSQL server (issue #39): the CLI's --db with a
 // postgresql:// URL reads what SQLite reads, and the daemon with "storage": {"postgresql": ...}
 // judges posted runs, pages once, and loses nothing across a SIGKILL or a restart of the server.
+#include <algorithm>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -246,6 +250,131 @@ TEST(PostgresqlE2E, ThreeHostsDaemonsShareOneDatabaseEachInItsOwnSchema) {
   ASSERT_EQ(keys.exit_code, 0) << keys.err;
   EXPECT_NE(keys.out.find("workload-of-host_c"), std::string::npos) << keys.out;
   EXPECT_EQ(keys.out.find("workload-of-host_a"), std::string::npos) << keys.out;
+}
+
+// The database server of a fleet killed while three hosts' daemons post to it: every batch a
+// daemon acknowledged (200) is stored, the batches in flight are refused (503) and nothing else
+// is lost, and each daemon reconnects by itself once the server is back.
+TEST(PostgresqlE2E, TheServerKilledWhileThreeHostsPostLosesNothingAcknowledged) {
+  KW_REQUIRE_POSTGRES(server);
+  const std::string url = server.create_database();
+  const std::vector<std::string> hosts = {"host_a", "host_b", "host_c"};
+  std::vector<std::unique_ptr<testing::TempDir>> dirs;
+  std::vector<std::unique_ptr<notifiers::testing::TestReceiver>> receivers;
+  std::vector<std::unique_ptr<DaemonProcess>> daemons;
+  for (const auto& host : hosts) {
+    dirs.push_back(std::make_unique<testing::TempDir>());
+    receivers.push_back(std::make_unique<notifiers::testing::TestReceiver>());
+    daemons.push_back(std::make_unique<DaemonProcess>(*dirs.back(), receivers.back()->url()));
+    daemons.back()->set_storage(receivers.back()->url(), {{"postgresql", url}, {"schema", host}});
+    daemons.back()->start();
+    ASSERT_NE(daemons.back()->port(), 0) << host << ": " << daemons.back()->log();
+  }
+  // Each host posts batches of one run of each of three keys, a minute apart, until told to stop
+  // (at most a few hundred: the runs stay in the past).
+  struct Poster {
+    std::vector<std::string> acknowledged;  // metadata.name of every run of a 200 batch
+    int after_restart = 0;                  // 200s after the server came back
+    int refused = 0;                        // anything but 200
+    std::string last_refusal;               // its status and body, for the failure message
+  };
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<Poster> posters(hosts.size());
+  int phase = 0;  // 0: before the kill, 1: killed, 2: back
+  bool done = false;
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    threads.emplace_back([&, i] {
+      const core::Timestamp start = day_before_now() - std::chrono::hours(24);
+      // A refused batch is posted again (as a host's client does), so the runs' dates only move
+      // on with what was acknowledged.
+      for (int b = 0; b < 2500;) {  // 2,500 minutes: all of them in the past
+        json batch = json::array();
+        std::vector<std::string> names;
+        for (const char* workload : {"fleet-0", "fleet-1", "fleet-2"}) {
+          batch.push_back(synthetic_record(b, noisy(b), workload, start));
+          names.push_back(batch.back()["run"]["metadata"]["name"].get<std::string>());
+        }
+        int seen_phase = 0;
+        {
+          std::lock_guard lock(mutex);
+          if (done) return;
+          seen_phase = phase;
+        }
+        const auto answer = http(daemons[i]->port(), "POST", "/api/v1/runs", batch.dump(), kToken);
+        std::lock_guard lock(mutex);
+        auto& p = posters[i];
+        if (answer.status == 200) {
+          p.acknowledged.insert(p.acknowledged.end(), names.begin(), names.end());
+          if (seen_phase == 2) ++p.after_restart;
+          ++b;
+        } else {
+          ++p.refused;
+          p.last_refusal = std::to_string(answer.status) + " " + answer.body;
+        }
+        changed.notify_all();
+      }
+    });
+  }
+  const auto wait_until = [&](auto ready) {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, std::chrono::seconds(60), ready);
+  };
+  // Every host has had batches acknowledged; then the server dies mid-stream.
+  EXPECT_TRUE(wait_until([&] {
+    return std::all_of(posters.begin(), posters.end(),
+                       [](const Poster& p) { return p.acknowledged.size() >= 9; });
+  }));
+  {
+    std::lock_guard lock(mutex);
+    phase = 1;
+  }
+  server.stop(/*immediate=*/true);
+  // While it is down, the daemons refuse what they cannot store.
+  EXPECT_TRUE(wait_until([&] {
+    return std::all_of(posters.begin(), posters.end(),
+                       [](const Poster& p) { return p.refused > 0; });
+  }));
+  server.start_again();
+  {
+    std::lock_guard lock(mutex);
+    phase = 2;
+  }
+  // Each daemon reconnects by itself: batches are acknowledged again.
+  const bool reconnected = wait_until([&] {
+    return std::all_of(posters.begin(), posters.end(),
+                       [](const Poster& p) { return p.after_restart >= 2; });
+  });
+  if (!reconnected) {
+    std::lock_guard lock(mutex);
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+      ADD_FAILURE() << hosts[i] << ": " << posters[i].after_restart
+                    << " acknowledged after the restart; last refusal: " << posters[i].last_refusal
+                    << "\n"
+                    << daemons[i]->log();
+    }
+  }
+  {
+    std::lock_guard lock(mutex);
+    done = true;
+  }
+  for (auto& thread : threads) thread.join();
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    const auto runs = http(daemons[i]->port(), "GET", "/api/v1/runs?limit=10000");
+    ASSERT_EQ(runs.status, 200) << hosts[i] << ": " << runs.body;
+    std::set<std::string> stored;
+    for (const auto& record : json::parse(runs.body)) {
+      stored.insert(record["run"]["metadata"]["name"].get<std::string>());
+    }
+    EXPECT_GT(posters[i].acknowledged.size(), 9u) << hosts[i];
+    for (const auto& name : posters[i].acknowledged) {
+      EXPECT_TRUE(stored.contains(name)) << hosts[i] << " acknowledged " << name << " and lost it";
+    }
+    EXPECT_NE(http(daemons[i]->port(), "GET", "/readyz").status, 0);
+    daemons[i]->stop();
+    EXPECT_EQ(daemons[i]->log().find(server.password()), std::string::npos) << hosts[i];
+  }
 }
 
 // A daemon on a SQLite file holds its own host only: its fleet page and API say so.
