@@ -52,7 +52,9 @@ struct StorageConfig {
   [[nodiscard]] std::filesystem::path location() const {
     if (postgresql.empty()) return path;
     if (schema.empty()) return std::filesystem::path(postgresql);
-    const char* separator = postgresql.find('?') == std::string::npos ? "?" : "&";
+    const char* separator = postgresql.find('?') == std::string::npos                ? "?"
+                            : postgresql.ends_with('?') || postgresql.ends_with('&') ? ""
+                                                                                     : "&";
     return std::filesystem::path(postgresql + separator + "options=-csearch_path%3D" + schema);
   }
 };

@@ -297,6 +297,11 @@ HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
                                  " run(s) failed, none stored: " + why);
     }
     if (c.published != nullptr) c.published->storage_failed("runs", why);
+    // A database the daemon cannot reach now (a PostgreSQL server restarting) is 503, so that a
+    // client posts the batch again later; any other failure (a full disk) is 500.
+    if (batch_processed.error().code == core::ErrorCode::Unavailable) {
+      return HttpResponse::error(503, why);
+    }
     return internal(batch_processed.error());
   }
   if (c.published != nullptr) c.published->storage_recovered("runs");

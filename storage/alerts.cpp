@@ -115,10 +115,9 @@ Result<std::vector<AlertRow>> AlertStore::list(std::optional<core::AlertState> s
   return collect_alerts(*db_, *stmt);
 }
 
-Result<std::vector<AlertRow>> AlertStore::open_in_schema(std::string_view quoted_schema,
+Result<std::vector<AlertRow>> AlertStore::open_in_schema(std::string_view schema,
                                                          std::size_t limit) const {
-  const std::string sql = std::string("SELECT ") + kColumns + " FROM " +
-                          std::string(quoted_schema) +
+  const std::string sql = std::string("SELECT ") + kColumns + " FROM " + quoted_identifier(schema) +
                           ".alerts WHERE state IN ('firing', 'acknowledged') "
                           "ORDER BY fired_at_ns DESC, id LIMIT ?1";
   auto stmt = KW_TRY(db_->statement(sql));

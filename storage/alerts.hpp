@@ -75,9 +75,9 @@ class AlertStore {
   // when none was announced.
   [[nodiscard]] Result<std::optional<core::Timestamp>> oldest_firing_notification() const;
   // The open alerts (firing or acknowledged), newest first, of another host's schema of a
-  // fleet's PostgreSQL database (`quoted_schema`: its name as a quoted identifier), read on this
-  // connection (storage/fleet.hpp).
-  [[nodiscard]] Result<std::vector<AlertRow>> open_in_schema(std::string_view quoted_schema,
+  // fleet's PostgreSQL database (`schema`: its name, quoted here), read on this connection
+  // (storage/fleet.hpp).
+  [[nodiscard]] Result<std::vector<AlertRow>> open_in_schema(std::string_view schema,
                                                              std::size_t limit) const;
 
  private:

@@ -8,17 +8,6 @@
 namespace kernelwatch::storage {
 namespace {
 
-// A PostgreSQL identifier in double quotes, its own quotes doubled: any schema name is safe in
-// the statement's text.
-std::string quoted_identifier(std::string_view name) {
-  std::string out = "\"";
-  for (const char c : name) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 Status read_host(Database& db, const AlertStore& alerts, FleetHost& host) {
   const std::string schema = quoted_identifier(host.schema);
   host.keys = KW_TRY(db.query_int("SELECT count(*) FROM " + schema + ".keys"));
@@ -31,7 +20,7 @@ Status read_host(Database& db, const AlertStore& alerts, FleetHost& host) {
   while (KW_TRY(counts->step())) {
     (counts->column_text(0) == "firing" ? host.firing : host.acknowledged) = counts->column_int(1);
   }
-  host.open = KW_TRY(alerts.open_in_schema(schema, kFleetOpenAlerts));
+  host.open = KW_TRY(alerts.open_in_schema(host.schema, kFleetOpenAlerts));
   return {};
 }
 

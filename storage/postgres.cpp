@@ -380,15 +380,33 @@ class PgDatabase final : public Database {
 
   // One claim per schema, so that the daemons of a fleet share a database, each host in its own
   // schema (docs/FLEET.md): the two-key form (its key space is not the one-key form's that the
-  // schema's creation locks), "kwda" in ASCII and the hash of the session's schema.
+  // schema's creation locks), "kwda" in ASCII and the schema's oid (unique in the database,
+  // mapped onto int4). With it, the one-key claim of a kernelwatch that claimed the whole
+  // database, shared: such an older daemon and this one refuse each other, whichever came first.
   Status take_claim() {
-    ResultPtr result(PQexec(
-        conn_.get(),
-        "SELECT pg_try_advisory_lock(1802986593, hashtext(coalesce(current_schema(), '')))"));
-    KW_TRY(check(result.get(), "claiming the database"));
-    if (PQntuples(result.get()) == 1 && std::string_view(PQgetvalue(result.get(), 0, 0)) == "t") {
-      return {};
+    ResultPtr result(
+        PQexec(conn_.get(),
+               "SELECT pg_try_advisory_lock_shared(8563983191375601006), (SELECT "
+               "pg_try_advisory_lock(1802986593, (oid::bigint - 2147483648)::int4) FROM "
+               "pg_catalog.pg_namespace WHERE nspname = current_schema())"));
+    KW_TRY(check(result.get(), "claiming the database's schema"));
+    const auto column = [&](int index) {
+      return PQntuples(result.get()) == 1 ? std::string_view(PQgetvalue(result.get(), 0, index))
+                                          : std::string_view();
+    };
+    if (column(0) != "t") {
+      return core::fail(ErrorCode::Unavailable,
+                        path().string() +
+                            ": an older kernelwatch daemon, one that claims the whole database, "
+                            "uses this database: stop it first (docs/FLEET.md)");
     }
+    if (column(1).empty()) {
+      return core::fail(ErrorCode::NotFound,
+                        path().string() +
+                            ": the session has no schema (its search_path names "
+                            "none that exists)");
+    }
+    if (column(1) == "t") return {};
     return core::fail(ErrorCode::Unavailable,
                       path().string() +
                           ": another kernelwatch daemon uses this database's schema (one daemon "
@@ -495,13 +513,21 @@ Result<PostgresqlLocation> postgresql_location(std::string_view conninfo) {
     out.shown = "postgresql://" + (host.empty() ? std::string("localhost") : host) +
                 (port.empty() ? "" : ":" + port) + "/" + dbname;
   }
-  // A host's own schema (storage.schema sets it so): named, since each daemon of a fleet has one.
-  if (const auto at = options_text.find("search_path="); at != std::string::npos) {
-    const auto from = at + std::string_view("search_path=").size();
+  // A host's own schema (storage.schema sets it so: "-csearch_path=NAME"): named, since each
+  // daemon of a fleet has one; shown only when it is one plain name.
+  for (const std::string_view prefix : {"-csearch_path=", "--search_path="}) {
+    const auto at = options_text.find(prefix);
+    if (at == std::string::npos || (at > 0 && options_text[at - 1] != ' ')) continue;
+    const auto from = at + prefix.size();
     const auto end = options_text.find_first_of(" \t", from);
     const std::string schema =
         options_text.substr(from, end == std::string::npos ? end : end - from);
-    if (!schema.empty() && schema.size() <= 63) out.shown += ", schema " + schema;
+    const bool plain = !schema.empty() && schema.size() <= 63 &&
+                       std::all_of(schema.begin(), schema.end(), [](char c) {
+                         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+                       });
+    if (plain) out.shown += ", schema " + schema;
+    break;
   }
   return out;
 }

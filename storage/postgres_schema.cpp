@@ -191,31 +191,42 @@ Result<std::int64_t> stored_version(Database& db) {
   return db.query_int("SELECT max(version) FROM kernelwatch_schema");
 }
 
-// The schema a session's search_path names first, unquoted as PostgreSQL reads it ("" for none
-// or "$user"): where kernelwatch's tables go when it does not exist yet.
+// The schema a session's search_path names first, as PostgreSQL reads the identifier
+// (parse_ident: quoted or folded), "" for none or "$user": where kernelwatch's tables go, so a
+// list such as "gpu_a,public" never puts a host's tables in public while gpu_a is missing.
 Result<std::string> first_search_path_schema(Database& db) {
   auto stmt = KW_TRY(db.statement(
-      "SELECT CASE WHEN e LIKE '\"%' THEN replace(substr(e, 2, length(e) - 2), '\"\"', '\"') "
-      "ELSE lower(e) END FROM (SELECT trim(split_part(current_setting('search_path'), ',', 1)) "
-      "AS e) AS first_element"));
+      "SELECT CASE WHEN e = '' THEN NULL ELSE (parse_ident(e))[1] END FROM (SELECT "
+      "trim(split_part(current_setting('search_path'), ',', 1)) AS e) AS first_element"));
   if (!KW_TRY(stmt->step()) || stmt->column_is_null(0)) return std::string();
   std::string name = stmt->column_text(0);
   if (name == "$user") name.clear();
   return name;
 }
 
-// Creates the schema the search_path names when it names one that does not exist (a host's own
-// schema in a database a fleet shares, docs/FLEET.md); inside the creation's transaction.
-Status create_missing_schema(Database& db, const std::string& where) {
-  if (KW_TRY(db.query_int("SELECT CASE WHEN current_schema() IS NULL THEN 1 ELSE 0 END")) == 0) {
-    return {};
-  }
+// The schema the search_path names first when it does not exist ("" when it does, or names
+// none: then current_schema() decides).
+Result<std::string> missing_first_schema(Database& db) {
   const std::string name = KW_TRY(first_search_path_schema(db));
+  if (name.empty()) return name;
+  auto exists = KW_TRY(db.statement("SELECT to_regnamespace(quote_ident(?1::text)) IS NULL"));
+  exists->bind(1, name);
+  if (!KW_TRY(exists->step())) return core::fail(ErrorCode::Internal, "to_regnamespace()");
+  return exists->column_int(0) == 1 ? name : std::string();
+}
+
+// Creates the schema the search_path names first when it does not exist (a host's own schema in
+// a database a fleet shares, docs/FLEET.md); inside the creation's transaction.
+Status create_missing_schema(Database& db, const std::string& where) {
+  const std::string name = KW_TRY(missing_first_schema(db));
   if (name.empty()) {
-    return core::fail(ErrorCode::NotFound,
-                      where +
-                          ": the session's search_path names no schema to create "
-                          "kernelwatch's tables in");
+    if (KW_TRY(db.query_int("SELECT CASE WHEN current_schema() IS NULL THEN 1 ELSE 0 END")) == 1) {
+      return core::fail(ErrorCode::NotFound,
+                        where +
+                            ": the session's search_path names no schema to create "
+                            "kernelwatch's tables in");
+    }
+    return {};
   }
   auto create = KW_TRY(db.statement("SELECT format('CREATE SCHEMA IF NOT EXISTS %I', ?1::text)"));
   create->bind(1, name);
@@ -238,7 +249,8 @@ Status prepare_postgresql_schema(Database& db, bool may_write) {
                           "`createdb -E UTF8 -T template0`)");
   }
   if (!may_write) {
-    if (KW_TRY(db.query_int("SELECT CASE WHEN current_schema() IS NULL THEN 1 ELSE 0 END")) == 1) {
+    if (!KW_TRY(missing_first_schema(db)).empty() ||
+        KW_TRY(db.query_int("SELECT CASE WHEN current_schema() IS NULL THEN 1 ELSE 0 END")) == 1) {
       return core::fail(ErrorCode::NotFound,
                         where +
                             ": the schema its search_path names does not exist (a daemon or "

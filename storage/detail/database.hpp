@@ -140,9 +140,10 @@ class Database {
   virtual void rollback() noexcept = 0;
   [[nodiscard]] virtual bool in_transaction() const = 0;
 
-  // Keeps every other process that asks from using this database for as long as this
-  // connection lives (PostgreSQL: a session advisory lock, taken again after a reconnect);
-  // Unavailable when another holds it. SQLite: nothing (one file per host).
+  // Keeps every other daemon that asks from using this database (PostgreSQL: this database's
+  // schema) for as long as this connection lives (PostgreSQL: a session advisory lock per
+  // schema, taken again after a reconnect); Unavailable when another holds it. SQLite: nothing
+  // (one file per host).
   [[nodiscard]] virtual Status claim_exclusive() { return {}; }
 
   // The file, or for PostgreSQL the server and database (never a password): what errors name.
@@ -165,6 +166,17 @@ class Database {
   std::filesystem::path path_;
   std::unordered_map<std::string, std::unique_ptr<Statement>, TextHash, std::equal_to<>> cache_;
 };
+
+// A PostgreSQL identifier in double quotes, its own quotes doubled: any name (a schema read
+// from the catalog) is safe in a statement's text.
+[[nodiscard]] inline std::string quoted_identifier(std::string_view name) {
+  std::string out = "\"";
+  for (const char c : name) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
 
 namespace detail {
 template <class T>

@@ -386,6 +386,11 @@ TEST(ParseConfig, AStorageSchemaIsTheSearchPathOfThePostgresqlUrl) {
   ASSERT_TRUE(service) << service.error().message;
   EXPECT_EQ(service->storage.location(),
             "postgresql:///?service=kwfleet&options=-csearch_path%3D_b2");
+  const auto ends_in_query = parse(R"({"storage": {"postgresql": "postgresql://db.example/kw?",
+                                                   "schema": "gpu_a"}})");
+  ASSERT_TRUE(ends_in_query) << ends_in_query.error().message;
+  EXPECT_EQ(ends_in_query->storage.location(),
+            "postgresql://db.example/kw?options=-csearch_path%3Dgpu_a");
   const auto bare = parse(R"({"storage": {"postgresql": "postgresql://db.example/kw"}})");
   ASSERT_TRUE(bare);
   EXPECT_EQ(bare->storage.location(), "postgresql://db.example/kw");

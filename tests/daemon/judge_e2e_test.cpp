@@ -263,6 +263,16 @@ TEST(JudgeE2E, AProgramsOutputIsJudgedInTheKeysOfTheEntryThatWatchesIt) {
   const json same_answer = json::parse(same.out);
   ASSERT_EQ(same_answer["cases"].size(), 1U) << same.out;
   EXPECT_EQ(same_answer["cases"][0]["verdict"], "same") << same.out;
+  // The same output three times slower than the key's runs is not the same.
+  testing::write_file(dir / "tripled.json",
+                      at_median(testing::read_file(dir / "same.json"), 3 * centre_ns));
+  auto tripled_args = against;
+  tripled_args.push_back((dir / "tripled.json").string());
+  const auto tripled = testing::run_kernelwatch(tripled_args);
+  ASSERT_NE(tripled.exit_code, 3) << tripled.out << tripled.err;
+  const json tripled_answer = json::parse(tripled.out);
+  ASSERT_EQ(tripled_answer["cases"].size(), 1U) << tripled.out;
+  EXPECT_NE(tripled_answer["cases"][0]["verdict"], "same") << tripled.out;
 }
 
 TEST(JudgeE2E, WhatCannotBeJudgedIsRefused) {

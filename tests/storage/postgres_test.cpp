@@ -248,10 +248,38 @@ TEST(PostgresqlConnection, EachHostsSchemaOfOneDatabaseIsCreatedItsOwnAndClaimed
   ASSERT_TRUE(tx->commit());
   EXPECT_EQ(*RunStore(*a).run_count(), 1);
   EXPECT_EQ(*RunStore(*b).run_count(), 0) << "gpu_b's runs are its own";
+  // A search_path list that names a missing schema first creates that one: a host's tables never
+  // land in the next schema of the list.
+  auto listed = Connection::open(url + "&options=-csearch_path%3Dgpu_d,public", OpenMode::Create);
+  ASSERT_TRUE(listed) << listed.error().message;
+  ASSERT_TRUE(listed->claim_for_daemon());
+  auto d_reader = Connection::open(in_schema("gpu_d"), OpenMode::ReadOnly);
+  ASSERT_TRUE(d_reader) << d_reader.error().message;
   // The database's default schema holds no kernelwatch tables: only the hosts' schemas do.
   auto plain = Connection::open(url, OpenMode::ReadOnly);
   ASSERT_FALSE(plain);
   EXPECT_EQ(plain.error().code, core::ErrorCode::NotFound) << plain.error().message;
+  // A kernelwatch that claimed the whole database (one daemon per database) and this one refuse
+  // each other: its claim, taken by hand here, keeps every schema's daemon out.
+  // (On a database of its own: the daemons above share that claim, which keeps an older daemon
+  // out of theirs.)
+  const std::string other = server.create_database() + "&options=-csearch_path%3Dgpu_e";
+  auto old_daemon = Connection::open(other, OpenMode::Create);
+  ASSERT_TRUE(old_daemon);
+  ASSERT_TRUE(old_daemon->database().exec("SELECT pg_try_advisory_lock(8563983191375601006)"));
+  auto refused_old = Connection::open(url, OpenMode::Create);
+  ASSERT_TRUE(refused_old);
+  EXPECT_EQ(refused_old->database().query_int("SELECT CASE WHEN "
+                                              "pg_try_advisory_lock(8563983191375601006) THEN 1 "
+                                              "ELSE 0 END"),
+            0)
+      << "an older daemon's claim of a database whose schemas have daemons";
+  auto e = Connection::open(other, OpenMode::Create);
+  ASSERT_TRUE(e);
+  auto e_claim = e->claim_for_daemon();
+  ASSERT_FALSE(e_claim);
+  EXPECT_NE(e_claim.error().message.find("an older kernelwatch daemon"), std::string::npos)
+      << e_claim.error().message;
 }
 
 // What one daemon shows of its fleet: every host's schema in the database, problems first,
