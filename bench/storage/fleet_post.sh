@@ -43,11 +43,8 @@ for n in "$daemons" "$batches" "$keys"; do
 done
 [[ -x "$kw" ]] || { echo "fleet_post: no kernelwatch binary at $kw" >&2; exit 1; }
 command -v python3 > /dev/null || { echo "fleet_post: python3 not found" >&2; exit 1; }
-bin=""
-for dir in /usr/lib/postgresql/15/bin /usr/lib/postgresql/16/bin /usr/lib/postgresql/17/bin; do
-  [[ -x "$dir/pg_ctl" ]] && { bin=$dir; break; }
-done
-[[ -n "$bin" ]] || { echo "fleet_post: postgresql-15 is needed (scripts/setup)" >&2; exit 1; }
+source "$root/bench/storage/pg_lib.sh"
+pg_find_bin fleet_post
 keep_work=1
 if [[ -z "$work" ]]; then
   work=$(mktemp -d)
@@ -55,35 +52,17 @@ if [[ -z "$work" ]]; then
 fi
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
-as_server=()
-if [[ $(id -u) -eq 0 ]]; then
-  as_server=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
-  chmod 755 "$work"
-fi
-pg="$work/pg"
-mkdir -p "$pg"
-[[ $(id -u) -eq 0 ]] && chown 65534:65534 "$pg"
+pg_prepare
 pids=()
 cleanup() {
   local pid
   for pid in "${pids[@]}"; do kill -KILL "$pid" 2> /dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2> /dev/null || true; done
-  "${as_server[@]}" "$bin/pg_ctl" -D "$pg/data" -m immediate stop > /dev/null 2>&1 || true
+  pg_stop
   ((keep_work)) || rm -rf "$work"
 }
 trap cleanup EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-password="bench$RANDOM$RANDOM"
-echo "$password" > "$pg/pwfile"
-[[ $(id -u) -eq 0 ]] && chown 65534:65534 "$pg/pwfile"
-"${as_server[@]}" "$bin/initdb" -D "$pg/data" -U kw --auth=scram-sha-256 --pwfile="$pg/pwfile" \
-  --no-locale -E UTF8 > "$work/initdb.log"
-"${as_server[@]}" "$bin/pg_ctl" -D "$pg/data" -w -l "$pg/server.log" \
-  -o "-p $port -k $pg -c listen_addresses=127.0.0.1" start > /dev/null
-echo "127.0.0.1:$port:*:kw:$password" > "$work/pgpass"
-chmod 600 "$work/pgpass"
-base="postgresql://kw@127.0.0.1:$port"
-passfile="passfile=$work/pgpass"
+pg_start
 psql -X -q -v ON_ERROR_STOP=1 "$base/postgres?$passfile" -c "CREATE DATABASE fleet"
 url="$base/fleet?$passfile"
 

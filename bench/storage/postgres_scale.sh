@@ -31,42 +31,21 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ -x "$kw" ]] || { echo "postgres_scale: no kernelwatch binary at $kw" >&2; exit 1; }
-bin=""
-for dir in /usr/lib/postgresql/15/bin /usr/lib/postgresql/16/bin /usr/lib/postgresql/17/bin; do
-  [[ -x "$dir/pg_ctl" ]] && { bin=$dir; break; }
-done
-[[ -n "$bin" ]] || { echo "postgres_scale: postgresql-15 is needed (scripts/setup)" >&2; exit 1; }
+source "$root/bench/storage/pg_lib.sh"
+pg_find_bin postgres_scale
 keep_work=1
 if [[ -z "$work" ]]; then
   work=$(mktemp -d)
   keep_work=0
 fi
 mkdir -p "$work"
-as_server=()
-if [[ $(id -u) -eq 0 ]]; then
-  as_server=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
-  chmod 755 "$work"
-fi
-pg="$work/pg"
-mkdir -p "$pg"
-[[ $(id -u) -eq 0 ]] && chown 65534:65534 "$pg"
+pg_prepare
 cleanup() {
-  "${as_server[@]}" "$bin/pg_ctl" -D "$pg/data" -m immediate stop > /dev/null 2>&1 || true
+  pg_stop
   ((keep_work)) || rm -rf "$work"
 }
 trap cleanup EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-password="bench$RANDOM$RANDOM"
-echo "$password" > "$pg/pwfile"
-[[ $(id -u) -eq 0 ]] && chown 65534:65534 "$pg/pwfile"
-"${as_server[@]}" "$bin/initdb" -D "$pg/data" -U kw --auth=scram-sha-256 --pwfile="$pg/pwfile" \
-  --no-locale -E UTF8 > "$work/initdb.log"
-"${as_server[@]}" "$bin/pg_ctl" -D "$pg/data" -w -l "$pg/server.log" \
-  -o "-p $port -k $pg -c listen_addresses=127.0.0.1" start > /dev/null
-echo "127.0.0.1:$port:*:kw:$password" > "$work/pgpass"
-chmod 600 "$work/pgpass"
-base="postgresql://kw@127.0.0.1:$port"
-passfile="passfile=$work/pgpass"
+pg_start
 
 rows=()
 load() { cut -d' ' -f1 /proc/loadavg; }

@@ -150,6 +150,23 @@ TEST(PostgresqlE2E, ADaemonOnPostgresqlPagesOnceAcrossASigkillAndARestartOfTheSe
   EXPECT_EQ(log.find(server.password()), std::string::npos);
 }
 
+// Hosts' daemons, each with its own folder and receiver, on one PostgreSQL database, each in
+// the schema named after its host (storage.schema); not started.
+struct FleetOfDaemons {
+  FleetOfDaemons(const std::string& url, std::vector<std::string> names) : hosts(std::move(names)) {
+    for (const auto& host : hosts) {
+      dirs.push_back(std::make_unique<testing::TempDir>());
+      receivers.push_back(std::make_unique<notifiers::testing::TestReceiver>());
+      daemons.push_back(std::make_unique<DaemonProcess>(*dirs.back(), receivers.back()->url()));
+      daemons.back()->set_storage(receivers.back()->url(), {{"postgresql", url}, {"schema", host}});
+    }
+  }
+  std::vector<std::string> hosts;
+  std::vector<std::unique_ptr<testing::TempDir>> dirs;
+  std::vector<std::unique_ptr<notifiers::testing::TestReceiver>> receivers;
+  std::vector<std::unique_ptr<DaemonProcess>> daemons;
+};
+
 // A fleet's database (docs/FLEET.md): three hosts' daemons on one PostgreSQL database, each in its
 // own schema (storage.schema). Each stores and judges its own runs and sends its own alerts to
 // its own receiver; a second daemon for one host's schema is refused; the CLI reads one host's
@@ -157,16 +174,10 @@ TEST(PostgresqlE2E, ADaemonOnPostgresqlPagesOnceAcrossASigkillAndARestartOfTheSe
 TEST(PostgresqlE2E, ThreeHostsDaemonsShareOneDatabaseEachInItsOwnSchema) {
   KW_REQUIRE_POSTGRES(server);
   const std::string url = server.create_database();
-  const std::vector<std::string> hosts = {"host_a", "host_b", "host_c"};
-  std::vector<std::unique_ptr<testing::TempDir>> dirs;
-  std::vector<std::unique_ptr<notifiers::testing::TestReceiver>> receivers;
-  std::vector<std::unique_ptr<DaemonProcess>> daemons;
-  for (const auto& host : hosts) {
-    dirs.push_back(std::make_unique<testing::TempDir>());
-    receivers.push_back(std::make_unique<notifiers::testing::TestReceiver>());
-    daemons.push_back(std::make_unique<DaemonProcess>(*dirs.back(), receivers.back()->url()));
-    daemons.back()->set_storage(receivers.back()->url(), {{"postgresql", url}, {"schema", host}});
-  }
+  FleetOfDaemons hosts_daemons(url, {"host_a", "host_b", "host_c"});
+  const auto& hosts = hosts_daemons.hosts;
+  auto& receivers = hosts_daemons.receivers;
+  auto& daemons = hosts_daemons.daemons;
   // Each creates its own schema at its start.
   for (auto& daemon : daemons) daemon->start();
   for (std::size_t i = 0; i < hosts.size(); ++i) {
@@ -258,17 +269,12 @@ TEST(PostgresqlE2E, ThreeHostsDaemonsShareOneDatabaseEachInItsOwnSchema) {
 TEST(PostgresqlE2E, TheServerKilledWhileThreeHostsPostLosesNothingAcknowledged) {
   KW_REQUIRE_POSTGRES(server);
   const std::string url = server.create_database();
-  const std::vector<std::string> hosts = {"host_a", "host_b", "host_c"};
-  std::vector<std::unique_ptr<testing::TempDir>> dirs;
-  std::vector<std::unique_ptr<notifiers::testing::TestReceiver>> receivers;
-  std::vector<std::unique_ptr<DaemonProcess>> daemons;
-  for (const auto& host : hosts) {
-    dirs.push_back(std::make_unique<testing::TempDir>());
-    receivers.push_back(std::make_unique<notifiers::testing::TestReceiver>());
-    daemons.push_back(std::make_unique<DaemonProcess>(*dirs.back(), receivers.back()->url()));
-    daemons.back()->set_storage(receivers.back()->url(), {{"postgresql", url}, {"schema", host}});
-    daemons.back()->start();
-    ASSERT_NE(daemons.back()->port(), 0) << host << ": " << daemons.back()->log();
+  FleetOfDaemons hosts_daemons(url, {"host_a", "host_b", "host_c"});
+  const auto& hosts = hosts_daemons.hosts;
+  auto& daemons = hosts_daemons.daemons;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    daemons[i]->start();
+    ASSERT_NE(daemons[i]->port(), 0) << hosts[i] << ": " << daemons[i]->log();
   }
   // Each host posts batches of one run of each of three keys, a minute apart, until told to stop
   // (at most a few hundred: the runs stay in the past).
