@@ -392,6 +392,75 @@ TEST(PostgresqlE2E, TheServerKilledWhileThreeHostsPostLosesNothingAcknowledged) 
   }
 }
 
+// A new host of a fleet starts warm by importing the other hosts' history of its keys into its
+// own schema before its first start (docs/FLEET.md): its first runs are judged against the band
+// of the three hosts' runs, and the new host 12% slower than them on every key is one alert about
+// the host (one incident, one notification), not one per key.
+TEST(PostgresqlE2E, ANewHostImportingTheFleetsHistoryIsJudgedByItsBandFromItsFirstRun) {
+  KW_REQUIRE_POSTGRES(server);
+  testing::TempDir work;
+  const std::string url = server.create_database();
+  FleetOfDaemons hosts_daemons(url, {"host_a", "host_b", "host_c", "host_d"});
+  auto& daemons = hosts_daemons.daemons;
+  const std::vector<std::string> workloads = {"warm-0", "warm-1", "warm-2",
+                                              "warm-3", "warm-4", "warm-5"};
+  const core::Timestamp start = day_before_now();
+  for (std::size_t h = 0; h < 3; ++h) {
+    daemons[h]->start();
+    ASSERT_NE(daemons[h]->port(), 0) << daemons[h]->log();
+    json batch = json::array();
+    for (const auto& workload : workloads) {
+      // Each host's runs a few seconds apart from the others' (one key: one run per instant).
+      for (int r = 0; r < 10; ++r) {
+        batch.push_back(synthetic_record(r, noisy(r + static_cast<int>(h) * 3), workload,
+                                         start + std::chrono::seconds(7 * h)));
+      }
+    }
+    ASSERT_EQ(http(daemons[h]->port(), "POST", "/api/v1/runs", batch.dump(), kToken).status, 200);
+    daemons[h]->stop();
+  }
+  // The new host imports the three hosts' history into its own schema, then starts.
+  const auto schema_url = [&](const std::string& schema) {
+    return url + "&options=-csearch_path%3D" + schema;
+  };
+  for (const std::string host : {"host_a", "host_b", "host_c"}) {
+    const auto history =
+        run_kernelwatch({"history", "--db", schema_url(host), "--json", "--limit", "0"});
+    ASSERT_EQ(history.exit_code, 0) << history.err;
+    testing::write_file(work / (host + ".json"), history.out);
+    const auto imported = run_kernelwatch(
+        {"import", "--db", schema_url("host_d"), (work / (host + ".json")).string()});
+    ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  }
+  auto& d = *daemons[3];
+  auto& receiver = *hosts_daemons.receivers[3];
+  d.start();
+  ASSERT_NE(d.port(), 0) << d.log();
+  EXPECT_TRUE(json::parse(http(d.port(), "GET", "/api/v1/alerts").body).empty())
+      << "the fleet's history is quiet";
+  // Its first run of each key, 12% slower than the fleet.
+  json first = json::array();
+  for (const auto& workload : workloads) {
+    first.push_back(synthetic_record(20, 1'120'000, workload, start));
+  }
+  const auto posted = http(d.port(), "POST", "/api/v1/runs", first.dump(), kToken);
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  for (const auto& result : json::parse(posted.body)["results"]) {
+    EXPECT_EQ(result["verdict"], "regression") << posted.body;
+  }
+  ASSERT_TRUE(receiver.wait_for_2xx(1)) << d.log();
+  const json alerts = json::parse(http(d.port(), "GET", "/api/v1/alerts?state=firing").body);
+  ASSERT_EQ(alerts.size(), 1u) << alerts.dump(2);
+  EXPECT_EQ(alerts[0]["kind"], "environment") << alerts.dump(2);
+  EXPECT_EQ(alerts[0]["members"].size(), workloads.size()) << alerts.dump(2);
+  d.stop();
+  std::set<std::string> notifications;
+  for (const auto& r : receiver.snapshot().requests) {
+    notifications.insert(r.header("idempotency-key"));
+  }
+  EXPECT_EQ(notifications.size(), 1u);
+}
+
 // A daemon on a SQLite file holds its own host only: its fleet page and API say so.
 TEST(PostgresqlE2E, TheFleetOfADaemonOnASqliteFileIsItsOwnHostOnly) {
   testing::TempDir dir;
