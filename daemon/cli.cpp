@@ -268,6 +268,9 @@ void add_status(CLI::App& app, Commands& c) {
   sub->add_flag("--all", c.status.all,
                 "List every key, not only those with a problem (firing, failing, a regression "
                 "waiting for its confirmation, acknowledged, inconclusive)");
+  sub->add_flag("--fleet", c.status.fleet,
+                "Every host of the PostgreSQL database the daemon shares (/api/v1/fleet), "
+                "problems first");
   sub->callback([&c] {
     c.status.format = c.status_json ? OutputFormat::Json : OutputFormat::Table;
     c.action = [&c] { return run_status(c.status, std::cout, std::cerr); };

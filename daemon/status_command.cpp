@@ -321,6 +321,45 @@ std::string format_status(const json& status, bool all, std::size_t width) {
   return out.str();
 }
 
+std::string format_fleet(const json& fleet) {
+  std::ostringstream out;
+  if (!fleet.value("postgresql", false)) {
+    out << "this daemon's database is a SQLite file: it holds this host only (a fleet shares a "
+           "PostgreSQL database, one schema per host: docs/FLEET.md)\n";
+    return out.str();
+  }
+  const json hosts = fleet.value("hosts", json::array());
+  out << "fleet: " << field(fleet, "database") << ", " << hosts.size()
+      << " host(s), problems first\n\n";
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> notes;  // each host's open alerts, or why it cannot be read
+  for (const auto& host : hosts) {
+    if (!host.is_object()) continue;
+    const std::string name = field(host, "schema");
+    if (host.contains("error") && host["error"].is_string()) {
+      rows.push_back({name, "-", "cannot be read", "-", "-"});
+      notes.push_back(name + ": " + host["error"].get<std::string>());
+      continue;
+    }
+    rows.push_back(
+        {name + (host.value("self", false) ? " (this)" : ""), std::to_string(integer(host, "keys")),
+         host.value("newestRun", json()).is_string() ? to_second(field(host, "newestRun"))
+                                                     : std::string("no run yet"),
+         std::to_string(integer(host, "firing")), std::to_string(integer(host, "acknowledged"))});
+    for (const auto& alert : host.value("openAlerts", json::array())) {
+      if (!alert.is_object()) continue;
+      notes.push_back(name + ": " + field(alert, "state") + " " + field(alert, "id") + " " +
+                      field(alert, "kind") + " " + field(alert, "direction") + " " +
+                      field(alert, "benchmark") + " " + field(alert, "provider") + " " +
+                      field(alert, "workload"));
+    }
+  }
+  print_table(out, {"HOST (SCHEMA)", "KEYS", "NEWEST RUN", "FIRING", "ACKNOWLEDGED"}, rows);
+  if (!notes.empty()) out << "\nopen alerts (the newest of each host):\n";
+  for (const auto& note : notes) out << "  " << note << '\n';
+  return out.str();
+}
+
 int run_status(const StatusOptions& options, std::ostream& out, std::ostream& err) {
   auto url = core::parse_url(options.url);
   if (url && url->scheme != "http") {
@@ -331,8 +370,8 @@ int run_status(const StatusOptions& options, std::ostream& out, std::ostream& er
     err << "kernelwatch status: --url: " << url.error().message << '\n';
     return 2;
   }
-  auto body =
-      http_exchange(*url, "/api/v1/status", std::chrono::seconds(options.timeout_seconds));
+  const char* target = options.fleet ? "/api/v1/fleet" : "/api/v1/status";
+  auto body = http_exchange(*url, target, std::chrono::seconds(options.timeout_seconds));
   if (!body) {
     err << "kernelwatch status: " << body.error().message << '\n';
     return 1;
@@ -346,7 +385,7 @@ int run_status(const StatusOptions& options, std::ostream& out, std::ostream& er
     out << status.dump(2) << '\n';
     return 0;
   }
-  out << format_status(status, options.all);
+  out << (options.fleet ? format_fleet(status) : format_status(status, options.all));
   return 0;
 }
 

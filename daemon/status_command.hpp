@@ -19,7 +19,8 @@ struct StatusOptions {
   std::string url = "http://127.0.0.1:9477";
   OutputFormat format = OutputFormat::Table;
   int timeout_seconds = 10;
-  bool all = false;  // list every key, not only those with a problem
+  bool all = false;    // list every key, not only those with a problem
+  bool fleet = false;  // the fleet (/api/v1/fleet) instead of the daemon's own status
 };
 
 // The table `kernelwatch status` prints from a /api/v1/status answer: the daemon's lines, a
@@ -29,14 +30,18 @@ struct StatusOptions {
 [[nodiscard]] std::string format_status(const nlohmann::json& status, bool all,
                                         std::size_t width = 120);
 
+// The table `kernelwatch status --fleet` prints from a /api/v1/fleet answer: one line per host's
+// schema of the shared PostgreSQL database, in the answer's order (problems first), with its
+// open alerts under it; on a SQLite file, that it holds this host only.
+[[nodiscard]] std::string format_fleet(const nlohmann::json& fleet);
+
 int run_status(const StatusOptions& options, std::ostream& out, std::ostream& err);
 
 // GET (or, with a body, a JSON POST) over plain HTTP/1.1 with Beast's parser (chunked, lengths and
 // limits as the server reads them), a timeout before each step, an optional bearer token (never
 // in a message). The answer's body when it is 200; else an error with the status and the start of
 // the body. Any malformed answer is an error, never a crash.
-[[nodiscard]] core::Result<std::string> http_exchange(const core::Url& url,
-                                                      std::string_view target,
+[[nodiscard]] core::Result<std::string> http_exchange(const core::Url& url, std::string_view target,
                                                       std::chrono::seconds timeout,
                                                       const std::string* body = nullptr,
                                                       const std::string& bearer = {});

@@ -162,5 +162,47 @@ TEST(StatusFormat, AGpuOutOfLineIsNamedWithItsStateAndAlert) {
   EXPECT_EQ(at(format_status({{"keys", json::array()}}, false), "out of line"), std::string::npos);
 }
 
+TEST(StatusFormat, TheFleetIsOneLinePerHostInTheAnswersOrderWithItsAlertsAfter) {
+  const json fleet = {
+      {"database", "postgresql://db:5432/kw, schema gpu_b"},
+      {"postgresql", true},
+      {"hosts",
+       json::array({{{"schema", "broken"}, {"error", "relation \"broken.keys\" does not exist"}},
+                    {{"schema", "gpu_a"},
+                     {"self", false},
+                     {"keys", 12},
+                     {"newestRun", "2026-12-06T01:20:00.123456789Z"},
+                     {"firing", 1},
+                     {"acknowledged", 0},
+                     {"openAlerts", json::array({{{"id", "a1b2c3d4e5f6"},
+                                                  {"state", "firing"},
+                                                  {"kind", "step"},
+                                                  {"direction", "regression"},
+                                                  {"benchmark", "tvd/forward"},
+                                                  {"provider", "liger"},
+                                                  {"workload", "tokens1-vocab2-fp32"}}})},
+                     {"error", nullptr}},
+                    {{"schema", "gpu_b"},
+                     {"self", true},
+                     {"keys", 3},
+                     {"newestRun", nullptr},
+                     {"firing", 0},
+                     {"acknowledged", 0},
+                     {"openAlerts", json::array()},
+                     {"error", nullptr}}})}};
+  const std::string text = format_fleet(fleet);
+  EXPECT_NE(text.find("3 host(s)"), std::string::npos) << text;
+  EXPECT_LT(text.find("\nbroken "), text.find("\ngpu_a ")) << text;
+  EXPECT_LT(text.find("\ngpu_a "), text.find("\ngpu_b (this) ")) << text;
+  EXPECT_NE(text.find("no run yet"), std::string::npos) << text;
+  EXPECT_NE(text.find("2026-12-06T01:20:00Z"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpu_a: firing a1b2c3d4e5f6 step regression tvd/forward liger"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("broken: relation"), std::string::npos) << text;
+  EXPECT_NE(format_fleet({{"postgresql", false}, {"hosts", json::array()}}).find("SQLite file"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace kernelwatch::daemon

@@ -226,6 +226,15 @@ TEST(PostgresqlE2E, ThreeHostsDaemonsShareOneDatabaseEachInItsOwnSchema) {
   ASSERT_EQ(rows[1]["openAlerts"].size(), 1u) << fleet.body;
   EXPECT_EQ(rows[1]["openAlerts"][0]["workload"], "workload-of-host_c") << fleet.body;
   EXPECT_EQ(fleet.body.find(server.password()), std::string::npos);
+  // `kernelwatch status --fleet` prints the same rows, in the same order, with their alerts.
+  const auto status = run_kernelwatch(
+      {"status", "--fleet", "--url", "http://127.0.0.1:" + std::to_string(daemons[1]->port())});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_LT(status.out.find("\nhost_a "), status.out.find("\nhost_c ")) << status.out;
+  EXPECT_LT(status.out.find("\nhost_c "), status.out.find("\nhost_b (this) ")) << status.out;
+  EXPECT_NE(status.out.find("host_c: firing"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("workload-of-host_c"), std::string::npos) << status.out;
+  EXPECT_EQ(status.out.find(server.password()), std::string::npos);
   const auto page = http(daemons[1]->port(), "GET", "/fleet");
   ASSERT_EQ(page.status, 200);
   EXPECT_LT(page.body.find("data-schema=\"host_a\" data-state=\"firing\""),
@@ -476,6 +485,10 @@ TEST(PostgresqlE2E, TheFleetOfADaemonOnASqliteFileIsItsOwnHostOnly) {
   ASSERT_EQ(page.status, 200);
   EXPECT_NE(page.body.find("SQLite file"), std::string::npos) << page.body;
   EXPECT_EQ(http(daemon.port(), "GET", "/fleet?x=1").status, 400);
+  const auto status = run_kernelwatch(
+      {"status", "--fleet", "--url", "http://127.0.0.1:" + std::to_string(daemon.port())});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("SQLite file"), std::string::npos) << status.out;
   daemon.stop();
 }
 
