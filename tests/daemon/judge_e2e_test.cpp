@@ -262,7 +262,10 @@ TEST(JudgeE2E, AProgramsOutputIsJudgedInTheKeysOfTheEntryThatWatchesIt) {
   EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
   const json same_answer = json::parse(same.out);
   ASSERT_EQ(same_answer["cases"].size(), 1U) << same.out;
-  EXPECT_EQ(same_answer["cases"][0]["verdict"], "same") << same.out;
+  // "same", or "ambiguous" when the key's few runs under load can only judge big steps (.ci/run's
+  // faketime pass: "2 baseline run(s) judge only steps of 50.5% or more"); never a change.
+  const std::string same_verdict = same_answer["cases"][0]["verdict"];
+  EXPECT_TRUE(same_verdict == "same" || same_verdict == "ambiguous") << same.out;
   // The same output three times slower than the key's runs is not the same.
   testing::write_file(dir / "tripled.json",
                       at_median(testing::read_file(dir / "same.json"), 3 * centre_ns));
