@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <ostream>
 
 #include "config/config.hpp"
@@ -48,15 +49,20 @@ core::Result<std::vector<core::Record>> candidate_records(const CompareCommandOp
   }
   const runners::HostIdentity host =
       entry ? runners::system_host_probe()() : runners::HostIdentity{};
+  // When each output was recorded, by its digest: the same bytes given twice are recorded at the
+  // time they were first read, so they stay one run even when the reads fall in two seconds.
+  std::map<std::string, core::Timestamp> recorded_at;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     const std::string name = (i == 0 ? options.baseline : options.candidate).string();
     if (entry) {
-      auto runs = runners::runs_from_output(*entry, texts[i], host, wall_now());
+      const std::string digest = core::sha256_hex(texts[i]);
+      const core::Timestamp at = recorded_at.try_emplace(digest, wall_now()).first->second;
+      auto runs = runners::runs_from_output(*entry, texts[i], host, at);
       if (!runs) return core::fail(runs.error().code, name + ": " + runs.error().message);
       // The daemon's externalId ends in the second it recorded the run: two outputs read in one
       // second would be taken for one run given twice (and the second never confirms the
       // first). The output's own digest tells them apart; the same bytes twice stay one run.
-      const std::string output = "/output-" + core::sha256_hex(texts[i]).substr(0, 12);
+      const std::string output = "/output-" + digest.substr(0, 12);
       for (auto& run : *runs) {
         std::string& id = run.record.run.source_native.external_id;
         id = core::utf8_prefix(id, 500 - output.size()) + output;
