@@ -103,14 +103,22 @@ bool word_char_ok(char c);
 bool schema_name_ok(std::string_view name);
 
 Status read_storage(const Reader& reader, const JsonField& field, StorageConfig& out) {
-  const JsonField object = KW_TRY(object_of(field, {"path", "postgresql", "schema"}));
+  const JsonField object =
+      KW_TRY(object_of(field, {"path", "postgresql", "schema", "warm_start"}));
+  out.warm_start = KW_TRY(object["warm_start"].boolean_or(false));
   const std::string text = KW_TRY(object["path"].string_or(out.path.string()));
   if (text.empty()) return object["path"].error("must not be empty");
   out.path = reader.resolve(text);
+  const auto warm_start_needs_schema = [&]() -> Status {
+    return object["warm_start"].error(
+        "reads the other hosts' schemas of a PostgreSQL database that several daemons share: it "
+        "needs storage.postgresql and storage.schema (docs/FLEET.md)");
+  };
   if (!object["postgresql"].present()) {
     if (object["schema"].present()) {
       return object["schema"].error("is a PostgreSQL schema: give storage.postgresql with it");
     }
+    if (out.warm_start) return warm_start_needs_schema();
     return {};
   }
   if (object["path"].present()) {
@@ -131,7 +139,10 @@ Status read_storage(const Reader& reader, const JsonField& field, StorageConfig&
     }
     out.postgresql = "postgresql:///?service=" + database;
   }
-  if (!object["schema"].present()) return {};
+  if (!object["schema"].present()) {
+    if (out.warm_start) return warm_start_needs_schema();
+    return {};
+  }
   out.schema = KW_TRY(object["schema"].string_or(""));
   if (!schema_name_ok(out.schema)) {
     return object["schema"].error(
@@ -660,6 +671,7 @@ json redacted_json(const Config& config) {
                        ? json{{"path", config.storage.path.string()}}
                        : json{{"postgresql", config.storage.postgresql}};
   if (!config.storage.schema.empty()) out["storage"]["schema"] = config.storage.schema;
+  if (config.storage.warm_start) out["storage"]["warm_start"] = true;
   json http = {{"listen", config.http.listen},
                {"public_url", config.http.public_url},
                {"header_timeout", format_duration(config.http.header_timeout)},

@@ -45,17 +45,22 @@ struct StorageConfig {
   // "": the database's default schema (its search_path). Else this host's own schema in a
   // database that several daemons share (docs/FLEET.md): [a-z_][a-z0-9_]{0,62}.
   std::string schema;
+  // A key new to this host starts from the fleet's newest runs of it in the other hosts' schemas
+  // of the same database (docs/FLEET.md, "A new host starts warm"). Needs postgresql and schema.
+  bool warm_start = false;
 
   // What storage::Connection::open takes: the file, or the PostgreSQL URL; with a schema, the URL
   // sets it as libpq's own `options=-csearch_path=NAME`, so that `psql` given that URL sees the
   // same tables.
-  [[nodiscard]] std::filesystem::path location() const {
+  [[nodiscard]] std::filesystem::path location() const { return location_of(schema); }
+  // location() of another host's schema of the same database (warm_start reads them).
+  [[nodiscard]] std::filesystem::path location_of(const std::string& name) const {
     if (postgresql.empty()) return path;
-    if (schema.empty()) return std::filesystem::path(postgresql);
+    if (name.empty()) return std::filesystem::path(postgresql);
     const char* separator = postgresql.find('?') == std::string::npos                ? "?"
                             : postgresql.ends_with('?') || postgresql.ends_with('&') ? ""
                                                                                      : "&";
-    return std::filesystem::path(postgresql + separator + "options=-csearch_path%3D" + schema);
+    return std::filesystem::path(postgresql + separator + "options=-csearch_path%3D" + name);
   }
 };
 

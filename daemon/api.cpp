@@ -311,6 +311,14 @@ HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
     c.cycle->count_run(record.run.status, record.run.median.value_or(std::chrono::nanoseconds{0}),
                        core::placement_of(record.run.metadata));
     (processed->duplicate ? duplicates : stored) += 1;
+    if (c.log) {
+      for (const auto& note : processed->warm_notes) {
+        c.log(LogLevel::Warning, "storage.warm_start: " + note);
+      }
+      if (processed->warm_start) {
+        c.log(LogLevel::Info, describe_warm_start(processed->key_display, *processed->warm_start));
+      }
+    }
     results.push_back({{"externalId", record.run.source_native.external_id},
                        {"duplicate", processed->duplicate},
                        {"verdict", detectors::to_string(processed->verdict.kind)},
@@ -318,6 +326,10 @@ HttpResponse post_runs(const ApiContext& c, const HttpRequest& r) {
                        {"fired", short_ids(processed->fired)},
                        {"resolved", short_ids(processed->resolved)},
                        {"incident", nullptr}});
+    if (processed->warm_start) {
+      results.back()["warmStart"] = {{"runs", processed->warm_start->runs},
+                                     {"hosts", processed->warm_start->hosts}};
+    }
   }
   // One posted batch is one cycle: its held steps are decided together (the controls) and its
   // alerts go out as one notification per destination. During a scheduled cycle its end

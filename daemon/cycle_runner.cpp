@@ -205,6 +205,12 @@ bool CycleRunner::judge(const std::string& name, const core::Run& run, std::stri
     ++tally_.errors;
     return false;
   }
+  for (const auto& note : processed->warm_notes) {
+    parts_.log.warning("storage.warm_start: " + note);
+  }
+  if (processed->warm_start) {
+    parts_.log.info(describe_warm_start(processed->key_display, *processed->warm_start));
+  }
   if (processed->replaced_key) {
     const auto& old_key = *processed->replaced_key;
     parts_.log.warning(

@@ -54,6 +54,11 @@ EngineOptions engine_options(const config::Config& c) {
   o.confirm_reruns = c.detector.confirm_reruns;
   for (const auto& n : c.notifiers) o.destinations.push_back(n.destination.name);
   o.host = host_name();
+  if (c.storage.warm_start) {
+    o.fleet_location = [storage = c.storage](const std::string& schema) {
+      return storage.location_of(schema);
+    };
+  }
   return o;
 }
 
@@ -192,7 +197,8 @@ void Daemon::reload() {
         "every case of this daemon starts over in a new key with insufficient data (the old "
         "keys' history is kept, no longer compared); restore the old values to continue them");
   }
-  const auto storage = config_.storage;
+  auto storage = config_.storage;
+  storage.warm_start = fresh->storage.warm_start;  // (a SQLite file has no fleet: ignored there)
   const auto listen = config_.http.listen;
   config_ = std::move(*fresh);
   config_.storage = storage;

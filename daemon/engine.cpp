@@ -60,12 +60,19 @@ core::Result<std::vector<Processed>> Engine::process_batch(std::span<const core:
                                                            core::Timestamp now) {
   ++generation_;
   KW_TRY(in_line_with_store());
+  warm_.clear();
+  warm_notes_.clear();
+  if (auto warmed = warm_start(runs); !warmed) {
+    publish_changes();
+    return tl::unexpected(after_rollback(std::move(warmed.error())));
+  }
   const auto store_all = [&]() -> core::Result<std::vector<Processed>> {
     auto tx = KW_TRY(store_->begin());
     std::vector<Processed> out;
     out.reserve(runs.size());
     for (const auto& run : runs) out.push_back(KW_TRY(process_run(tx, run, now)));
     KW_TRY(tx.commit());
+    if (!out.empty()) out.front().warm_notes = std::move(warm_notes_);
     return out;
   };
   auto processed = store_all();
@@ -92,7 +99,14 @@ core::Result<Processed> Engine::process_run(Transaction& tx, const core::Run& ru
   touched_.insert(inserted.key_id);
   placed_.count(core::placement_of(record.run.metadata), record.run.observed_at);
   const core::KeyLabels labels = detectors::key_labels(run);
-  if (!key_ids_.contains(labels.identity())) processed.replaced_key = replaced_by(labels);
+  if (const auto warm = warm_.find(labels.identity()); warm != warm_.end()) {
+    processed.warm_start = std::move(warm->second);
+    warm_.erase(warm);
+    // Started warm just before: the key is new to this host all the same.
+    processed.replaced_key = replaced_by(labels);
+  } else if (!key_ids_.contains(labels.identity())) {
+    processed.replaced_key = replaced_by(labels);
+  }
   key_ids_[labels.identity()] = inserted.key_id;
   identities_[inserted.key_id] = labels.identity();
   index_name(labels);

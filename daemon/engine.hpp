@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
@@ -41,6 +42,15 @@ struct EngineOptions {
   int confirm_reruns = 1;                 // 0: the daemon's own runs alert without a rerun
   std::vector<std::string> destinations;  // configured notifier names
   std::string host;                       // names this instance in notifications
+  // storage.warm_start: where another host's schema of the same PostgreSQL database is (its
+  // URL); unset: a key new to this host starts cold (engine_warm.cpp).
+  std::function<std::filesystem::path(const std::string& schema)> fleet_location;
+};
+
+// A key new to this host that started from the fleet's runs of it (storage.warm_start).
+struct WarmStart {
+  std::size_t runs = 0;            // the fleet's runs it started from, stored as history
+  std::vector<std::string> hosts;  // the schemas they came from
 };
 
 // What one processed run did.
@@ -57,6 +67,11 @@ struct Processed {
   // environment and protocol name: the protocol's settings changed (bench.warmup or
   // bench.repetitions, the cache flush size, the harness), so detection starts over here.
   std::optional<core::KeyLabels> replaced_key;
+  // The run's key was new to this host and started from the fleet's runs (its first run here).
+  std::optional<WarmStart> warm_start;
+  // What the fleet could not give (a key that started cold although the fleet holds runs of it,
+  // a host's schema not read): on the batch's first run.
+  std::vector<std::string> warm_notes;
 };
 
 // Keys whose protocol changed: the same benchmark, provider, workload, environment and protocol
@@ -151,6 +166,9 @@ class Engine {
 
   [[nodiscard]] core::Result<Processed> process_run(Transaction& tx, const core::Run& run,
                                                     core::Timestamp now);
+  // engine_warm.cpp: the keys of `runs` new to this host started from the fleet's runs of them
+  // (options_.fleet_location set), stored as history; what happened in warm_ and warm_notes_.
+  [[nodiscard]] core::Status warm_start(std::span<const core::Run> runs);
   [[nodiscard]] core::Status store_events(Transaction& tx,
                                           const std::vector<detectors::AlertEvent>& events,
                                           core::Timestamp now);
@@ -197,7 +215,15 @@ class Engine {
   std::set<std::int64_t> touched_;  // key rows changed by the operation under way
   ChangeListener listener_;
   std::optional<std::string> out_of_line_;  // what the failed rebuild said
+  // Keys of the batch under way that started warm (by identity; taken by their first run) and
+  // what the fleet could not give (taken by the batch's first run).
+  std::map<std::string, WarmStart> warm_;
+  std::vector<std::string> warm_notes_;
 };
+
+// One log line: "<key>: new to this host, started from N run(s) of the fleet (hosts a, b) ...".
+[[nodiscard]] std::string describe_warm_start(const std::string& key_display,
+                                              const WarmStart& warm);
 
 // How the daemon confirms a run it judges: a run of a source of the catalogue that declares its
 // key's next run (runners/sources.hpp: kernelwatch's kernels, liger-bench, command,

@@ -169,6 +169,29 @@ MonitorStep Watch::observe(const KeyLabels& key, const Observation& run, Confirm
   return step;
 }
 
+std::optional<std::string> Watch::seed(const KeyLabels& key, std::span<const Observation> runs,
+                                       ConfirmPolicy confirm) {
+  const std::string identity = key.identity();
+  if (keys_.contains(identity)) return "the key is already watched";
+  if (runs.empty()) return "no run";
+  Watch scratch(parameters_);
+  RunRole last = RunRole::Ignored;
+  for (const auto& run : runs) {
+    const MonitorStep step = scratch.observe(key, run, confirm);
+    if (!step.events.empty() || step.detection.trigger) {
+      return "its runs moved (" + step.detection.verdict.explanation + ")";
+    }
+    last = step.detection.role;
+  }
+  KeyState& seeded = scratch.keys_.at(identity);
+  if (last == RunRole::Pending) return "its newest run breached its band and awaits confirmation";
+  if (seeded.monitor->open_alert() || seeded.monitor->open_failed_alert()) {
+    return "an alert of it is open";
+  }
+  keys_.emplace(identity, std::move(seeded));
+  return std::nullopt;
+}
+
 std::vector<AlertEvent> Watch::act(const std::string& key_identity, const core::AlertId& alert_id,
                                    OperatorAction action, core::Timestamp at) {
   const auto it = keys_.find(key_identity);

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <span>
 #include <vector>
 
 #include "detectors/alert_state.hpp"
@@ -35,6 +36,15 @@ class Watch {
   // that still holds one closes the cycle first, and those events come first).
   [[nodiscard]] MonitorStep observe(const KeyLabels& key, const Observation& run,
                                     ConfirmPolicy confirm);
+  // A key this watch has never seen, started from runs of it judged elsewhere (a new host's
+  // fleet seeds, storage.warm_start), oldest first, each as a replay judges a run the daemon never
+  // judged (`confirm`): adopted only when they are quiet, so that a replay of them among the
+  // other keys' runs leaves the key as this does. nullopt when adopted; else why not (an alert
+  // or a step in them, their newest run awaiting confirmation, a key already watched) and the
+  // watch is unchanged. Nothing is recorded for the controls: seeds are no cycle of this watch.
+  [[nodiscard]] std::optional<std::string> seed(const KeyLabels& key,
+                                                std::span<const Observation> runs,
+                                                ConfirmPolicy confirm);
   // An operator action on an open alert of the key with this identity (KeyLabels::identity()).
   [[nodiscard]] std::vector<AlertEvent> act(const std::string& key_identity,
                                             const core::AlertId& alert_id, OperatorAction action,

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 #include "storage/detail/database.hpp"
+#include "storage/run_store.hpp"
 
 namespace kernelwatch::storage {
 namespace {
@@ -24,6 +26,31 @@ Status read_host(Database& db, const AlertStore& alerts, FleetHost& host) {
   return {};
 }
 
+// Every schema of the database that holds kernelwatch's tables, by name, and whether it is the
+// connection's own.
+Result<std::vector<std::pair<std::string, bool>>> kernelwatch_schemas(Database& db) {
+  std::vector<std::pair<std::string, bool>> schemas;
+  auto stmt = KW_TRY(
+      db.statement("SELECT schemaname, CASE WHEN schemaname = current_schema() THEN 1 ELSE 0 END "
+                   "FROM pg_catalog.pg_tables WHERE tablename = 'kernelwatch_schema' "
+                   "ORDER BY schemaname COLLATE \"C\""));
+  while (KW_TRY(stmt->step())) schemas.emplace_back(stmt->column_text(0), stmt->column_int(1) == 1);
+  return schemas;
+}
+
+// A schema name a URL's options=-csearch_path%3DNAME carries as it is (storage.schema's form).
+bool plain_name(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+struct Candidate {
+  core::Timestamp observed_at{};
+  std::size_t host = 0;  // index into the schemas read
+  core::Record record;
+};
+
 }  // namespace
 
 bool problems_first(const FleetHost& a, const FleetHost& b) {
@@ -39,14 +66,10 @@ Result<std::vector<FleetHost>> fleet_hosts(Connection& connection) {
   Database& db = connection.database();
   std::vector<FleetHost> hosts;
   if (db.dialect() != Dialect::PostgreSql) return hosts;
-  auto schemas = KW_TRY(
-      db.statement("SELECT schemaname, CASE WHEN schemaname = current_schema() THEN 1 ELSE 0 END "
-                   "FROM pg_catalog.pg_tables WHERE tablename = 'kernelwatch_schema' "
-                   "ORDER BY schemaname COLLATE \"C\""));
-  while (KW_TRY(schemas->step())) {
+  for (auto& [schema, own] : KW_TRY(kernelwatch_schemas(db))) {
     FleetHost host;
-    host.schema = schemas->column_text(0);
-    host.own = schemas->column_int(1) == 1;
+    host.schema = std::move(schema);
+    host.own = own;
     hosts.push_back(std::move(host));
   }
   const AlertStore alerts(connection);
@@ -57,6 +80,73 @@ Result<std::vector<FleetHost>> fleet_hosts(Connection& connection) {
   }
   std::sort(hosts.begin(), hosts.end(), problems_first);
   return hosts;
+}
+
+Result<FleetSeeds> fleet_seeds(
+    Connection& connection,
+    const std::function<std::filesystem::path(const std::string& schema)>& location_of,
+    std::span<const SeedRequest> wanted, std::size_t per_key, std::size_t min_runs) {
+  FleetSeeds out;
+  Database& db = connection.database();
+  if (db.dialect() != Dialect::PostgreSql || wanted.empty() || per_key == 0) return out;
+  std::vector<std::string> hosts;
+  std::map<std::string, std::vector<Candidate>> found;
+  for (const auto& [schema, own] : KW_TRY(kernelwatch_schemas(db))) {
+    if (own) continue;
+    if (!plain_name(schema)) {
+      out.problems.push_back("schema \"" + schema +
+                             "\": not a storage.schema name (lower-case letters, digits, '_')");
+      continue;
+    }
+    std::map<std::string, std::vector<Candidate>> of_host;  // merged when read through
+    const auto read = [&]() -> Status {
+      auto other = KW_TRY(Connection::open(location_of(schema), OpenMode::ReadOnly));
+      const RunStore runs(other);
+      for (const auto& request : wanted) {
+        const auto key_id = KW_TRY(runs.find_key(request.key_digest));
+        if (!key_id) continue;
+        for (auto& stored : KW_TRY(runs.newest_passed_runs(*key_id, request.before, per_key))) {
+          const core::Timestamp at = stored.record.run.observed_at;
+          of_host[request.key_digest].push_back(
+              Candidate{at, hosts.size(), std::move(stored.record)});
+        }
+      }
+      return {};
+    };
+    if (auto ok = read(); !ok) {
+      out.problems.push_back("schema " + schema + ": " + ok.error().message);
+      continue;
+    }
+    hosts.push_back(schema);
+    for (auto& [digest, runs] : of_host) {
+      auto& all = found[digest];
+      all.insert(all.end(), std::make_move_iterator(runs.begin()),
+                 std::make_move_iterator(runs.end()));
+    }
+  }
+  for (auto& [digest, candidates] : found) {
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      return std::tie(a.observed_at, a.host) > std::tie(b.observed_at, b.host);
+    });
+    // Two hosts' runs at the same instant are one run of the key here (UNIQUE(key, observedAt)).
+    candidates.erase(std::unique(candidates.begin(), candidates.end(),
+                                 [](const Candidate& a, const Candidate& b) {
+                                   return a.observed_at == b.observed_at;
+                                 }),
+                     candidates.end());
+    if (candidates.size() > per_key) candidates.resize(per_key);
+    if (candidates.size() < min_runs) continue;
+    FleetSeeds::Key& key = out.keys[digest];
+    std::vector<bool> from(hosts.size(), false);
+    for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+      from[it->host] = true;
+      key.records.push_back(std::move(it->record));
+    }
+    for (std::size_t h = 0; h < hosts.size(); ++h) {
+      if (from[h]) key.hosts.push_back(hosts[h]);
+    }
+  }
+  return out;
 }
 
 }  // namespace kernelwatch::storage

@@ -7,11 +7,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/record.hpp"
 #include "core/time.hpp"
 #include "storage/alerts.hpp"
 #include "storage/connection.hpp"
@@ -42,5 +47,34 @@ struct FleetHost {
 // Every schema of the connection's PostgreSQL database that holds kernelwatch's tables, in
 // problems_first order; empty for a SQLite file.
 [[nodiscard]] Result<std::vector<FleetHost>> fleet_hosts(Connection& connection);
+
+// A key new to this host (storage.warm_start): its digest, and the observedAt of its first run
+// here (the fleet's runs from before it are its seeds).
+struct SeedRequest {
+  std::string key_digest;
+  core::Timestamp before{};
+};
+
+// What the other hosts' schemas hold of the keys asked for.
+struct FleetSeeds {
+  struct Key {
+    std::vector<core::Record> records;  // its seeds, oldest first
+    std::vector<std::string> hosts;     // the schemas they came from, by name
+  };
+  std::map<std::string, Key> keys;  // by key digest: only keys with enough runs
+  // "schema NAME: why" of each other schema that could not be read (another kernelwatch
+  // version's, a role that may not read it); the others are read.
+  std::vector<std::string> problems;
+};
+
+// For each key of `wanted`, the newest `per_key` passed runs from before its first run here,
+// over every other schema of this connection's PostgreSQL database that holds kernelwatch's
+// tables (each opened read-only at location_of(schema), one connection at a time), newest across
+// hosts first; a key the fleet holds fewer than `min_runs` such runs of is left out (too few to
+// judge by: it starts cold). Empty for a SQLite file.
+[[nodiscard]] Result<FleetSeeds> fleet_seeds(
+    Connection& connection,
+    const std::function<std::filesystem::path(const std::string& schema)>& location_of,
+    std::span<const SeedRequest> wanted, std::size_t per_key, std::size_t min_runs);
 
 }  // namespace kernelwatch::storage

@@ -230,6 +230,18 @@ Result<std::vector<StoredRun>> RunStore::newest_runs(std::int64_t key_id, std::s
   return collect_runs(*db_, *stmt);
 }
 
+Result<std::vector<StoredRun>> RunStore::newest_passed_runs(std::int64_t key_id,
+                                                            core::Timestamp before,
+                                                            std::size_t limit) const {
+  static const std::string sql =
+      "SELECT " + kRunColumns +
+      "WHERE r.id IN (SELECT id FROM runs WHERE key_id = ?1 AND observed_at_ns < ?3 AND "
+      "status = 'passed' ORDER BY observed_at_ns DESC LIMIT ?2) ORDER BY r.observed_at_ns DESC";
+  auto stmt = KW_TRY(db_->statement(sql));
+  stmt->bind(1, key_id).bind_limit(2, limit).bind(3, before);
+  return collect_runs(*db_, *stmt);
+}
+
 Result<std::vector<StoredRun>> RunStore::key_history(std::int64_t key_id) const {
   static const std::string sql =
       "SELECT " + kRunColumns + "WHERE r.key_id = ?1 ORDER BY r.observed_at_ns ASC";

@@ -135,6 +135,11 @@ class RunStore {
   // One key's newest `limit` runs, newest first, through the (key_id, observed_at) index.
   [[nodiscard]] Result<std::vector<StoredRun>> newest_runs(std::int64_t key_id,
                                                            std::size_t limit) const;
+  // One key's newest `limit` passed runs observed before `before`, newest first (a key's seeds for
+  // a fleet's new host: storage/fleet.hpp).
+  [[nodiscard]] Result<std::vector<StoredRun>> newest_passed_runs(std::int64_t key_id,
+                                                                  core::Timestamp before,
+                                                                  std::size_t limit) const;
   // Every run of one key, oldest first (what a backtest replays).
   [[nodiscard]] Result<std::vector<StoredRun>> key_history(std::int64_t key_id) const;
   // Every run of every key in observedAt order (ties: key, then insertion), one at a time:

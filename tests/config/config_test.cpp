@@ -414,6 +414,36 @@ TEST(ParseConfig, AStorageSchemaIsTheSearchPathOfThePostgresqlUrl) {
             std::string::npos);
 }
 
+// storage.warm_start reads the other hosts' schemas of the shared database: it needs both a
+// PostgreSQL database and this host's own schema, and the other hosts' URLs differ from this
+// host's in the schema alone.
+TEST(ParseConfig, WarmStartNeedsAPostgresqlDatabaseAndThisHostsSchema) {
+  const auto warm = parse(R"({"storage": {"postgresql": "postgresql://db.example/kw?sslmode=verify-full",
+                                          "schema": "gpu_d", "warm_start": true}})");
+  ASSERT_TRUE(warm) << warm.error().message;
+  EXPECT_TRUE(warm->storage.warm_start);
+  EXPECT_EQ(warm->storage.location_of("gpu_a"),
+            "postgresql://db.example/kw?sslmode=verify-full&options=-csearch_path%3Dgpu_a");
+  EXPECT_EQ(redacted_json(*warm)["storage"]["warm_start"], true);
+  const auto again = parse(redacted_json(*warm).dump());
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_TRUE(again->storage.warm_start);
+  const auto off = parse(R"({"storage": {"postgresql": "kwfleet", "schema": "gpu_d"}})");
+  ASSERT_TRUE(off);
+  EXPECT_FALSE(off->storage.warm_start);
+  EXPECT_FALSE(redacted_json(*off)["storage"].contains("warm_start"));
+  for (const char* text : {R"({"storage": {"warm_start": true}})",
+                           R"({"storage": {"path": "/tmp/kw.db", "warm_start": true}})",
+                           R"({"storage": {"postgresql": "kwfleet", "warm_start": true}})"}) {
+    EXPECT_NE(error_of(text).find("storage.warm_start: reads the other hosts' schemas"),
+              std::string::npos)
+        << text << ": " << error_of(text);
+  }
+  EXPECT_NE(error_of(R"({"storage": {"postgresql": "kwfleet", "schema": "a", "warm_start": 1}})")
+                .find("storage.warm_start: expected true or false"),
+            std::string::npos);
+}
+
 TEST(ParseConfig, RejectsWrongTypes) {
   EXPECT_EQ(error_of("[]"), "kernelwatch.json: expected an object at the top level, got array");
   EXPECT_EQ(error_of(R"({"storage": "/tmp/x"})"),

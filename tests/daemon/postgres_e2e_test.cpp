@@ -470,6 +470,101 @@ TEST(PostgresqlE2E, ANewHostImportingTheFleetsHistoryIsJudgedByItsBandFromItsFir
   EXPECT_EQ(notifications.size(), 1u);
 }
 
+// storage.warm_start (docs/FLEET.md): a new host's daemon starts a key new to it from the fleet's
+// newest runs of it in the other hosts' schemas, by itself. Its first run of each key is judged
+// against the three hosts' band; 12% slower on every key is one incident, one notification, and
+// a restart pages nothing again. A host without the setting starts cold (its bands are its own).
+TEST(PostgresqlE2E, ANewHostThatStartsWarmIsJudgedByTheFleetsBandFromItsFirstRun) {
+  KW_REQUIRE_POSTGRES(server);
+  const std::string url = server.create_database();
+  FleetOfDaemons fleet(url, {"host_a", "host_b", "host_c", "host_d", "host_e"});
+  auto& daemons = fleet.daemons;
+  const std::vector<std::string> workloads = {"warm-0", "warm-1", "warm-2",
+                                              "warm-3", "warm-4", "warm-5"};
+  const auto on_host = [](json record, const std::string& host) {
+    record["run"]["metadata"]["labels"]["host"] = host;
+    return record;
+  };
+  const core::Timestamp start = day_before_now();
+  for (std::size_t h = 0; h < 3; ++h) {
+    daemons[h]->start();
+    ASSERT_NE(daemons[h]->port(), 0) << daemons[h]->log();
+    json batch = json::array();
+    for (const auto& workload : workloads) {
+      for (int r = 0; r < 10; ++r) {
+        batch.push_back(on_host(synthetic_record(r, noisy(r + static_cast<int>(h) * 3), workload,
+                                                 start + std::chrono::seconds(7 * h)),
+                                fleet.hosts[h]));
+      }
+    }
+    ASSERT_EQ(http(daemons[h]->port(), "POST", "/api/v1/runs", batch.dump(), kToken).status, 200);
+    daemons[h]->stop();
+  }
+  // Its first run of each key, 12% slower than the fleet, more than an hour after the fleet's
+  // newest (runs of the last hour are no seed).
+  const auto first_runs = [&](const std::string& host) {
+    json first = json::array();
+    for (const auto& workload : workloads) {
+      first.push_back(on_host(synthetic_record(80, 1'120'000, workload, start), host));
+    }
+    return first.dump();
+  };
+
+  auto& d = *daemons[3];
+  auto& receiver = *fleet.receivers[3];
+  d.set_storage(receiver.url(),
+                {{"postgresql", url}, {"schema", "host_d"}, {"warm_start", true}});
+  d.start();
+  ASSERT_NE(d.port(), 0) << d.log();
+  const auto posted = http(d.port(), "POST", "/api/v1/runs", first_runs("host_d"), kToken);
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  for (const auto& result : json::parse(posted.body)["runs"]) {
+    EXPECT_EQ(result["verdict"], "regression") << posted.body;
+    ASSERT_TRUE(result.contains("warmStart")) << posted.body;
+    EXPECT_EQ(result["warmStart"]["runs"], 20) << posted.body;
+    EXPECT_EQ(result["warmStart"]["hosts"], json::array({"host_a", "host_b", "host_c"}))
+        << posted.body;
+  }
+  ASSERT_TRUE(receiver.wait_for_2xx(1)) << d.log();
+  const json alerts = json::parse(http(d.port(), "GET", "/api/v1/alerts?state=firing").body);
+  ASSERT_EQ(alerts.size(), 1u) << alerts.dump(2);
+  EXPECT_EQ(alerts[0]["kind"], "environment") << alerts.dump(2);
+  EXPECT_EQ(alerts[0]["members"].size(), workloads.size()) << alerts.dump(2);
+  // The seeds are this host's history now (each key: 20 of the fleet's runs and its own).
+  EXPECT_EQ(json::parse(http(d.port(), "GET", "/api/v1/runs?limit=1000").body).size(),
+            workloads.size() * 21);
+  EXPECT_NE(d.log().find("started from the fleet's 20 newest run(s)"), std::string::npos)
+      << d.log();
+  // A restart replays the seeds as history and the same alert: nothing is paged again.
+  d.stop();
+  d.start();
+  ASSERT_NE(d.port(), 0) << d.log();
+  const json again = json::parse(http(d.port(), "GET", "/api/v1/alerts?state=firing").body);
+  ASSERT_EQ(again.size(), 1u) << again.dump(2);
+  EXPECT_EQ(again[0]["id"], alerts[0]["id"]);
+  d.stop();
+  std::set<std::string> notifications;
+  for (const auto& r : receiver.snapshot().requests) {
+    notifications.insert(r.header("idempotency-key"));
+  }
+  EXPECT_EQ(notifications.size(), 1u);
+
+  // Without the setting, the same first runs start cold: no band, no alert, no other host's run.
+  auto& cold = *daemons[4];
+  cold.start();
+  ASSERT_NE(cold.port(), 0) << cold.log();
+  const auto cold_posted = http(cold.port(), "POST", "/api/v1/runs", first_runs("host_e"), kToken);
+  ASSERT_EQ(cold_posted.status, 200) << cold_posted.body;
+  for (const auto& result : json::parse(cold_posted.body)["runs"]) {
+    EXPECT_EQ(result["verdict"], "insufficient_data") << cold_posted.body;
+    EXPECT_FALSE(result.contains("warmStart")) << cold_posted.body;
+  }
+  EXPECT_TRUE(json::parse(http(cold.port(), "GET", "/api/v1/alerts").body).empty());
+  EXPECT_EQ(json::parse(http(cold.port(), "GET", "/api/v1/runs?limit=1000").body).size(),
+            workloads.size());
+  cold.stop();
+}
+
 // A daemon on a SQLite file holds its own host only: its fleet page and API say so.
 TEST(PostgresqlE2E, TheFleetOfADaemonOnASqliteFileIsItsOwnHostOnly) {
   testing::TempDir dir;

@@ -183,5 +183,45 @@ TEST(Watch, ASubjectAloneIsItsOwnAlertAndAKeysNextRunClosesTheCycleFirst) {
   EXPECT_EQ(watch.find(key("torch").identity())->last_run->external_id, "run-10");
 }
 
+// storage.warm_start: a key new to the watch starts from runs judged elsewhere (the fleet's seeds)
+// exactly as observing them would leave it, when they are quiet; when they moved, or their newest
+// run awaits confirmation, the key is not adopted and the watch is unchanged.
+TEST(Watch, SeedsThatAreQuietStartAKeyAsObservingThemWouldAndOthersAreRefused) {
+  const auto quiet = testing::runs_of({100000, 100400, 99700, 100200, 99900, 100300, 99800, 100100});
+  Watch seeded(testing::without_jitter());
+  ASSERT_EQ(seeded.seed(key("liger"), quiet, ConfirmPolicy::Next), std::nullopt);
+  Watch observed(testing::without_jitter());
+  for (const auto& run : quiet) {
+    ASSERT_TRUE(observed.observe(key("liger"), run, ConfirmPolicy::Next).events.empty());
+  }
+  ASSERT_NE(seeded.find(key("liger").identity()), nullptr);
+  EXPECT_EQ(seeded.find(key("liger").identity())->last_run->external_id, "run-7");
+  // This host's first run, 12% slower (its own runs are judged alone): the same verdict.
+  const Observation first = run_at(8, 112000);
+  const auto a = seeded.observe(key("liger"), first, ConfirmPolicy::None);
+  const auto b = observed.observe(key("liger"), first, ConfirmPolicy::None);
+  EXPECT_EQ(a.detection.verdict.kind, VerdictKind::Regression) << a.detection.verdict.explanation;
+  EXPECT_EQ(a.detection.verdict.explanation, b.detection.verdict.explanation);
+  EXPECT_EQ(seeded.seed(key("liger"), quiet, ConfirmPolicy::Next), "the key is already watched");
+
+  // A step in the seeds (confirmed by the next seed): refused, nothing adopted.
+  auto stepped = quiet;
+  stepped.push_back(run_at(8, 130000));
+  stepped.push_back(run_at(9, 130500));
+  Watch refused(testing::without_jitter());
+  const auto moved = refused.seed(key("torch"), stepped, ConfirmPolicy::Next);
+  ASSERT_TRUE(moved.has_value());
+  EXPECT_NE(moved->find("its runs moved"), std::string::npos) << *moved;
+  EXPECT_EQ(refused.find(key("torch").identity()), nullptr);
+  EXPECT_FALSE(refused.holds_triggers());
+  // The newest seed breached and nothing confirmed it yet: refused too.
+  stepped.pop_back();
+  const auto pending = refused.seed(key("torch"), stepped, ConfirmPolicy::Next);
+  ASSERT_TRUE(pending.has_value());
+  EXPECT_NE(pending->find("awaits confirmation"), std::string::npos) << *pending;
+  EXPECT_EQ(refused.find(key("torch").identity()), nullptr);
+  EXPECT_TRUE(refused.keys().empty());
+}
+
 }  // namespace
 }  // namespace kernelwatch::detectors

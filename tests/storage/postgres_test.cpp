@@ -339,6 +339,78 @@ TEST(PostgresqlConnection, TheFleetListsEveryHostsSchemaProblemsFirst) {
   for (const auto& host : *fleet) EXPECT_EQ(host.own, host.schema == "gpu_a") << host.schema;
 }
 
+// storage.warm_start's read of the fleet: a key's newest passed runs from before its first run
+// here, over the other hosts' schemas (never the reader's own), merged newest first; a key with
+// fewer than min_runs is left out; a schema that cannot be read is named and the others read.
+TEST(PostgresqlConnection, TheFleetSeedsAKeyFromTheOtherHostsNewestPassedRunsBeforeItsFirstRun) {
+  KW_REQUIRE_POSTGRES(server);
+  const std::string url = server.create_database();
+  const auto in_schema = [&](const std::string& name) {
+    return std::filesystem::path(url + "&options=-csearch_path%3D" + name);
+  };
+  const core::Record base = fixture_record(kTvdFixture);
+  const auto store = [&](const std::string& schema, const std::vector<core::Record>& records) {
+    auto host = Connection::open(in_schema(schema), OpenMode::Create);
+    ASSERT_TRUE(host) << host.error().message;
+    auto tx = host->begin();
+    ASSERT_TRUE(tx);
+    for (const auto& record : records) {
+      auto stored = RunStore(*host).insert_run(*tx, record, "");
+      ASSERT_TRUE(stored) << stored.error().message;
+    }
+    ASSERT_TRUE(tx->commit());
+  };
+  // gpu_a: hourly; gpu_b: hourly, half an hour later, one failed run and one at gpu_a's instant;
+  // gpu_c (the reader's own): runs that must never be read back.
+  std::vector<core::Record> a;
+  std::vector<core::Record> b;
+  for (int h = 0; h < 8; ++h) {
+    a.push_back(later(base, 60 * h));
+    b.push_back(later(base, 60 * h + 30));
+  }
+  b[2].run.status = core::RunStatus::RuntimeError;
+  b[2].run.status_reason = "the benchmark failed";
+  b.push_back(later(base, 60 * 5));  // gpu_a's run at 5 h: the same run of the key here
+  store("gpu_a", a);
+  store("gpu_b", b);
+  store("gpu_c", {later(base, 90), later(base, 150)});
+  auto reader = Connection::open(in_schema("gpu_c"), OpenMode::Create);
+  ASSERT_TRUE(reader) << reader.error().message;
+  ASSERT_TRUE(reader->database().exec(
+      "CREATE SCHEMA broken; CREATE TABLE broken.kernelwatch_schema (version INTEGER)"));
+
+  const std::string digest = core::Run::of(base)->key_digest();
+  const core::Timestamp before = base.run.observed_at + std::chrono::minutes(6 * 60);
+  const std::vector<SeedRequest> wanted{{digest, before}, {"sha256:not-a-key-of-the-fleet", before}};
+  const auto seeds = fleet_seeds(*reader, in_schema, wanted, 5, 3);
+  ASSERT_TRUE(seeds) << seeds.error().message;
+  ASSERT_EQ(seeds->problems.size(), 1u);
+  EXPECT_NE(seeds->problems[0].find("schema broken: "), std::string::npos) << seeds->problems[0];
+  ASSERT_EQ(seeds->keys.size(), 1u);
+  const auto& key = seeds->keys.at(digest);
+  EXPECT_EQ(key.hosts, (std::vector<std::string>{"gpu_a", "gpu_b"}));
+  // Before 6 h: a's 0..5 h, b's 0:30..5:30 less the failed 2:30 (the newest five, oldest first).
+  std::vector<std::int64_t> minutes;
+  for (const auto& record : key.records) {
+    EXPECT_EQ(record.run.status, core::RunStatus::Passed);
+    minutes.push_back(std::chrono::duration_cast<std::chrono::minutes>(record.run.observed_at -
+                                                                       base.run.observed_at)
+                          .count());
+  }
+  EXPECT_EQ(minutes, (std::vector<std::int64_t>{210, 240, 270, 300, 330}));
+  // More runs asked for than the fleet holds from before: too few, the key is left out.
+  const auto too_few = fleet_seeds(*reader, in_schema, wanted, 50, 20);
+  ASSERT_TRUE(too_few) << too_few.error().message;
+  EXPECT_TRUE(too_few->keys.empty());
+  // A SQLite file holds one host: no fleet.
+  kernelwatch::testing::TempDir dir;
+  auto file = Connection::open(dir / "kw.db", OpenMode::Create);
+  ASSERT_TRUE(file);
+  const auto none = fleet_seeds(*file, in_schema, wanted, 5, 3);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->keys.empty() && none->problems.empty());
+}
+
 TEST(PostgresqlConnection, TextWithANulByteIsRefusedAsBadInputAndTheBatchIsNotCommitted) {
   KW_REQUIRE_POSTGRES(server);
   auto connection = Connection::open(server.create_database(), OpenMode::Create);
