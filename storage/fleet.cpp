@@ -91,8 +91,9 @@ Result<FleetSeeds> fleet_seeds(
   if (db.dialect() != Dialect::PostgreSql || wanted.empty() || per_key == 0) return out;
   std::vector<std::string> hosts;
   std::map<std::string, std::vector<Candidate>> found;
-  for (const auto& [schema, own] : KW_TRY(kernelwatch_schemas(db))) {
-    if (own) continue;
+  for (const auto& listed : KW_TRY(kernelwatch_schemas(db))) {
+    if (listed.second) continue;  // this host's own schema
+    const std::string& schema = listed.first;  // a named variable: lambdas below capture it
     if (!plain_name(schema)) {
       out.problems.push_back("schema \"" + schema +
                              "\": not a storage.schema name (lower-case letters, digits, '_')");
