@@ -103,8 +103,7 @@ bool word_char_ok(char c);
 bool schema_name_ok(std::string_view name);
 
 Status read_storage(const Reader& reader, const JsonField& field, StorageConfig& out) {
-  const JsonField object =
-      KW_TRY(object_of(field, {"path", "postgresql", "schema", "warm_start"}));
+  const JsonField object = KW_TRY(object_of(field, {"path", "postgresql", "schema", "warm_start"}));
   out.warm_start = KW_TRY(object["warm_start"].boolean_or(false));
   const std::string text = KW_TRY(object["path"].string_or(out.path.string()));
   if (text.empty()) return object["path"].error("must not be empty");

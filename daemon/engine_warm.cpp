@@ -3,9 +3,9 @@
 // instead of from nothing. Those runs are stored in this host's schema as history (runs it never
 // judged: every later replay reads them as it reads imported history), and the key's detector
 // is built from them as that replay builds it: only when they are quiet (no alert, no step, no
-// run awaiting confirmation), so that the live state and every replay agree. Runs from the last
-// cycle_gap before the key's first run here are left out, so that they share no cycle with this
-// host's runs in any replay.
+// run awaiting confirmation), so that the live state and every replay agree. Only runs older
+// than both the key's first run here and this host's first judged run (each less cycle_gap) are
+// taken, so that they share no cycle with this host's runs in any replay.
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -35,12 +35,21 @@ core::Status Engine::warm_start(std::span<const core::Run> runs) {
     if (fresh || before < it->second.before) it->second = {run.key_digest(), before};
   }
   if (wanted.empty()) return {};
+  // On a host that has judged runs, the seeds are older than the first of them too: a replay
+  // reads them before this host's own cycles, never inside one (where a sibling's two runs
+  // would close it half way), as it reads history imported before the daemon started.
+  const auto first_judged = KW_TRY(storage::RunStore(*store_).first_judged());
   std::vector<storage::SeedRequest> requests;
-  for (auto& [digest, request] : wanted) requests.push_back(std::move(request));
+  for (auto& [digest, request] : wanted) {
+    if (first_judged) {
+      request.before =
+          std::min(request.before, *first_judged - options_.parameters.controls.cycle_gap);
+    }
+    requests.push_back(std::move(request));
+  }
   const auto& band = options_.parameters.band;
   auto seeds = storage::fleet_seeds(*store_, options_.fleet_location, requests,
-                                    std::max(band.window, band.noise_window),
-                                    band.min_history);
+                                    std::max(band.window, band.noise_window), band.min_history);
   if (!seeds) {
     warm_notes_.push_back("the fleet's runs could not be read, so new keys start cold: " +
                           seeds.error().message);
@@ -70,8 +79,8 @@ core::Status Engine::warm_start(std::span<const core::Run> runs) {
     if (const auto why_not = watch_.seed(labels, observations, replay::kHistoryConfirm)) {
       warm_notes_.push_back(labels.display() + " started cold: the fleet's newest runs of it (" +
                             std::to_string(seed_runs.size()) + " from " +
-                            std::to_string(key.hosts.size()) + " host(s)) are no baseline: " +
-                            *why_not);
+                            std::to_string(key.hosts.size()) +
+                            " host(s)) are no baseline: " + *why_not);
       continue;
     }
     WarmStart warm{seed_runs.size(), std::move(key.hosts)};

@@ -14,10 +14,10 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <span>
 #include <vector>
 
 #include "detectors/alert_state.hpp"

@@ -92,7 +92,7 @@ Result<FleetSeeds> fleet_seeds(
   std::vector<std::string> hosts;
   std::map<std::string, std::vector<Candidate>> found;
   for (const auto& listed : KW_TRY(kernelwatch_schemas(db))) {
-    if (listed.second) continue;  // this host's own schema
+    if (listed.second) continue;               // this host's own schema
     const std::string& schema = listed.first;  // a named variable: lambdas below capture it
     if (!plain_name(schema)) {
       out.problems.push_back("schema \"" + schema +

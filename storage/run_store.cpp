@@ -242,6 +242,17 @@ Result<std::vector<StoredRun>> RunStore::newest_passed_runs(std::int64_t key_id,
   return collect_runs(*db_, *stmt);
 }
 
+Result<std::optional<core::Timestamp>> RunStore::first_judged() const {
+  auto stmt =
+      KW_TRY(db_->statement("SELECT min(j.order_ns), min(r.observed_at_ns) FROM run_judgements j "
+                            "JOIN runs r ON r.id = j.run_id WHERE j.confirmation <> 'not_judged'"));
+  const auto row = KW_TRY(first_row(*stmt, [](const Statement& s) {
+    return std::pair{s.column_optional_timestamp(0), s.column_optional_timestamp(1)};
+  }));
+  if (!row || !row->first || !row->second) return std::optional<core::Timestamp>{};
+  return std::optional<core::Timestamp>{std::min(*row->first, *row->second)};
+}
+
 Result<std::vector<StoredRun>> RunStore::key_history(std::int64_t key_id) const {
   static const std::string sql =
       "SELECT " + kRunColumns + "WHERE r.key_id = ?1 ORDER BY r.observed_at_ns ASC";

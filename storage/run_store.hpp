@@ -140,6 +140,10 @@ class RunStore {
   [[nodiscard]] Result<std::vector<StoredRun>> newest_passed_runs(std::int64_t key_id,
                                                                   core::Timestamp before,
                                                                   std::size_t limit) const;
+  // Where this host's own judged runs begin in a replay (the earlier of their first order and
+  // first observedAt); nullopt while the daemon has judged no run here. A fleet's seeds stay
+  // older than it, so a replay never reads them inside one of this host's cycles.
+  [[nodiscard]] Result<std::optional<core::Timestamp>> first_judged() const;
   // Every run of one key, oldest first (what a backtest replays).
   [[nodiscard]] Result<std::vector<StoredRun>> key_history(std::int64_t key_id) const;
   // Every run of every key in observedAt order (ties: key, then insertion), one at a time:

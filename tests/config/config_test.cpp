@@ -418,7 +418,8 @@ TEST(ParseConfig, AStorageSchemaIsTheSearchPathOfThePostgresqlUrl) {
 // PostgreSQL database and this host's own schema, and the other hosts' URLs differ from this
 // host's in the schema alone.
 TEST(ParseConfig, WarmStartNeedsAPostgresqlDatabaseAndThisHostsSchema) {
-  const auto warm = parse(R"({"storage": {"postgresql": "postgresql://db.example/kw?sslmode=verify-full",
+  const auto warm =
+      parse(R"({"storage": {"postgresql": "postgresql://db.example/kw?sslmode=verify-full",
                                           "schema": "gpu_d", "warm_start": true}})");
   ASSERT_TRUE(warm) << warm.error().message;
   EXPECT_TRUE(warm->storage.warm_start);

@@ -167,16 +167,15 @@ TEST(JudgeE2E, AProgramsOutputIsJudgedInTheKeysOfTheEntryThatWatchesIt) {
                                       "--benchmark_repetitions=5", "--benchmark_min_time=0.02",
                                       "--benchmark_filter=BM_Saxpy/16384"};
   const std::string pass_ns = "10000";
-  testing::WatchingDaemon daemon(dir.path(),
-                                 json::array({{{"runner", "command"},
-                                               {"name", "saxpy"},
-                                               {"command", argv},
-                                               {"format", "gbench-json"},
-                                               {"env",
-                                                {{"KW_SLOWDOWN_FILE", slowdown.string()},
-                                                 {"KW_PASS_NS", pass_ns}}},
-                                               {"timeout", "2m"}}}),
-                                 json{{"min_history", 3}});
+  testing::WatchingDaemon daemon(
+      dir.path(),
+      json::array({{{"runner", "command"},
+                    {"name", "saxpy"},
+                    {"command", argv},
+                    {"format", "gbench-json"},
+                    {"env", {{"KW_SLOWDOWN_FILE", slowdown.string()}, {"KW_PASS_NS", pass_ns}}},
+                    {"timeout", "2m"}}}),
+      json{{"min_history", 3}});
   daemon.start();
   ASSERT_TRUE(daemon.wait_for_cycles(1)) << daemon.log();
   for (int i = 1; i < 5; ++i) ASSERT_TRUE(daemon.run_cycle()) << daemon.log();

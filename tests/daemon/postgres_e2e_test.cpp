@@ -512,8 +512,7 @@ TEST(PostgresqlE2E, ANewHostThatStartsWarmIsJudgedByTheFleetsBandFromItsFirstRun
 
   auto& d = *daemons[3];
   auto& receiver = *fleet.receivers[3];
-  d.set_storage(receiver.url(),
-                {{"postgresql", url}, {"schema", "host_d"}, {"warm_start", true}});
+  d.set_storage(receiver.url(), {{"postgresql", url}, {"schema", "host_d"}, {"warm_start", true}});
   d.start();
   ASSERT_NE(d.port(), 0) << d.log();
   const auto posted = http(d.port(), "POST", "/api/v1/runs", first_runs("host_d"), kToken);
@@ -562,6 +561,34 @@ TEST(PostgresqlE2E, ANewHostThatStartsWarmIsJudgedByTheFleetsBandFromItsFirstRun
   EXPECT_TRUE(json::parse(http(cold.port(), "GET", "/api/v1/alerts").body).empty());
   EXPECT_EQ(json::parse(http(cold.port(), "GET", "/api/v1/runs?limit=1000").body).size(),
             workloads.size());
+  cold.stop();
+
+  // host_e has judged runs now (from minute 80). A key new to it later starts warm only from
+  // the fleet's runs older than its first judged run less an hour: a replay must never read a
+  // sibling's runs inside one of this host's cycles. host_a ran the key at minutes 10..19 and
+  // 100..109; host_e's first run of it, at minute 200, takes the first ten only.
+  auto& a = *daemons[0];
+  a.start();
+  ASSERT_NE(a.port(), 0) << a.log();
+  json late = json::array();
+  for (int r = 0; r < 10; ++r) {
+    late.push_back(on_host(synthetic_record(10 + r, noisy(r), "late"), "host_a"));
+    late.push_back(on_host(synthetic_record(100 + r, noisy(r + 5), "late"), "host_a"));
+  }
+  ASSERT_EQ(http(a.port(), "POST", "/api/v1/runs", late.dump(), kToken).status, 200);
+  a.stop();
+  cold.set_storage(fleet.receivers[4]->url(),
+                   {{"postgresql", url}, {"schema", "host_e"}, {"warm_start", true}});
+  cold.start();
+  ASSERT_NE(cold.port(), 0) << cold.log();
+  const json first_late = json::array({on_host(synthetic_record(200, noisy(3), "late"), "host_e")});
+  const auto late_posted = http(cold.port(), "POST", "/api/v1/runs", first_late.dump(), kToken);
+  ASSERT_EQ(late_posted.status, 200) << late_posted.body;
+  const json late_result = json::parse(late_posted.body)["runs"][0];
+  ASSERT_TRUE(late_result.contains("warmStart")) << late_posted.body;
+  EXPECT_EQ(late_result["warmStart"]["runs"], 10) << late_posted.body;
+  EXPECT_EQ(late_result["warmStart"]["hosts"], json::array({"host_a"})) << late_posted.body;
+  EXPECT_NE(late_result["verdict"], "insufficient_data") << late_posted.body;
   cold.stop();
 }
 

@@ -187,7 +187,8 @@ TEST(Watch, ASubjectAloneIsItsOwnAlertAndAKeysNextRunClosesTheCycleFirst) {
 // exactly as observing them would leave it, when they are quiet; when they moved, or their newest
 // run awaits confirmation, the key is not adopted and the watch is unchanged.
 TEST(Watch, SeedsThatAreQuietStartAKeyAsObservingThemWouldAndOthersAreRefused) {
-  const auto quiet = testing::runs_of({100000, 100400, 99700, 100200, 99900, 100300, 99800, 100100});
+  const auto quiet =
+      testing::runs_of({100000, 100400, 99700, 100200, 99900, 100300, 99800, 100100});
   Watch seeded(testing::without_jitter());
   ASSERT_EQ(seeded.seed(key("liger"), quiet, ConfirmPolicy::Next), std::nullopt);
   Watch observed(testing::without_jitter());

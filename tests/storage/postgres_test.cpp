@@ -381,7 +381,8 @@ TEST(PostgresqlConnection, TheFleetSeedsAKeyFromTheOtherHostsNewestPassedRunsBef
 
   const std::string digest = core::Run::of(base)->key_digest();
   const core::Timestamp before = base.run.observed_at + std::chrono::minutes(6 * 60);
-  const std::vector<SeedRequest> wanted{{digest, before}, {"sha256:not-a-key-of-the-fleet", before}};
+  const std::vector<SeedRequest> wanted{{digest, before},
+                                        {"sha256:not-a-key-of-the-fleet", before}};
   const auto seeds = fleet_seeds(*reader, in_schema, wanted, 5, 3);
   ASSERT_TRUE(seeds) << seeds.error().message;
   ASSERT_EQ(seeds->problems.size(), 1u);

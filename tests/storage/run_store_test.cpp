@@ -256,5 +256,29 @@ TEST_F(RunStoreTest, NewestRunsQueryWalksTheIndexWithoutScanOrSort) {
 }
 #endif
 
+// A fleet's seeds stay older than where this host's judged runs begin in a replay. Runs never
+// judged (imported) and runs stored as 'not judged' do not count.
+TEST_F(RunStoreTest, FirstJudgedIsTheEarliestPlaceOfARunTheDaemonJudged) {
+  const core::Record base = fixture_record(kTvdFixture);
+  EXPECT_EQ(*runs_->first_judged(), std::nullopt);
+  auto tx = connection_->begin();
+  ASSERT_TRUE(tx);
+  for (int minutes : {0, 10, 20, 30}) {
+    ASSERT_TRUE(runs_->insert_run(*tx, shifted(base, minutes, 1'000'000), ""));
+  }
+  const std::int64_t key = *runs_->find_key(core::Run::of(base)->key_digest()).value();
+  const auto at = [&](int minutes) { return base.run.observed_at + std::chrono::minutes{minutes}; };
+  // Minute 0 imported (no judgement); minute 10 stored as not judged; minute 30 judged, then
+  // minute 20 a little late (just after minute 30's).
+  const auto judge = [&](int minutes, Confirmation confirmation, int order) {
+    return runs_->record_judgement(*tx, key, at(minutes), Judgement{confirmation, at(order), 1});
+  };
+  ASSERT_TRUE(judge(10, Confirmation::NotJudged, 10));
+  ASSERT_TRUE(judge(30, Confirmation::Next, 30));
+  ASSERT_TRUE(judge(20, Confirmation::Next, 31));
+  ASSERT_TRUE(tx->commit());
+  EXPECT_EQ(*runs_->first_judged(), std::optional<core::Timestamp>{at(20)});
+}
+
 }  // namespace
 }  // namespace kernelwatch::storage
