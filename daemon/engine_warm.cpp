@@ -1,11 +1,12 @@
 // Engine::warm_start() (storage.warm_start, docs/FLEET.md): a key new to this host starts from
 // the fleet's newest runs of it in the other hosts' schemas of the same PostgreSQL database,
-// instead of from nothing. Those runs are stored in this host's schema as history (runs it never
-// judged: every later replay reads them as it reads imported history), and the key's detector
-// is built from them as that replay builds it: only when they are quiet (no alert, no step, no
-// run awaiting confirmation), so that the live state and every replay agree. Only runs older
-// than both the key's first run here and this host's first judged run (each less cycle_gap) are
-// taken, so that they share no cycle with this host's runs in any replay.
+// instead of from nothing. Those runs are stored in this host's schema marked as seeds
+// (storage::Judgement::seed: never judged here, no part of this host's cycles), and the key's
+// detector is built from them only when they are quiet (no alert, no step, no run awaiting
+// confirmation). Every later replay builds the key from the stored seeds the same way
+// (detectors::Watch::observe_seed), wherever they fall among this host's runs, so the live state
+// and every replay agree. Runs from the last cycle_gap before the key's first run here are left
+// out.
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -20,33 +21,25 @@ std::string describe_warm_start(const std::string& key_display, const WarmStart&
   for (const auto& host : warm.hosts) hosts += (hosts.empty() ? "" : ", ") + host;
   return key_display + ": new to this host; started from the fleet's " + std::to_string(warm.runs) +
          " newest run(s) of it (host(s) " + hosts +
-         "), stored here as history (storage.warm_start)";
+         "), stored here as its seeds (storage.warm_start)";
 }
 
 core::Status Engine::warm_start(std::span<const core::Run> runs) {
   if (!options_.fleet_location || !store_->is_postgresql()) return {};
   // The keys of the batch this host has no run of, each with its first run's observedAt.
   std::map<std::string, storage::SeedRequest> wanted;
+  std::map<std::string, std::string> names;  // what the log calls each
   for (const auto& run : runs) {
     if (key_ids_.contains(detectors::key_labels(run).identity())) continue;
     const core::Timestamp before =
         run.record().run.observed_at - options_.parameters.controls.cycle_gap;
     auto [it, fresh] = wanted.try_emplace(run.key_digest(), storage::SeedRequest{});
     if (fresh || before < it->second.before) it->second = {run.key_digest(), before};
+    names.try_emplace(run.key_digest(), run.key().display());
   }
   if (wanted.empty()) return {};
-  // On a host that has judged runs, the seeds are older than the first of them too: a replay
-  // reads them before this host's own cycles, never inside one (where a sibling's two runs
-  // would close it half way), as it reads history imported before the daemon started.
-  const auto first_judged = KW_TRY(storage::RunStore(*store_).first_judged());
   std::vector<storage::SeedRequest> requests;
-  for (auto& [digest, request] : wanted) {
-    if (first_judged) {
-      request.before =
-          std::min(request.before, *first_judged - options_.parameters.controls.cycle_gap);
-    }
-    requests.push_back(std::move(request));
-  }
+  for (auto& [digest, request] : wanted) requests.push_back(std::move(request));
   const auto& band = options_.parameters.band;
   auto seeds = storage::fleet_seeds(*store_, options_.fleet_location, requests,
                                     std::max(band.window, band.noise_window), band.min_history);
@@ -56,6 +49,12 @@ core::Status Engine::warm_start(std::span<const core::Run> runs) {
     return {};
   }
   warm_notes_ = std::move(seeds->problems);
+  for (const auto& [digest, name] : names) {
+    if (seeds->keys.contains(digest)) continue;
+    warm_notes_.push_back(name + " started cold: the other hosts hold fewer than " +
+                          std::to_string(band.min_history) +
+                          " passed runs of it from before its first run here");
+  }
 
   // Each key's detector from its seeds (adopted when quiet), then the seeds stored, in one
   // transaction: a failure leaves the Watch ahead of the store, which the caller replays.
@@ -92,9 +91,11 @@ core::Status Engine::warm_start(std::span<const core::Run> runs) {
   auto tx = KW_TRY(store_->begin());
   for (const auto& key : adopted) {
     for (const auto& run : key.runs) {
+      const core::Timestamp at = run.record().run.observed_at;
       const auto inserted = KW_TRY(store.insert_run(tx, run, ""));
+      KW_TRY(store.record_judgement(tx, inserted.key_id, at, storage::Judgement::seed(at)));
       touched_.insert(inserted.key_id);
-      placed_.count(core::placement_of(run.record().run.metadata), run.record().run.observed_at);
+      placed_.count(core::placement_of(run.record().run.metadata), at);
       key_ids_[key.labels.identity()] = inserted.key_id;
       identities_[inserted.key_id] = key.labels.identity();
     }

@@ -132,6 +132,16 @@ Watch::Watch(DetectorParameters parameters)
     : parameters_(std::move(parameters)), controls_(parameters_.controls) {}
 
 MonitorStep Watch::observe(const KeyLabels& key, const Observation& run, ConfirmPolicy confirm) {
+  return observe(key, run, confirm, /*for_controls=*/true);
+}
+
+MonitorStep Watch::observe_seed(const KeyLabels& key, const Observation& run,
+                                ConfirmPolicy confirm) {
+  return observe(key, run, confirm, /*for_controls=*/false);
+}
+
+MonitorStep Watch::observe(const KeyLabels& key, const Observation& run, ConfirmPolicy confirm,
+                           bool for_controls) {
   const std::string identity = key.identity();
   std::vector<AlertEvent> closed;
   const auto held = std::find_if(held_.begin(), held_.end(),
@@ -158,7 +168,7 @@ MonitorStep Watch::observe(const KeyLabels& key, const Observation& run, Confirm
   state.view.last_run = LastRun{run.external_id, run.observed_at, run.status, run.median};
   if (run.judgeable()) {
     state.view.last_verdict = step.detection.verdict;
-    controls_.record(key, run, step.detection.verdict);
+    if (for_controls) controls_.record(key, run, step.detection.verdict);
   }
   if (step.detection.trigger) held_.push_back({identity, *step.detection.trigger});
   follow_members(step.events);
@@ -177,7 +187,7 @@ std::optional<std::string> Watch::seed(const KeyLabels& key, std::span<const Obs
   Watch scratch(parameters_);
   RunRole last = RunRole::Ignored;
   for (const auto& run : runs) {
-    const MonitorStep step = scratch.observe(key, run, confirm);
+    const MonitorStep step = scratch.observe_seed(key, run, confirm);
     if (!step.events.empty() || step.detection.trigger) {
       return "its runs moved (" + step.detection.verdict.explanation + ")";
     }

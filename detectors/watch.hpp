@@ -45,6 +45,10 @@ class Watch {
   [[nodiscard]] std::optional<std::string> seed(const KeyLabels& key,
                                                 std::span<const Observation> runs,
                                                 ConfirmPolicy confirm);
+  // One stored seed of a key as a replay reads it: observed as observe() does, with nothing
+  // recorded for the controls, so that the replay builds the key as seed() did.
+  [[nodiscard]] MonitorStep observe_seed(const KeyLabels& key, const Observation& run,
+                                         ConfirmPolicy confirm);
   // An operator action on an open alert of the key with this identity (KeyLabels::identity()).
   [[nodiscard]] std::vector<AlertEvent> act(const std::string& key_identity,
                                             const core::AlertId& alert_id, OperatorAction action,
@@ -106,6 +110,8 @@ class Watch {
                                          const std::string& cause);
   // Members' state changes in `events` (resolved, acknowledged, superseded) move their incident:
   // its updated record is appended after them.
+  MonitorStep observe(const KeyLabels& key, const Observation& run, ConfirmPolicy confirm,
+                      bool for_controls);
   void follow_members(std::vector<AlertEvent>& events);
   // The siblings rule over each environment's runs since the last close: alerts fired and
   // resolved.

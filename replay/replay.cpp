@@ -115,6 +115,15 @@ class Driver {
       }
       return;
     }
+    if (run.judgement && run.judgement->is_seed()) {
+      // Another host's run this host started the key from (storage.warm_start): it builds the
+      // key as Engine::warm_start did and is no part of this host's cycles, rounds or controls,
+      // wherever it falls among this host's runs.
+      auto step = out_.watch.observe_seed(key->second, observation, *confirm);
+      trace(run, step, observation);
+      collect(std::move(step.events));
+      return;
+    }
     // The daemon's cycle or posted batch ended before this one; a gap ends a cycle too. In
     // history the daemon never judged, a key's run of a GPU (or host) that already ran it since
     // the last close begins the next round: the GPUs and hosts are compared round by round.
@@ -136,17 +145,21 @@ class Driver {
       if (!first_open_ || order < *first_open_) first_open_ = order;
     }
     auto step = out_.watch.observe(key->second, observation, *confirm);
-    if (options_.trace) {
-      TracedRun traced;
-      traced.run = run;
-      traced.verdict = std::move(step.detection.verdict);
-      traced.role = step.detection.role;
-      if (previous_run_) traced.changes = detectors::attribute(*previous_run_, observation);
-      traced.rebaseline = std::exchange(rebaselined_, false);
-      out_.trace.push_back(std::move(traced));
-      previous_run_ = std::move(observation);
-    }
+    trace(run, step, observation);
     collect(std::move(step.events));
+  }
+
+  void trace(const storage::RunSummary& run, detectors::MonitorStep& step,
+             detectors::Observation& observation) {
+    if (!options_.trace) return;
+    TracedRun traced;
+    traced.run = run;
+    traced.verdict = std::move(step.detection.verdict);
+    traced.role = step.detection.role;
+    if (previous_run_) traced.changes = detectors::attribute(*previous_run_, observation);
+    traced.rebaseline = std::exchange(rebaselined_, false);
+    out_.trace.push_back(std::move(traced));
+    previous_run_ = std::move(observation);
   }
 
   void close() {

@@ -82,6 +82,24 @@ Result<std::vector<FleetHost>> fleet_hosts(Connection& connection) {
   return hosts;
 }
 
+namespace {
+
+// The newest `per_key` candidates, newest first. Two hosts' runs at the same instant are one run
+// of the key here (UNIQUE(key, observedAt)): the later host's is kept.
+void keep_newest(std::vector<Candidate>& candidates, std::size_t per_key) {
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return std::tie(a.observed_at, a.host) > std::tie(b.observed_at, b.host);
+  });
+  candidates.erase(std::unique(candidates.begin(), candidates.end(),
+                               [](const Candidate& a, const Candidate& b) {
+                                 return a.observed_at == b.observed_at;
+                               }),
+                   candidates.end());
+  if (candidates.size() > per_key) candidates.resize(per_key);
+}
+
+}  // namespace
+
 Result<FleetSeeds> fleet_seeds(
     Connection& connection,
     const std::function<std::filesystem::path(const std::string& schema)>& location_of,
@@ -123,19 +141,10 @@ Result<FleetSeeds> fleet_seeds(
       auto& all = found[digest];
       all.insert(all.end(), std::make_move_iterator(runs.begin()),
                  std::make_move_iterator(runs.end()));
+      keep_newest(all, per_key);  // memory: per_key a key whatever the number of hosts
     }
   }
   for (auto& [digest, candidates] : found) {
-    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-      return std::tie(a.observed_at, a.host) > std::tie(b.observed_at, b.host);
-    });
-    // Two hosts' runs at the same instant are one run of the key here (UNIQUE(key, observedAt)).
-    candidates.erase(std::unique(candidates.begin(), candidates.end(),
-                                 [](const Candidate& a, const Candidate& b) {
-                                   return a.observed_at == b.observed_at;
-                                 }),
-                     candidates.end());
-    if (candidates.size() > per_key) candidates.resize(per_key);
     if (candidates.size() < min_runs) continue;
     FleetSeeds::Key& key = out.keys[digest];
     std::vector<bool> from(hosts.size(), false);

@@ -236,21 +236,11 @@ Result<std::vector<StoredRun>> RunStore::newest_passed_runs(std::int64_t key_id,
   static const std::string sql =
       "SELECT " + kRunColumns +
       "WHERE r.id IN (SELECT id FROM runs WHERE key_id = ?1 AND observed_at_ns < ?3 AND "
-      "status = 'passed' ORDER BY observed_at_ns DESC LIMIT ?2) ORDER BY r.observed_at_ns DESC";
+      "status = 'passed' AND NOT EXISTS (SELECT 1 FROM run_judgements s WHERE s.run_id = runs.id "
+      "AND s.cycle = ?4) ORDER BY observed_at_ns DESC LIMIT ?2) ORDER BY r.observed_at_ns DESC";
   auto stmt = KW_TRY(db_->statement(sql));
-  stmt->bind(1, key_id).bind_limit(2, limit).bind(3, before);
+  stmt->bind(1, key_id).bind_limit(2, limit).bind(3, before).bind(4, Judgement::kSeedCycle);
   return collect_runs(*db_, *stmt);
-}
-
-Result<std::optional<core::Timestamp>> RunStore::first_judged() const {
-  auto stmt =
-      KW_TRY(db_->statement("SELECT min(j.order_ns), min(r.observed_at_ns) FROM run_judgements j "
-                            "JOIN runs r ON r.id = j.run_id WHERE j.confirmation <> 'not_judged'"));
-  const auto row = KW_TRY(first_row(*stmt, [](const Statement& s) {
-    return std::pair{s.column_optional_timestamp(0), s.column_optional_timestamp(1)};
-  }));
-  if (!row || !row->first || !row->second) return std::optional<core::Timestamp>{};
-  return std::optional<core::Timestamp>{std::min(*row->first, *row->second)};
 }
 
 Result<std::vector<StoredRun>> RunStore::key_history(std::int64_t key_id) const {
@@ -561,7 +551,8 @@ Result<Confirmation> parse_confirmation(std::string_view text) {
 Status RunStore::record_judgement(Transaction& tx, std::int64_t key_id, core::Timestamp observed_at,
                                   const Judgement& judgement) {
   KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
-  if (judgement.confirmation != Confirmation::NotJudged) {
+  // A run judged here is unsettled until its cycle closes; a seed is never judged here.
+  if (judgement.confirmation != Confirmation::NotJudged && !judgement.is_seed()) {
     auto stmt = KW_TRY(
         db_->statement("UPDATE runs SET settled = 0 WHERE key_id = ?1 AND observed_at_ns = ?2"));
     stmt->bind(1, key_id).bind(2, observed_at);

@@ -41,8 +41,18 @@ struct Judgement {
   // Where in time the daemon judged it: its observedAt, or just after its key's newest run when
   // it came a little late (within the clock tolerance).
   core::Timestamp order{};
-  // The cycle or posted batch it was judged in (0: not known, judged before schema v7).
+  // The cycle or posted batch it was judged in (0: not known, judged before schema v7;
+  // kSeedCycle: a fleet's seed).
   std::int64_t cycle = 0;
+
+  // A seed (storage.warm_start): another host's run stored as the start of a key new to this
+  // host. Never judged here and no part of this host's cycles; a replay builds its key's detector
+  // from it as Engine::warm_start did (detectors::Watch::seed), and a fleet's reads skip it.
+  static constexpr std::int64_t kSeedCycle = -1;
+  [[nodiscard]] static Judgement seed(core::Timestamp observed_at) {
+    return Judgement{Confirmation::Next, observed_at, kSeedCycle};
+  }
+  [[nodiscard]] bool is_seed() const { return cycle == kSeedCycle; }
 };
 
 struct StoredRun {
@@ -135,15 +145,11 @@ class RunStore {
   // One key's newest `limit` runs, newest first, through the (key_id, observed_at) index.
   [[nodiscard]] Result<std::vector<StoredRun>> newest_runs(std::int64_t key_id,
                                                            std::size_t limit) const;
-  // One key's newest `limit` passed runs observed before `before`, newest first (a key's seeds for
-  // a fleet's new host: storage/fleet.hpp).
+  // One key's newest `limit` passed runs observed before `before`, newest first, less the seeds
+  // this host took from others (a key's seeds for a fleet's new host: storage/fleet.hpp).
   [[nodiscard]] Result<std::vector<StoredRun>> newest_passed_runs(std::int64_t key_id,
                                                                   core::Timestamp before,
                                                                   std::size_t limit) const;
-  // Where this host's own judged runs begin in a replay (the earlier of their first order and
-  // first observedAt); nullopt while the daemon has judged no run here. A fleet's seeds stay
-  // older than it, so a replay never reads them inside one of this host's cycles.
-  [[nodiscard]] Result<std::optional<core::Timestamp>> first_judged() const;
   // Every run of one key, oldest first (what a backtest replays).
   [[nodiscard]] Result<std::vector<StoredRun>> key_history(std::int64_t key_id) const;
   // Every run of every key in observedAt order (ties: key, then insertion), one at a time:

@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -147,9 +149,69 @@ class ReplayTest : public ::testing::Test {
   }
 
   kernelwatch::testing::TempDir dir_;
+  // Stores runs in one transaction, each with the judgement `judgement_of` gives it (none: as
+  // imported).
+  void store_with(
+      const std::vector<RunSpec>& runs,
+      const std::function<std::optional<storage::Judgement>(const RunSpec&)>& judgement_of) {
+    auto tx = store_->begin();
+    ASSERT_TRUE(tx) << tx.error().message;
+    storage::RunStore run_store(*store_);
+    for (const auto& spec : runs) {
+      auto inserted = run_store.insert_run(*tx, record(spec), "");
+      ASSERT_TRUE(inserted) << inserted.error().message;
+      if (const auto judgement = judgement_of(spec)) {
+        ASSERT_TRUE(run_store.record_judgement(*tx, inserted->key_id, spec.at, *judgement));
+      }
+    }
+    ASSERT_TRUE(run_store.close_judged_cycles(*tx));
+    ASSERT_TRUE(tx->commit());
+  }
+
   std::optional<storage::Connection> store_;
   std::int64_t cycle_ = 0;
 };
+
+// Another host's runs a key was started from (storage.warm_start) may fall among this host's
+// runs in time: a replay reads them as that key's start only, so a cycle of this host in which
+// four keys stepped stays one cycle, and its steps one incident. Read as imported history, the
+// seeds' host repeating within the cycle would close it half way (a new round) and the four
+// steps would be four alerts.
+TEST_F(ReplayTest, SeedsAmongThisHostsRunsLeaveItsCyclesWhole) {
+  const core::Timestamp t0 = base_time();
+  std::vector<RunSpec> history;
+  std::vector<RunSpec> cycle;
+  for (int k = 0; k < 4; ++k) {
+    const std::string workload = "w" + std::to_string(k);
+    for (int i = 0; i < 20; ++i)
+      history.push_back({workload, t0 + std::chrono::minutes(i), quiet(i), "", ""});
+    cycle.push_back({workload, t0 + std::chrono::minutes(30 + 2 * k), quiet(k) * 13 / 10, "h", ""});
+  }
+  std::vector<RunSpec> seeds;
+  for (int i = 0; i < 6; ++i) {
+    seeds.push_back({"seeded", t0 + std::chrono::minutes(25 + 2 * i) + 30s, quiet(i), "a", ""});
+  }
+  store_with(history, [](const RunSpec&) { return std::nullopt; });
+  store_with(cycle, [](const RunSpec& spec) {
+    return storage::Judgement{storage::Confirmation::Alone, spec.at, 7};
+  });
+  store_with(seeds, [](const RunSpec& spec) { return storage::Judgement::seed(spec.at); });
+
+  const Replay r = replayed();
+  EXPECT_EQ(r.runs, history.size() + cycle.size() + seeds.size());
+  ASSERT_EQ(r.alerts.size(), 1u) << "the cycle's four steps, one incident";
+  EXPECT_EQ(r.alerts[0].members.size(), 4u);
+  // The seeded key was built from its seeds: its newest run read, judged in its band.
+  const detectors::Watch::KeyView* seeded = nullptr;
+  for (const auto* view : r.watch.keys()) {
+    if (view->monitor->key().workload == "seeded") seeded = view;
+  }
+  ASSERT_NE(seeded, nullptr);
+  ASSERT_TRUE(seeded->last_run);
+  EXPECT_EQ(seeded->last_run->observed_at, seeds.back().at);
+  EXPECT_EQ(seeded->last_verdict.kind, detectors::VerdictKind::InBand)
+      << seeded->last_verdict.explanation;
+}
 
 TEST_F(ReplayTest, AStepInImportedHistoryIsOneAlertAtTheStepConfirmedByTheNextRun) {
   const auto runs = stepping("w", base_time());

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -256,28 +257,36 @@ TEST_F(RunStoreTest, NewestRunsQueryWalksTheIndexWithoutScanOrSort) {
 }
 #endif
 
-// A fleet's seeds stay older than where this host's judged runs begin in a replay. Runs never
-// judged (imported) and runs stored as 'not judged' do not count.
-TEST_F(RunStoreTest, FirstJudgedIsTheEarliestPlaceOfARunTheDaemonJudged) {
+// A host's seeds (another host's runs it started a key from) are never read as its own runs by
+// a fleet: the newest passed runs of a key leave them out, and they are never unsettled.
+TEST_F(RunStoreTest, NewestPassedRunsLeaveOutTheSeedsThisHostTookFromOthers) {
   const core::Record base = fixture_record(kTvdFixture);
-  EXPECT_EQ(*runs_->first_judged(), std::nullopt);
   auto tx = connection_->begin();
   ASSERT_TRUE(tx);
+  std::int64_t key = 0;
   for (int minutes : {0, 10, 20, 30}) {
-    ASSERT_TRUE(runs_->insert_run(*tx, shifted(base, minutes, 1'000'000), ""));
+    key = runs_->insert_run(*tx, shifted(base, minutes, 1'000'000 + minutes), "")->key_id;
   }
-  const std::int64_t key = *runs_->find_key(core::Run::of(base)->key_digest()).value();
   const auto at = [&](int minutes) { return base.run.observed_at + std::chrono::minutes{minutes}; };
-  // Minute 0 imported (no judgement); minute 10 stored as not judged; minute 30 judged, then
-  // minute 20 a little late (just after minute 30's).
-  const auto judge = [&](int minutes, Confirmation confirmation, int order) {
-    return runs_->record_judgement(*tx, key, at(minutes), Judgement{confirmation, at(order), 1});
-  };
-  ASSERT_TRUE(judge(10, Confirmation::NotJudged, 10));
-  ASSERT_TRUE(judge(30, Confirmation::Next, 30));
-  ASSERT_TRUE(judge(20, Confirmation::Next, 31));
+  ASSERT_TRUE(runs_->record_judgement(*tx, key, at(20), Judgement::seed(at(20))));
+  ASSERT_TRUE(runs_->record_judgement(*tx, key, at(30), Judgement{Confirmation::Alone, at(30), 7}));
   ASSERT_TRUE(tx->commit());
-  EXPECT_EQ(*runs_->first_judged(), std::optional<core::Timestamp>{at(20)});
+  const auto newest = runs_->newest_passed_runs(key, at(60), 10);
+  ASSERT_TRUE(newest) << newest.error().message;
+  std::vector<std::int64_t> medians;
+  for (const auto& run : *newest) medians.push_back(run.record.run.median->count());
+  EXPECT_EQ(medians, (std::vector<std::int64_t>{1'000'030, 1'000'010, 1'000'000}));
+  // The judged run at minute 30 waits for its cycle to close; the seed was never judged here.
+  const auto summaries = runs_->key_summaries(key);
+  ASSERT_TRUE(summaries) << summaries.error().message;
+  std::map<std::int64_t, Judged> judged;
+  for (const auto& run : *summaries) {
+    judged[(run.observed_at - base.run.observed_at) / std::chrono::minutes{1}] = run.judged;
+  }
+  EXPECT_EQ(
+      judged,
+      (std::map<std::int64_t, Judged>{
+          {0, Judged::Never}, {10, Judged::Never}, {20, Judged::Never}, {30, Judged::CycleOpen}}));
 }
 
 }  // namespace
