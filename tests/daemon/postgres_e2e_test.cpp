@@ -474,6 +474,17 @@ TEST(PostgresqlE2E, ANewHostImportingTheFleetsHistoryIsJudgedByItsBandFromItsFir
 // newest runs of it in the other hosts' schemas, by itself. Its first run of each key is judged
 // against the three hosts' band; 12% slower on every key is one incident, one notification, and
 // a restart pages nothing again. A host without the setting starts cold (its bands are its own).
+// Every notification a daemon has queued, sent or given up on (its status's outbox).
+std::size_t outbox_rows(DaemonProcess& daemon) {
+  const json status = json::parse(http(daemon.port(), "GET", "/api/v1/status").body);
+  std::size_t rows = 0;
+  for (const auto& d : status["outbox"]) {
+    rows += d["pending"].get<std::size_t>() + d["delivered"].get<std::size_t>() +
+            d["dead"].get<std::size_t>();
+  }
+  return rows;
+}
+
 TEST(PostgresqlE2E, ANewHostThatStartsWarmIsJudgedByTheFleetsBandFromItsFirstRun) {
   KW_REQUIRE_POSTGRES(server);
   const std::string url = server.create_database();
@@ -541,6 +552,9 @@ TEST(PostgresqlE2E, ANewHostThatStartsWarmIsJudgedByTheFleetsBandFromItsFirstRun
   const json again = json::parse(http(d.port(), "GET", "/api/v1/alerts?state=firing").body);
   ASSERT_EQ(again.size(), 1u) << again.dump(2);
   EXPECT_EQ(again[0]["id"], alerts[0]["id"]);
+  // What a restart would page again is queued before the daemon answers: the outbox holds the
+  // one notification.
+  EXPECT_EQ(outbox_rows(d), 1u) << d.log();
   d.stop();
   std::set<std::string> notifications;
   for (const auto& r : receiver.snapshot().requests) {
@@ -606,6 +620,7 @@ TEST(PostgresqlE2E, ANewHostThatStartsWarmIsJudgedByTheFleetsBandFromItsFirstRun
   cold.start();
   ASSERT_NE(cold.port(), 0) << cold.log();
   EXPECT_EQ(judged_alerts(), alerts_before);
+  EXPECT_EQ(outbox_rows(cold), 1u) << cold.log();
   cold.stop();
 }
 
