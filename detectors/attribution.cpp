@@ -24,6 +24,13 @@ std::vector<AttributionChange> attribute(const Observation& before, const Observ
     const std::string to_value = to == after.software.end() ? "" : to->second;
     if (from_value != to_value) changes.push_back({"software." + name, from_value, to_value});
   }
+  // Where it ran, when both runs say: a step that began on another host than the run before it
+  // (a new host judged by its fleet's runs, storage.warm_start) may be the host's, not the code's.
+  const std::string& from_host = before.placement->host;
+  const std::string& to_host = after.placement->host;
+  if (!from_host.empty() && !to_host.empty() && from_host != to_host) {
+    changes.push_back({"host", from_host, to_host});
+  }
   return changes;
 }
 

@@ -1,5 +1,6 @@
 // Attribution: which recorded non-key fields (implementation version and digest, software
-// environment) changed between the last accepted run and the run where a step began.
+// environment, the host it ran on) changed between the last accepted run and the run where a
+// step began.
 // Pure; standard library and detectors/ only.
 #pragma once
 
@@ -15,7 +16,8 @@ using core::AttributionChange;  // core/alert.hpp
 using core::describe;
 
 // Changes from `before` to `after`: implementation version first, then digest, then software
-// fields in name order. A field neither run records is never a change.
+// fields in name order, then the host (only when both runs name one). A field neither run
+// records is never a change.
 [[nodiscard]] std::vector<AttributionChange> attribute(const Observation& before,
                                                        const Observation& after);
 

@@ -102,7 +102,16 @@ std::string describe_incident(const Alert& incident, const Controls& controls) {
                      core::format_change(incident.relative_change) +
                      "); benchmarks: " + some_names(benchmarks, 4) +
                      "; providers: " + some_names(providers, 4) + ". ";
-  if (references == 0) {
+  const auto shared = shared_changes(members);
+  const bool host_moved = std::any_of(shared.begin(), shared.end(), [&](const SharedChange& c) {
+    return c.change.field == "host" && c.members == members.size();
+  });
+  if (host_moved) {
+    text +=
+        "Every key's step began at a run on another host than the run before it: this "
+        "host against the other hosts' runs (a new host judged by its fleet's runs, "
+        "storage.warm_start), not necessarily the code.";
+  } else if (references == 0) {
     text +=
         "Only subjects stepped, no reference of theirs did: a change they share (their "
         "implementation, or a dependency such as Triton), not the host.";
@@ -113,7 +122,6 @@ std::string describe_incident(const Alert& incident, const Controls& controls) {
             " reference(s) stepped with the subjects: the host, a dependency or the benchmark "
             "changed.";
   }
-  const auto shared = shared_changes(members);
   if (shared.empty()) {
     text += " The runs record no change of software, implementation or version at that run.";
   } else {

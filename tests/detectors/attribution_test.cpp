@@ -51,6 +51,23 @@ TEST(Attribution, PicksTheFieldThatChanged) {
   }
 }
 
+// The host a run ran on is attributed when both runs name one: a new host's first runs judged
+// by its fleet's (storage.warm_start) say where they ran; history that names no host says
+// nothing of it.
+TEST(Attribution, AnotherHostIsAChangeOnlyWhenBothRunsNameTheirs) {
+  const auto on = [](const std::string& host) {
+    auto run = run_at(0, 1000);
+    if (!host.empty()) run.placement = core::Placement{host, "0", "", ""};
+    return run;
+  };
+  EXPECT_EQ(attribute(on("h100-a"), on("h100-d")),
+            (std::vector<AttributionChange>{{"host", "h100-a", "h100-d"}}));
+  EXPECT_TRUE(attribute(on("h100-a"), on("h100-a")).empty());
+  EXPECT_TRUE(attribute(on(""), on("h100-d")).empty());
+  EXPECT_TRUE(attribute(on("h100-a"), on("")).empty());
+  EXPECT_EQ(describe(attribute(on("h100-a"), on("h100-d"))), "host changed h100-a -> h100-d");
+}
+
 TEST(Attribution, DescribesChangesForPeople) {
   EXPECT_EQ(describe({}), "no recorded implementation or software change");
   EXPECT_EQ(
