@@ -405,6 +405,34 @@ TEST(PostgresqlE2E, TheServerKilledWhileThreeHostsPostLosesNothingAcknowledged) 
 // own schema before its first start (docs/FLEET.md): its first runs are judged against the band
 // of the three hosts' runs, and the new host 12% slower than them on every key is one alert about
 // the host (one incident, one notification), not one per key.
+// A record that names the host it ran on.
+json on_host(json record, const std::string& host) {
+  record["run"]["metadata"]["labels"]["host"] = host;
+  return record;
+}
+
+// The fleet's first three hosts each post ten runs of every workload (1% noise around 1 ms, one
+// run a minute from `start`, each host's a few seconds apart from the others': one key, one run
+// per instant), naming their host when `name_hosts`; each daemon is stopped after.
+void post_fleet_history(FleetOfDaemons& fleet, const std::vector<std::string>& workloads,
+                        core::Timestamp start, bool name_hosts) {
+  for (std::size_t h = 0; h < 3; ++h) {
+    auto& daemon = *fleet.daemons[h];
+    daemon.start();
+    ASSERT_NE(daemon.port(), 0) << daemon.log();
+    json batch = json::array();
+    for (const auto& workload : workloads) {
+      for (int r = 0; r < 10; ++r) {
+        json record = synthetic_record(r, noisy(r + static_cast<int>(h) * 3), workload,
+                                       start + std::chrono::seconds(7 * h));
+        batch.push_back(name_hosts ? on_host(std::move(record), fleet.hosts[h]) : record);
+      }
+    }
+    ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/runs", batch.dump(), kToken).status, 200);
+    daemon.stop();
+  }
+}
+
 TEST(PostgresqlE2E, ANewHostImportingTheFleetsHistoryIsJudgedByItsBandFromItsFirstRun) {
   KW_REQUIRE_POSTGRES(server);
   testing::TempDir work;
@@ -414,20 +442,7 @@ TEST(PostgresqlE2E, ANewHostImportingTheFleetsHistoryIsJudgedByItsBandFromItsFir
   const std::vector<std::string> workloads = {"warm-0", "warm-1", "warm-2",
                                               "warm-3", "warm-4", "warm-5"};
   const core::Timestamp start = day_before_now();
-  for (std::size_t h = 0; h < 3; ++h) {
-    daemons[h]->start();
-    ASSERT_NE(daemons[h]->port(), 0) << daemons[h]->log();
-    json batch = json::array();
-    for (const auto& workload : workloads) {
-      // Each host's runs a few seconds apart from the others' (one key: one run per instant).
-      for (int r = 0; r < 10; ++r) {
-        batch.push_back(synthetic_record(r, noisy(r + static_cast<int>(h) * 3), workload,
-                                         start + std::chrono::seconds(7 * h)));
-      }
-    }
-    ASSERT_EQ(http(daemons[h]->port(), "POST", "/api/v1/runs", batch.dump(), kToken).status, 200);
-    daemons[h]->stop();
-  }
+  ASSERT_NO_FATAL_FAILURE(post_fleet_history(hosts_daemons, workloads, start, false));
   // The new host imports the three hosts' history into its own schema, then starts.
   const auto schema_url = [&](const std::string& schema) {
     return url + "&options=-csearch_path%3D" + schema;
@@ -492,25 +507,8 @@ TEST(PostgresqlE2E, ANewHostThatStartsWarmIsJudgedByTheFleetsBandFromItsFirstRun
   auto& daemons = fleet.daemons;
   const std::vector<std::string> workloads = {"warm-0", "warm-1", "warm-2",
                                               "warm-3", "warm-4", "warm-5"};
-  const auto on_host = [](json record, const std::string& host) {
-    record["run"]["metadata"]["labels"]["host"] = host;
-    return record;
-  };
   const core::Timestamp start = day_before_now();
-  for (std::size_t h = 0; h < 3; ++h) {
-    daemons[h]->start();
-    ASSERT_NE(daemons[h]->port(), 0) << daemons[h]->log();
-    json batch = json::array();
-    for (const auto& workload : workloads) {
-      for (int r = 0; r < 10; ++r) {
-        batch.push_back(on_host(synthetic_record(r, noisy(r + static_cast<int>(h) * 3), workload,
-                                                 start + std::chrono::seconds(7 * h)),
-                                fleet.hosts[h]));
-      }
-    }
-    ASSERT_EQ(http(daemons[h]->port(), "POST", "/api/v1/runs", batch.dump(), kToken).status, 200);
-    daemons[h]->stop();
-  }
+  ASSERT_NO_FATAL_FAILURE(post_fleet_history(fleet, workloads, start, true));
   // Its first run of each key, 12% slower than the fleet, more than an hour after the fleet's
   // newest (runs of the last hour are no seed).
   const auto first_runs = [&](const std::string& host) {
