@@ -49,7 +49,7 @@ struct EngineOptions {
 
 // A key new to this host that started from the fleet's runs of it (storage.warm_start).
 struct WarmStart {
-  std::size_t runs = 0;            // the fleet's runs it started from, stored as history
+  std::size_t runs = 0;            // the fleet's runs it started from, stored as its seeds
   std::vector<std::string> hosts;  // the schemas they came from
 };
 
@@ -69,8 +69,8 @@ struct Processed {
   std::optional<core::KeyLabels> replaced_key;
   // The run's key was new to this host and started from the fleet's runs (its first run here).
   std::optional<WarmStart> warm_start;
-  // What the fleet could not give (a key that started cold although the fleet holds runs of it,
-  // a host's schema not read): on the batch's first run.
+  // What the fleet could not give (a key that started cold: too few runs, or runs that moved; a
+  // host's schema not read): on the batch's first run.
   std::vector<std::string> warm_notes;
 };
 
@@ -167,7 +167,7 @@ class Engine {
   [[nodiscard]] core::Result<Processed> process_run(Transaction& tx, const core::Run& run,
                                                     core::Timestamp now);
   // engine_warm.cpp: the keys of `runs` new to this host started from the fleet's runs of them
-  // (options_.fleet_location set), stored as history; what happened in warm_ and warm_notes_.
+  // (options_.fleet_location set), stored as their seeds; what happened in warm_ and warm_notes_.
   [[nodiscard]] core::Status warm_start(std::span<const core::Run> runs);
   [[nodiscard]] core::Status store_events(Transaction& tx,
                                           const std::vector<detectors::AlertEvent>& events,

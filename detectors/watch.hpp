@@ -37,9 +37,9 @@ class Watch {
   [[nodiscard]] MonitorStep observe(const KeyLabels& key, const Observation& run,
                                     ConfirmPolicy confirm);
   // A key this watch has never seen, started from runs of it judged elsewhere (a new host's
-  // fleet seeds, storage.warm_start), oldest first, each as a replay judges a run the daemon never
-  // judged (`confirm`): adopted only when they are quiet, so that a replay of them among the
-  // other keys' runs leaves the key as this does. nullopt when adopted; else why not (an alert
+  // fleet seeds, storage.warm_start), oldest first, each observed as observe_seed() observes
+  // it (`confirm`): adopted only when they are quiet, so that a replay of the stored seeds among
+  // the other keys' runs leaves the key as this does. nullopt when adopted; else why not (an alert
   // or a step in them, their newest run awaiting confirmation, a key already watched) and the
   // watch is unchanged. Nothing is recorded for the controls: seeds are no cycle of this watch.
   [[nodiscard]] std::optional<std::string> seed(const KeyLabels& key,

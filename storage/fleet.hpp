@@ -48,8 +48,8 @@ struct FleetHost {
 // problems_first order; empty for a SQLite file.
 [[nodiscard]] Result<std::vector<FleetHost>> fleet_hosts(Connection& connection);
 
-// A key new to this host (storage.warm_start): its digest, and the observedAt of its first run
-// here (the fleet's runs from before it are its seeds).
+// A key new to this host (storage.warm_start): its digest, and the instant its seeds must be
+// older than (its first run here less detector.controls.cycle_gap).
 struct SeedRequest {
   std::string key_digest;
   core::Timestamp before{};
@@ -67,11 +67,11 @@ struct FleetSeeds {
   std::vector<std::string> problems;
 };
 
-// For each key of `wanted`, the newest `per_key` passed runs from before its first run here,
-// over every other schema of this connection's PostgreSQL database that holds kernelwatch's
-// tables (each opened read-only at location_of(schema), one connection at a time), newest across
-// hosts first; a key the fleet holds fewer than `min_runs` such runs of is left out (too few to
-// judge by: it starts cold). Empty for a SQLite file.
+// For each key of `wanted`, the newest `per_key` passed runs from before its `before`, less the
+// seeds those hosts took from others, over every other schema of this connection's PostgreSQL
+// database that holds kernelwatch's tables (each opened read-only at location_of(schema), one
+// connection at a time), newest across hosts first; a key the fleet holds fewer than `min_runs`
+// such runs of is left out (too few to judge by: it starts cold). Empty for a SQLite file.
 [[nodiscard]] Result<FleetSeeds> fleet_seeds(
     Connection& connection,
     const std::function<std::filesystem::path(const std::string& schema)>& location_of,
