@@ -26,7 +26,8 @@ std::string describe_warm_start(const std::string& key_display, const WarmStart&
 
 core::Status Engine::warm_start(std::span<const core::Run> runs) {
   if (!options_.fleet_location || !store_->is_postgresql()) return {};
-  // The keys of the batch this host has no run of, each with its first run's observedAt.
+  // The keys of the batch this host has no run of, each with the instant its seeds must be older
+  // than: its first run's observedAt less cycle_gap.
   std::map<std::string, storage::SeedRequest> wanted;
   std::map<std::string, std::string> names;  // what the log calls each
   for (const auto& run : runs) {
