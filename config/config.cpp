@@ -103,13 +103,15 @@ bool word_char_ok(char c);
 bool schema_name_ok(std::string_view name);
 
 Status read_storage(const Reader& reader, const JsonField& field, StorageConfig& out) {
-  const JsonField object = KW_TRY(object_of(field, {"path", "postgresql", "schema", "warm_start"}));
+  const JsonField object =
+      KW_TRY(object_of(field, {"path", "postgresql", "schema", "warm_start", "fleet_controls"}));
   out.warm_start = KW_TRY(object["warm_start"].boolean_or(false));
+  out.fleet_controls = KW_TRY(object["fleet_controls"].boolean_or(false));
   const std::string text = KW_TRY(object["path"].string_or(out.path.string()));
   if (text.empty()) return object["path"].error("must not be empty");
   out.path = reader.resolve(text);
   const auto warm_start_needs_schema = [&]() -> Status {
-    return object["warm_start"].error(
+    return object[out.warm_start ? "warm_start" : "fleet_controls"].error(
         "reads the other hosts' schemas of a PostgreSQL database that several daemons share: it "
         "needs storage.postgresql and storage.schema (docs/FLEET.md)");
   };
@@ -117,7 +119,7 @@ Status read_storage(const Reader& reader, const JsonField& field, StorageConfig&
     if (object["schema"].present()) {
       return object["schema"].error("is a PostgreSQL schema: give storage.postgresql with it");
     }
-    if (out.warm_start) return warm_start_needs_schema();
+    if (out.warm_start || out.fleet_controls) return warm_start_needs_schema();
     return {};
   }
   if (object["path"].present()) {
@@ -139,7 +141,7 @@ Status read_storage(const Reader& reader, const JsonField& field, StorageConfig&
     out.postgresql = "postgresql:///?service=" + database;
   }
   if (!object["schema"].present()) {
-    if (out.warm_start) return warm_start_needs_schema();
+    if (out.warm_start || out.fleet_controls) return warm_start_needs_schema();
     return {};
   }
   out.schema = KW_TRY(object["schema"].string_or(""));
@@ -671,6 +673,7 @@ json redacted_json(const Config& config) {
                        : json{{"postgresql", config.storage.postgresql}};
   if (!config.storage.schema.empty()) out["storage"]["schema"] = config.storage.schema;
   if (config.storage.warm_start) out["storage"]["warm_start"] = true;
+  if (config.storage.fleet_controls) out["storage"]["fleet_controls"] = true;
   json http = {{"listen", config.http.listen},
                {"public_url", config.http.public_url},
                {"header_timeout", format_duration(config.http.header_timeout)},

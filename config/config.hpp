@@ -48,6 +48,10 @@ struct StorageConfig {
   // A key new to this host starts from the fleet's newest runs of it in the other hosts' schemas
   // of the same database (docs/FLEET.md, "A new host starts warm"). Needs postgresql and schema.
   bool warm_start = false;
+  // A step of this host's key is judged against the other hosts' runs of the key around it: a
+  // host that moved alone is one alert about the host (docs/FLEET.md, "Host against host").
+  // Needs postgresql and schema.
+  bool fleet_controls = false;
 
   // What storage::Connection::open takes: the file, or the PostgreSQL URL; with a schema, the URL
   // sets it as libpq's own `options=-csearch_path=NAME`, so that `psql` given that URL sees the

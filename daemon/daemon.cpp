@@ -54,7 +54,9 @@ EngineOptions engine_options(const config::Config& c) {
   o.confirm_reruns = c.detector.confirm_reruns;
   for (const auto& n : c.notifiers) o.destinations.push_back(n.destination.name);
   o.host = host_name();
-  if (c.storage.warm_start) {
+  o.warm_start = c.storage.warm_start;
+  o.fleet_controls = c.storage.fleet_controls;
+  if (c.storage.warm_start || c.storage.fleet_controls) {
     o.fleet_location = [storage = c.storage](const std::string& schema) {
       return storage.location_of(schema);
     };
@@ -198,7 +200,9 @@ void Daemon::reload() {
         "keys' history is kept, no longer compared); restore the old values to continue them");
   }
   auto storage = config_.storage;
-  storage.warm_start = fresh->storage.warm_start;  // (a SQLite file has no fleet: ignored there)
+  // (a SQLite file has no fleet: ignored there)
+  storage.warm_start = fresh->storage.warm_start;
+  storage.fleet_controls = fresh->storage.fleet_controls;
   const auto listen = config_.http.listen;
   config_ = std::move(*fresh);
   config_.storage = storage;

@@ -133,6 +133,7 @@ std::optional<CycleClose> Delivery::flush() {
       log.info("environment incident " + incident.id.long_form() + ": " + incident.explanation);
     }
   }
+  for (const auto& note : engine.take_fleet_notes()) log.warning("storage.fleet_controls: " + note);
   auto written = engine.flush_notifications(wall_now());
   parts_.published.invalidate();
   if (!written) {

@@ -166,6 +166,7 @@ std::int64_t Engine::cycle_id(core::Timestamp now) {
 
 core::Result<CycleClose> Engine::close(Transaction& tx, core::Timestamp now) {
   CycleClose out;
+  KW_TRY(read_fleet_controls(tx));
   const auto events = watch_.close_cycle();
   cycle_ = 0;
   for (const auto& event : events) {

@@ -42,9 +42,14 @@ struct EngineOptions {
   int confirm_reruns = 1;                 // 0: the daemon's own runs alert without a rerun
   std::vector<std::string> destinations;  // configured notifier names
   std::string host;                       // names this instance in notifications
-  // storage.warm_start: where another host's schema of the same PostgreSQL database is (its
-  // URL); unset: a key new to this host starts cold (engine_warm.cpp).
+  // Where another host's schema of the same PostgreSQL database is (its URL): set with
+  // warm_start or fleet_controls.
   std::function<std::filesystem::path(const std::string& schema)> fleet_location;
+  // storage.warm_start: a key new to this host starts from the fleet's runs (engine_warm.cpp).
+  bool warm_start = false;
+  // storage.fleet_controls: the held steps of a close are decided with the other hosts' runs of
+  // their keys around them (engine_fleet.cpp, detectors/fleet.hpp).
+  bool fleet_controls = false;
 };
 
 // A key new to this host that started from the fleet's runs of it (storage.warm_start).
@@ -160,6 +165,9 @@ class Engine {
   using ChangeListener = std::function<void(std::optional<std::int64_t> key_id)>;
   void set_change_listener(ChangeListener listener) { listener_ = std::move(listener); }
   [[nodiscard]] const EngineOptions& options() const { return options_; }
+  // What the closes since the last call could not read of the fleet's runs
+  // (storage.fleet_controls: a schema not read), taken: the caller logs them.
+  [[nodiscard]] std::vector<std::string> take_fleet_notes() { return std::move(fleet_notes_); }
 
  private:
   using Transaction = storage::Transaction;
@@ -169,6 +177,9 @@ class Engine {
   // engine_warm.cpp: the keys of `runs` new to this host started from the fleet's runs of them
   // (options_.fleet_location set), stored as their seeds; what happened in warm_ and warm_notes_.
   [[nodiscard]] core::Status warm_start(std::span<const core::Run> runs);
+  // engine_fleet.cpp: the other hosts' runs of the held steps' keys around each step (options_.
+  // fleet_controls), stored in `tx` as controls and given to the Watch before it closes.
+  [[nodiscard]] core::Status read_fleet_controls(Transaction& tx);
   [[nodiscard]] core::Status store_events(Transaction& tx,
                                           const std::vector<detectors::AlertEvent>& events,
                                           core::Timestamp now);
@@ -219,6 +230,8 @@ class Engine {
   // what the fleet could not give (taken by the batch's first run).
   std::map<std::string, WarmStart> warm_;
   std::vector<std::string> warm_notes_;
+  // What the fleet could not give at the last close (a schema not read): logged by the caller.
+  std::vector<std::string> fleet_notes_;
 };
 
 // One log line: "<key>: new to this host, started from N run(s) of the fleet (hosts a, b) ...".

@@ -25,7 +25,7 @@ std::string describe_warm_start(const std::string& key_display, const WarmStart&
 }
 
 core::Status Engine::warm_start(std::span<const core::Run> runs) {
-  if (!options_.fleet_location || !store_->is_postgresql()) return {};
+  if (!options_.warm_start || !options_.fleet_location || !store_->is_postgresql()) return {};
   // The keys of the batch this host has no run of, each with the instant its seeds must be older
   // than: its first run's observedAt less cycle_gap.
   std::map<std::string, storage::SeedRequest> wanted;
@@ -96,7 +96,6 @@ core::Status Engine::warm_start(std::span<const core::Run> runs) {
       const auto inserted = KW_TRY(store.insert_run(tx, run, ""));
       KW_TRY(store.record_judgement(tx, inserted.key_id, at, storage::Judgement::seed(at)));
       touched_.insert(inserted.key_id);
-      placed_.count(core::placement_of(run.record().run.metadata), at);
       key_ids_[key.labels.identity()] = inserted.key_id;
       identities_[inserted.key_id] = key.labels.identity();
     }

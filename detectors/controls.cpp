@@ -19,6 +19,14 @@ bool Controls::is_reference(const std::string& provider) const {
                    provider) != parameters_.reference_providers.end();
 }
 
+std::size_t Controls::unmoved_keys(const std::string& environment, core::Timestamp at) const {
+  const Cycle* cycle = cycle_of(environment, at);
+  if (cycle == nullptr) return 0;
+  return static_cast<std::size_t>(
+      std::count_if(cycle->rows.begin(), cycle->rows.end(),
+                    [](const auto& row) { return row.second.center > 0 && !row.second.moved; }));
+}
+
 void Controls::record(const KeyLabels& key, const Observation& run, const Verdict& verdict) {
   if (!run.judgeable()) return;
   auto& cycles = cycles_[key.environment];

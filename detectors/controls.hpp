@@ -72,6 +72,9 @@ class Controls {
       std::span<const HeldStep> steps,
       const std::function<std::size_t(const core::AlertId&)>& members_before) const;
   [[nodiscard]] bool is_reference(const std::string& provider) const;
+  // How many keys of `environment` were judged in the kept cycle holding `at` without moving
+  // (0 when no kept cycle holds it).
+  [[nodiscard]] std::size_t unmoved_keys(const std::string& environment, core::Timestamp at) const;
   // Per environment, the runs that name their host or GPU (siblings.hpp) since the last
   // clear_placed(): the runs of one daemon cycle (or posted batch, or replayed gap), whatever
   // cycle_gap makes of them (a daemon with a 15-minute schedule never leaves an hour's gap).

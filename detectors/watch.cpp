@@ -145,7 +145,19 @@ MonitorStep Watch::observe(const KeyLabels& key, const Observation& run, Confirm
 
 MonitorStep Watch::observe_seed(const KeyLabels& key, const Observation& run,
                                 ConfirmPolicy confirm) {
+  fleet_.keep(key.identity(), run);
   return observe(key, run, confirm, /*for_controls=*/false);
+}
+
+void Watch::add_fleet_run(const KeyLabels& key, const Observation& run, core::Timestamp for_step) {
+  fleet_.add(key.identity(), run, for_step);
+}
+
+std::vector<HeldStep> Watch::held_steps() const {
+  std::vector<HeldStep> out;
+  out.reserve(held_.size());
+  for (const auto& h : held_) out.push_back({&keys_.at(h.key_identity).monitor->key(), &h.trigger});
+  return out;
 }
 
 MonitorStep Watch::observe(const KeyLabels& key, const Observation& run, ConfirmPolicy confirm,
@@ -207,6 +219,7 @@ std::optional<std::string> Watch::seed(const KeyLabels& key, std::span<const Obs
     return "an alert of it is open";
   }
   keys_.emplace(identity, std::move(seeded));
+  for (const auto& run : runs) fleet_.keep(identity, run);
   return std::nullopt;
 }
 
@@ -349,11 +362,12 @@ std::vector<AlertEvent> Watch::judge_units() {
 
 std::vector<AlertEvent> Watch::close_cycle() {
   std::vector<AlertEvent> events = judge_units();
-  append(events, close_steps());
+  append(events, close_steps(/*with_fleet=*/true));
+  fleet_.settle();
   return events;
 }
 
-std::vector<AlertEvent> Watch::close_steps() {
+std::vector<AlertEvent> Watch::close_steps(bool with_fleet) {
   std::vector<AlertEvent> events;
   if (held_.empty()) return events;
   std::vector<Held> held = std::move(held_);
@@ -363,10 +377,11 @@ std::vector<AlertEvent> Watch::close_steps() {
   steps.reserve(held.size());
   for (const auto& h : held)
     steps.push_back({&keys_.at(h.key_identity).monitor->key(), &h.trigger});
-  const auto decisions = controls_.decide(steps, [&](const core::AlertId& id) -> std::size_t {
+  auto decisions = controls_.decide(steps, [&](const core::AlertId& id) -> std::size_t {
     const Alert* known = find_incident(id);
     return known == nullptr ? 0 : known->members.size();
   });
+  if (with_fleet) decide_by_fleet(steps, decisions);
 
   std::map<core::AlertId, std::vector<Alert>> joined;
   for (std::size_t i = 0; i < held.size(); ++i) {
@@ -442,6 +457,11 @@ AlertEvent Watch::join_incident(const core::AlertId& id, std::vector<Alert> memb
   incident.members = std::move(members);
   incident.state = incident_state(incident.members);
   incident.explanation = describe_incident(incident, controls_);
+  if (const auto host = host_incidents_.find(id); host != host_incidents_.end()) {
+    incident.placement = host->second.placement;
+    incident.relative_change = host->second.against_fleet;
+    incident.explanation = host->second.text + " " + incident.explanation;
+  }
   if (event.fired) event.from = incident.state;
   event.alert = incident;
   event.at = incident.fired.observed_at;
@@ -461,6 +481,10 @@ AlertEvent Watch::join_incident(const core::AlertId& id, std::vector<Alert> memb
         --closed;
       }
     }
+    std::erase_if(host_incidents_, [&](const auto& host) {
+      return std::none_of(incidents_.begin(), incidents_.end(),
+                          [&](const Alert& i) { return i.id == host.first; });
+    });
   }
   return event;
 }

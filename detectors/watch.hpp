@@ -22,6 +22,7 @@
 
 #include "detectors/alert_state.hpp"
 #include "detectors/controls.hpp"
+#include "detectors/fleet.hpp"
 #include "detectors/parameters.hpp"
 
 namespace kernelwatch::detectors {
@@ -46,9 +47,17 @@ class Watch {
                                                 std::span<const Observation> runs,
                                                 ConfirmPolicy confirm);
   // One stored seed of a key as a replay reads it: observed as observe() does, with nothing
-  // recorded for the controls, so that the replay builds the key as seed() did.
+  // recorded for the controls, so that the replay builds the key as seed() did. Seeds are kept
+  // as the fleet's runs of the key too (detectors/fleet.hpp).
   [[nodiscard]] MonitorStep observe_seed(const KeyLabels& key, const Observation& run,
                                          ConfirmPolicy confirm);
+  // Another host's run of `key` read for its held step confirmed at `for_step` (the step's
+  // Trigger::run.observed_at; storage.fleet_controls): the next close_cycle() decides the step
+  // by it and the fleet's runs kept from before (detectors/fleet.hpp), then keeps it.
+  void add_fleet_run(const KeyLabels& key, const Observation& run, core::Timestamp for_step);
+  // The steps held for the next close, in the order they came: what the fleet's runs are read
+  // for. Valid until the next observe() or close.
+  [[nodiscard]] std::vector<HeldStep> held_steps() const;
   // An operator action on an open alert of the key with this identity (KeyLabels::identity()).
   [[nodiscard]] std::vector<AlertEvent> act(const std::string& key_identity,
                                             const core::AlertId& alert_id, OperatorAction action,
@@ -71,7 +80,8 @@ class Watch {
   // comes back with all of them, not fired again); the rest fire as the keys' own alerts.
   // It also judges each GPU (and host) against its siblings over its environment's runs since
   // the last close (detectors/siblings.hpp): one alert fires for a GPU out of line, and resolves
-  // when a later cycle shows it back in line.
+  // when a later cycle shows it back in line. A host whose steps the fleet's runs show it took
+  // alone (detectors/fleet.hpp) gets one incident about the host instead (its placement set).
   [[nodiscard]] std::vector<AlertEvent> close_cycle();
   [[nodiscard]] bool holds_triggers() const { return !held_.empty(); }
 
@@ -108,6 +118,9 @@ class Watch {
   // incident is new.
   [[nodiscard]] AlertEvent join_incident(const core::AlertId& id, std::vector<Alert> members,
                                          const std::string& cause);
+  // The fleet rule over the held steps (close_cycle() only): steps a host took alone, on most of
+  // the keys it judged in the cycle, join one incident about the host.
+  void decide_by_fleet(std::span<const HeldStep> steps, std::vector<StepDecision>& decisions);
   // Members' state changes in `events` (resolved, acknowledged, superseded) move their incident:
   // its updated record is appended after them.
   MonitorStep observe(const KeyLabels& key, const Observation& run, ConfirmPolicy confirm,
@@ -117,8 +130,9 @@ class Watch {
   // resolved.
   [[nodiscard]] std::vector<AlertEvent> judge_units();
   // The held steps decided by the controls (close_cycle() without the siblings rule: a key's
-  // next run closes its held step while the cycle's other runs are still to come).
-  [[nodiscard]] std::vector<AlertEvent> close_steps();
+  // next run closes its held step while the cycle's other runs are still to come), and by the
+  // fleet's runs when `with_fleet` (close_cycle(): the fleet's runs are read for that close).
+  [[nodiscard]] std::vector<AlertEvent> close_steps(bool with_fleet = false);
   [[nodiscard]] Alert* find_incident(const core::AlertId& id);
 
   DetectorParameters parameters_;
@@ -131,6 +145,14 @@ class Watch {
   // Alerts about a GPU or host out of line, by "<environment> <unit id>": open ones, and
   // rebaselined ones while their unit stays out of line (so that it is not alerted again).
   std::map<std::string, Alert> unit_alerts_;
+  FleetRuns fleet_;  // the other hosts' runs of the keys (seeds, and those read for steps)
+  // Incidents about a host out of line with its fleet, by id: the host and what is said of it.
+  struct HostIncident {
+    core::Placement placement;
+    std::string text;
+    double against_fleet = 0;
+  };
+  std::map<core::AlertId, HostIncident> host_incidents_;
 };
 
 // Whether a step's breach (its onset) and the run that confirmed it ran on different GPUs or

@@ -68,15 +68,16 @@ std::string notice_severity(const NotifiedAlert& n) {
 
 // An incident names its environment and its member keys; an alert its key.
 std::string key_line(const core::Alert& a) {
-  // A GPU or a host out of line with its siblings has no key: where it ran is what it is about.
-  if (!a.placement.empty() && a.key.benchmark.empty()) {
-    return a.placement.describe() + " · " + a.key.environment;
-  }
+  // A GPU or a host out of line with its siblings (or its fleet) has no key: where it ran is what
+  // it is about (and its member keys, when the fleet decided it).
+  const bool unit = !a.placement.empty() && a.key.benchmark.empty();
+  if (unit && a.members.empty()) return a.placement.describe() + " · " + a.key.environment;
   if (a.members.empty()) {
     const auto& k = a.key;
     return k.benchmark + " · " + k.provider + " · " + k.workload + " · " + k.environment;
   }
-  std::string line = a.key.environment + ": " + std::to_string(a.members.size()) + " keys";
+  std::string line = (unit ? a.placement.describe() + " · " : std::string()) + a.key.environment +
+                     ": " + std::to_string(a.members.size()) + " keys";
   constexpr std::size_t kNamed = 5;
   for (std::size_t i = 0; i < a.members.size() && i < kNamed; ++i) {
     const auto& k = a.members[i].key;

@@ -20,7 +20,10 @@ class Driver {
 
   void feed(const storage::RunSummary& run) {
     ++out_.runs;
-    if (!run.placement.empty()) PlacedCounts::add(*where(run.placement).count, run.observed_at);
+    // Where this host's runs ran: another host's runs it keeps (seeds, controls) are not its.
+    if (!run.placement.empty() && !(run.judgement && run.judgement->is_fleet())) {
+      PlacedCounts::add(*where(run.placement).count, run.observed_at);
+    }
     const core::Timestamp order = run.judgement ? run.judgement->order : run.observed_at;
     // A run the daemon judged just after a newer one of its key (it came a little late) waits
     // for the stream to reach the place it was judged at.
@@ -113,6 +116,13 @@ class Driver {
             "stored, not judged: older than its key's newest run beyond the clock tolerance";
         out_.trace.push_back(std::move(traced));
       }
+      return;
+    }
+    if (run.judgement && run.judgement->is_control()) {
+      // Another host's run read around a step of this host (storage.fleet_controls): given to
+      // the step it was read for (its order), as Engine::read_fleet_controls gave it.
+      observation.observed_at = run.observed_at;
+      out_.watch.add_fleet_run(key->second, observation, order);
       return;
     }
     if (run.judgement && run.judgement->is_seed()) {

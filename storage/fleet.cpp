@@ -1,6 +1,7 @@
 #include "storage/fleet.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <tuple>
 #include <utility>
 
@@ -154,6 +155,54 @@ Result<FleetSeeds> fleet_seeds(
     }
     for (std::size_t h = 0; h < hosts.size(); ++h) {
       if (from[h]) key.hosts.push_back(hosts[h]);
+    }
+  }
+  return out;
+}
+
+Result<FleetControls> fleet_controls(
+    Connection& connection,
+    const std::function<std::filesystem::path(const std::string& schema)>& location_of,
+    std::span<const ControlRequest> wanted, std::size_t in_window, std::size_t before) {
+  FleetControls out;
+  out.runs.resize(wanted.size());
+  Database& db = connection.database();
+  if (db.dialect() != Dialect::PostgreSql || wanted.empty()) return out;
+  for (const auto& listed : KW_TRY(kernelwatch_schemas(db))) {
+    if (listed.second) continue;               // this host's own schema
+    const std::string& schema = listed.first;  // a named variable: the lambda below captures it
+    if (!plain_name(schema)) {
+      out.problems.push_back("schema \"" + schema +
+                             "\": not a storage.schema name (lower-case letters, digits, '_')");
+      continue;
+    }
+    std::vector<std::vector<core::Record>> of_host(wanted.size());  // merged when read through
+    const auto read = [&]() -> Status {
+      auto other = KW_TRY(Connection::open(location_of(schema), OpenMode::ReadOnly));
+      const RunStore runs(other);
+      for (std::size_t i = 0; i < wanted.size(); ++i) {
+        const ControlRequest& request = wanted[i];
+        const auto key_id = KW_TRY(runs.find_key(request.key_digest));
+        if (!key_id) continue;
+        const core::Timestamp end = request.window_end + std::chrono::nanoseconds(1);
+        for (auto& stored : KW_TRY(runs.newest_passed_runs(*key_id, end, in_window))) {
+          if (stored.record.run.observed_at <= request.window_start) break;  // (read below)
+          of_host[i].push_back(std::move(stored.record));
+        }
+        const core::Timestamp start = request.window_start + std::chrono::nanoseconds(1);
+        for (auto& stored : KW_TRY(runs.newest_passed_runs(*key_id, start, before))) {
+          of_host[i].push_back(std::move(stored.record));
+        }
+      }
+      return {};
+    };
+    if (auto ok = read(); !ok) {
+      out.problems.push_back("schema " + schema + ": " + ok.error().message);
+      continue;
+    }
+    for (std::size_t i = 0; i < wanted.size(); ++i) {
+      out.runs[i].insert(out.runs[i].end(), std::make_move_iterator(of_host[i].begin()),
+                         std::make_move_iterator(of_host[i].end()));
     }
   }
   return out;

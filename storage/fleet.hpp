@@ -77,4 +77,30 @@ struct FleetSeeds {
     const std::function<std::filesystem::path(const std::string& schema)>& location_of,
     std::span<const SeedRequest> wanted, std::size_t per_key, std::size_t min_runs);
 
+// A held step of a key of this host (storage.fleet_controls): the other hosts' runs of its key
+// from the newest `before` runs at or before `window_start` (cycle_gap before the step's onset)
+// to the newest `in_window` runs in (window_start, window_end] (window_end: the run that
+// confirmed it).
+struct ControlRequest {
+  std::string key_digest;
+  core::Timestamp window_start{};
+  core::Timestamp window_end{};
+};
+
+// What the other hosts' schemas hold around each step asked for.
+struct FleetControls {
+  // By request (its index in `wanted`): the runs read, each host's in turn.
+  std::vector<std::vector<core::Record>> runs;
+  std::vector<std::string> problems;  // as FleetSeeds::problems
+};
+
+// For each request, per other schema of this connection's PostgreSQL database that holds
+// kernelwatch's tables (each opened read-only at location_of(schema), one at a time), the key's
+// newest `in_window` passed runs in the window and its newest `before` passed runs at or before
+// its start, less the runs that host took from others. Empty for a SQLite file.
+[[nodiscard]] Result<FleetControls> fleet_controls(
+    Connection& connection,
+    const std::function<std::filesystem::path(const std::string& schema)>& location_of,
+    std::span<const ControlRequest> wanted, std::size_t in_window, std::size_t before);
+
 }  // namespace kernelwatch::storage

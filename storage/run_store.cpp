@@ -237,9 +237,9 @@ Result<std::vector<StoredRun>> RunStore::newest_passed_runs(std::int64_t key_id,
       "SELECT " + kRunColumns +
       "WHERE r.id IN (SELECT id FROM runs WHERE key_id = ?1 AND observed_at_ns < ?3 AND "
       "status = 'passed' AND NOT EXISTS (SELECT 1 FROM run_judgements s WHERE s.run_id = runs.id "
-      "AND s.cycle = ?4) ORDER BY observed_at_ns DESC LIMIT ?2) ORDER BY r.observed_at_ns DESC";
+      "AND s.cycle < 0) ORDER BY observed_at_ns DESC LIMIT ?2) ORDER BY r.observed_at_ns DESC";
   auto stmt = KW_TRY(db_->statement(sql));
-  stmt->bind(1, key_id).bind_limit(2, limit).bind(3, before).bind(4, Judgement::kSeedCycle);
+  stmt->bind(1, key_id).bind_limit(2, limit).bind(3, before);
   return collect_runs(*db_, *stmt);
 }
 
@@ -551,8 +551,8 @@ Result<Confirmation> parse_confirmation(std::string_view text) {
 Status RunStore::record_judgement(Transaction& tx, std::int64_t key_id, core::Timestamp observed_at,
                                   const Judgement& judgement) {
   KW_ASSERT(tx.is_open_on(*db_), "the transaction is open on this store's connection");
-  // A run judged here is unsettled until its cycle closes; a seed is never judged here.
-  if (judgement.confirmation != Confirmation::NotJudged && !judgement.is_seed()) {
+  // A run judged here is unsettled until its cycle closes; another host's is never judged here.
+  if (judgement.confirmation != Confirmation::NotJudged && !judgement.is_fleet()) {
     auto stmt = KW_TRY(
         db_->statement("UPDATE runs SET settled = 0 WHERE key_id = ?1 AND observed_at_ns = ?2"));
     stmt->bind(1, key_id).bind(2, observed_at);

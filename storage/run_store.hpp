@@ -42,7 +42,7 @@ struct Judgement {
   // it came a little late (within the clock tolerance).
   core::Timestamp order{};
   // The cycle or posted batch it was judged in (0: not known, judged before schema v7;
-  // kSeedCycle: a fleet's seed).
+  // kSeedCycle: a fleet's seed; kControlCycle: a fleet's control).
   std::int64_t cycle = 0;
 
   // A seed (storage.warm_start): another host's run stored as the start of a key new to this
@@ -53,6 +53,17 @@ struct Judgement {
     return Judgement{Confirmation::Next, observed_at, kSeedCycle};
   }
   [[nodiscard]] bool is_seed() const { return cycle == kSeedCycle; }
+  // A control (storage.fleet_controls): another host's run of a key read around a step of this
+  // host's run of it, stored with `order` the observedAt of the run that confirmed the step (the
+  // step it was read for). Never judged here and no part of this host's cycles; a replay gives it
+  // to the step's decision as Engine::read_fleet_controls did (detectors::Watch::add_fleet_run).
+  static constexpr std::int64_t kControlCycle = -2;
+  [[nodiscard]] static Judgement control(core::Timestamp for_step) {
+    return Judgement{Confirmation::Next, for_step, kControlCycle};
+  }
+  [[nodiscard]] bool is_control() const { return cycle == kControlCycle; }
+  // Another host's run (a seed or a control), not this host's: a fleet's reads skip it.
+  [[nodiscard]] bool is_fleet() const { return cycle < 0; }
 };
 
 struct StoredRun {
@@ -145,8 +156,8 @@ class RunStore {
   // One key's newest `limit` runs, newest first, through the (key_id, observed_at) index.
   [[nodiscard]] Result<std::vector<StoredRun>> newest_runs(std::int64_t key_id,
                                                            std::size_t limit) const;
-  // One key's newest `limit` passed runs observed before `before`, newest first, less the seeds
-  // this host took from others (a key's seeds for a fleet's new host: storage/fleet.hpp).
+  // One key's newest `limit` passed runs observed before `before`, newest first, less the runs
+  // this host took from others (seeds and controls: storage/fleet.hpp).
   [[nodiscard]] Result<std::vector<StoredRun>> newest_passed_runs(std::int64_t key_id,
                                                                   core::Timestamp before,
                                                                   std::size_t limit) const;

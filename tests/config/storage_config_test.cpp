@@ -90,5 +90,29 @@ TEST(ParseConfig, WarmStartNeedsAPostgresqlDatabaseAndThisHostsSchema) {
             std::string::npos);
 }
 
+// storage.fleet_controls reads the other hosts' schemas too, so it has the same needs, and it is
+// its own setting: a host can judge its steps against the fleet without starting warm.
+TEST(ParseConfig, FleetControlsNeedAPostgresqlDatabaseAndThisHostsSchema) {
+  const auto on = parse(R"({"storage": {"postgresql": "kwfleet", "schema": "gpu_d",
+                                        "fleet_controls": true}})");
+  ASSERT_TRUE(on) << on.error().message;
+  EXPECT_TRUE(on->storage.fleet_controls);
+  EXPECT_FALSE(on->storage.warm_start);
+  EXPECT_EQ(redacted_json(*on)["storage"]["fleet_controls"], true);
+  const auto again = parse(redacted_json(*on).dump());
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_TRUE(again->storage.fleet_controls);
+  const auto off = parse(R"({"storage": {"postgresql": "kwfleet", "schema": "gpu_d"}})");
+  ASSERT_TRUE(off);
+  EXPECT_FALSE(off->storage.fleet_controls);
+  EXPECT_FALSE(redacted_json(*off)["storage"].contains("fleet_controls"));
+  for (const char* text : {R"({"storage": {"fleet_controls": true}})",
+                           R"({"storage": {"postgresql": "kwfleet", "fleet_controls": true}})"}) {
+    EXPECT_NE(error_of(text).find("storage.fleet_controls: reads the other hosts' schemas"),
+              std::string::npos)
+        << text << ": " << error_of(text);
+  }
+}
+
 }  // namespace
 }  // namespace kernelwatch::config

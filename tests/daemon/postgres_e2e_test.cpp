@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -624,6 +625,120 @@ TEST(PostgresqlE2E, ANewHostThatStartsWarmIsJudgedByTheFleetsBandFromItsFirstRun
   EXPECT_EQ(judged_alerts(), alerts_before);
   EXPECT_EQ(outbox_rows(cold), 1u) << cold.log();
   cold.stop();
+}
+
+// storage.fleet_controls (docs/FLEET.md, "Host against host"): four hosts' daemons run the same
+// keys, each judged against its own history. host_d alone turns 12% slower on six keys while the
+// three others run them as before: its steps are one alert about the host (an incident with the
+// host's placement, one notification), decided against the other hosts' runs read from their
+// schemas and stored as controls, so that a restart rebuilds it alike and pages nothing. Six other
+// keys on which every host turns 12% slower stay an incident of the cycle, not the host's.
+TEST(PostgresqlE2E, AHostSlowerThanTheFleetsOtherHostsIsOneAlertAboutTheHost) {
+  KW_REQUIRE_POSTGRES(server);
+  const std::string url = server.create_database();
+  FleetOfDaemons fleet(url, {"host_a", "host_b", "host_c", "host_d"});
+  const std::vector<std::string> alone = {"alone-0", "alone-1", "alone-2",
+                                          "alone-3", "alone-4", "alone-5"};
+  const std::vector<std::string> together = {"together-0", "together-1", "together-2",
+                                             "together-3", "together-4", "together-5"};
+  const core::Timestamp start = day_before_now();
+  // Each host's runs: ten quiet ones of every key (minutes 0-9), then at `minute` its run of
+  // `keys` at `median` (each host a few seconds apart from the others).
+  const auto runs_of = [&](std::size_t h, const std::vector<std::string>& keys, int minute,
+                           std::optional<std::int64_t> median) {
+    json batch = json::array();
+    const core::Timestamp at = start + std::chrono::seconds(7 * static_cast<int>(h));
+    for (const auto& workload : keys) {
+      const auto runs = median ? 1 : 10;
+      for (int r = 0; r < runs; ++r) {
+        const int index = median ? minute : r;
+        batch.push_back(
+            on_host(synthetic_record(index, median.value_or(noisy(r + 3 * h)), workload, at),
+                    fleet.hosts[h]));
+      }
+    }
+    return batch.dump();
+  };
+  auto& d = *fleet.daemons[3];
+  auto& receiver = *fleet.receivers[3];
+  d.set_storage(receiver.url(),
+                {{"postgresql", url}, {"schema", "host_d"}, {"fleet_controls", true}});
+  std::vector<std::string> keys = alone;
+  keys.insert(keys.end(), together.begin(), together.end());
+  for (std::size_t h = 0; h < 4; ++h) {
+    auto& daemon = *fleet.daemons[h];
+    daemon.start();
+    ASSERT_NE(daemon.port(), 0) << daemon.log();
+    ASSERT_EQ(http(daemon.port(), "POST", "/api/v1/runs", runs_of(h, keys, 0, std::nullopt), kToken)
+                  .status,
+              200);
+    // Two hours later the three others run the first keys as before and the others 12% slower.
+    if (h < 3) {
+      ASSERT_EQ(
+          http(daemon.port(), "POST", "/api/v1/runs", runs_of(h, alone, 120, 1'000'000), kToken)
+              .status,
+          200);
+      ASSERT_EQ(
+          http(daemon.port(), "POST", "/api/v1/runs", runs_of(h, together, 200, 1'120'000), kToken)
+              .status,
+          200);
+      daemon.stop();
+    }
+  }
+  EXPECT_TRUE(json::parse(http(d.port(), "GET", "/api/v1/alerts").body).empty());
+
+  // host_d alone 12% slower on the first keys: one alert about the host.
+  const auto posted =
+      http(d.port(), "POST", "/api/v1/runs", runs_of(3, alone, 120, 1'120'000), kToken);
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  ASSERT_TRUE(receiver.wait_for_2xx(1)) << d.log();
+  json alerts = json::parse(http(d.port(), "GET", "/api/v1/alerts?state=firing").body);
+  ASSERT_EQ(alerts.size(), 1u) << alerts.dump(2);
+  EXPECT_EQ(alerts[0]["kind"], "environment") << alerts.dump(2);
+  EXPECT_EQ(alerts[0]["members"].size(), alone.size()) << alerts.dump(2);
+  EXPECT_EQ(alerts[0]["placement"]["host"], "host_d") << alerts.dump(2);
+  const std::string why = alerts[0]["explanation"];
+  EXPECT_NE(why.find("host host_d's runs are +12.0% against those of 3 other host(s) of its "
+                     "fleet on 6 of 6 benchmarks"),
+            std::string::npos)
+      << why;
+  const auto delivered = receiver.snapshot().requests;
+  ASSERT_EQ(delivered.size(), 1u);
+  const json sent = json::parse(delivered[0].body);
+  EXPECT_NE(sent.dump().find("\"host\":\"host_d\""), std::string::npos) << sent.dump(2);
+  const std::string host_alert = alerts[0]["id"];
+
+  // Every host 12% slower on the other keys: their steps are the cycle's incident, not the host's.
+  const auto moved =
+      http(d.port(), "POST", "/api/v1/runs", runs_of(3, together, 200, 1'120'000), kToken);
+  ASSERT_EQ(moved.status, 200) << moved.body;
+  ASSERT_TRUE(receiver.wait_for_2xx(2)) << d.log();
+  alerts = json::parse(http(d.port(), "GET", "/api/v1/alerts?state=firing").body);
+  ASSERT_EQ(alerts.size(), 2u) << alerts.dump(2);
+  for (const auto& alert : alerts) {
+    if (alert["id"] == host_alert) continue;
+    EXPECT_EQ(alert["members"].size(), together.size()) << alert.dump(2);
+    EXPECT_FALSE(alert.contains("placement")) << alert.dump(2);
+  }
+
+  // A restart replays the stored controls into the same decisions: nothing is paged again.
+  const auto judged_alerts = [&] {
+    json out = json::parse(http(d.port(), "GET", "/api/v1/alerts").body);
+    for (auto& alert : out) {
+      alert.erase("notified");
+      alert.erase("notifiedAt");
+    }
+    return out;
+  };
+  const json before_restart = judged_alerts();
+  d.stop();
+  d.start();
+  ASSERT_NE(d.port(), 0) << d.log();
+  EXPECT_EQ(judged_alerts(), before_restart);
+  EXPECT_EQ(outbox_rows(d), 2u) << d.log();
+  // Every other host's schema was read.
+  EXPECT_EQ(d.log().find("storage.fleet_controls: "), std::string::npos) << d.log();
+  d.stop();
 }
 
 // A daemon on a SQLite file holds its own host only: its fleet page and API say so.

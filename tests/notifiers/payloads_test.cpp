@@ -291,6 +291,28 @@ TEST(WebhookAndSlackPayload, AGpuOutOfLineIsNamedByItsHostAndGpu) {
   EXPECT_EQ(webhook_payload(n)["alerts"][0]["placement"], json({{"host", "h100-c"}}));
 }
 
+// A host out of line with its fleet (storage.fleet_controls) is an incident that names its host:
+// Alertmanager gets the host alert's name and the host, Slack the host and its member keys.
+TEST(AlertmanagerAndSlackPayload, AHostOutOfLineWithItsFleetIsAHostAlertThatListsItsKeys) {
+  Notification n = sample_notification("fleet-1", 0);
+  n.alerts.push_back(sample_alert(0, Notice::Firing, AlertKind::Environment));
+  core::Alert& a = n.alerts[0].alert;
+  a.key = core::KeyLabels{"", "", "", "nvidia-h100-80gb-hbm3", "", ""};
+  a.placement = core::Placement{"host_d", "", "", ""};
+  for (int k = 0; k < 2; ++k) {
+    core::Alert member = sample_alert(k).alert;
+    member.incident = a.id;
+    a.members.push_back(member);
+  }
+  a.incident = a.id;
+  const json labels = alertmanager_payload(n, {})[0]["labels"];
+  EXPECT_EQ(labels["alertname"], "KernelwatchHostOutlier");
+  EXPECT_EQ(labels["Hostname"], "host_d");
+  const std::string slack = slack_payload(n, {}).dump();
+  EXPECT_NE(slack.find("host host_d · nvidia-h100-80gb-hbm3: 2 keys: "), std::string::npos)
+      << slack;
+}
+
 // Alertmanager identifies an alert by its labels: the resolve of an alert carries exactly the
 // labels its firing carried, for every kind and direction, or it resolves nothing.
 TEST(AlertmanagerPayload, AnAlertsLabelsNeverChangeBetweenFiringAndResolve) {

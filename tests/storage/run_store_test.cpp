@@ -257,36 +257,40 @@ TEST_F(RunStoreTest, NewestRunsQueryWalksTheIndexWithoutScanOrSort) {
 }
 #endif
 
-// A host's seeds (another host's runs it started a key from) are never read as its own runs by
-// a fleet: the newest passed runs of a key leave them out, and they are never unsettled.
+// A host's seeds and controls (other hosts' runs it started a key from, or read around a step)
+// are never read as its own runs by a fleet: the newest passed runs of a key leave them out, and
+// they are never unsettled.
 TEST_F(RunStoreTest, NewestPassedRunsLeaveOutTheSeedsThisHostTookFromOthers) {
   const core::Record base = fixture_record(kTvdFixture);
   auto tx = connection_->begin();
   ASSERT_TRUE(tx);
   std::int64_t key = 0;
-  for (int minutes : {0, 10, 20, 30}) {
+  for (int minutes : {0, 10, 20, 30, 40}) {
     key = runs_->insert_run(*tx, shifted(base, minutes, 1'000'000 + minutes), "")->key_id;
   }
   const auto at = [&](int minutes) { return base.run.observed_at + std::chrono::minutes{minutes}; };
   ASSERT_TRUE(runs_->record_judgement(*tx, key, at(20), Judgement::seed(at(20))));
   ASSERT_TRUE(runs_->record_judgement(*tx, key, at(30), Judgement{Confirmation::Alone, at(30), 7}));
+  ASSERT_TRUE(runs_->record_judgement(*tx, key, at(40), Judgement::control(at(50))));
   ASSERT_TRUE(tx->commit());
   const auto newest = runs_->newest_passed_runs(key, at(60), 10);
   ASSERT_TRUE(newest) << newest.error().message;
   std::vector<std::int64_t> medians;
   for (const auto& run : *newest) medians.push_back(run.record.run.median->count());
   EXPECT_EQ(medians, (std::vector<std::int64_t>{1'000'030, 1'000'010, 1'000'000}));
-  // The judged run at minute 30 waits for its cycle to close; the seed was never judged here.
+  // The judged run at minute 30 waits for its cycle to close; the seed and the control were
+  // never judged here.
   const auto summaries = runs_->key_summaries(key);
   ASSERT_TRUE(summaries) << summaries.error().message;
   std::map<std::int64_t, Judged> judged;
   for (const auto& run : *summaries) {
     judged[(run.observed_at - base.run.observed_at) / std::chrono::minutes{1}] = run.judged;
   }
-  EXPECT_EQ(
-      judged,
-      (std::map<std::int64_t, Judged>{
-          {0, Judged::Never}, {10, Judged::Never}, {20, Judged::Never}, {30, Judged::CycleOpen}}));
+  EXPECT_EQ(judged, (std::map<std::int64_t, Judged>{{0, Judged::Never},
+                                                    {10, Judged::Never},
+                                                    {20, Judged::Never},
+                                                    {30, Judged::CycleOpen},
+                                                    {40, Judged::Never}}));
 }
 
 }  // namespace
