@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 #include "config/config.hpp"
 #include "tests/config/config_test_support.hpp"
@@ -59,58 +60,47 @@ TEST(ParseConfig, AStorageSchemaIsTheSearchPathOfThePostgresqlUrl) {
             std::string::npos);
 }
 
-// storage.warm_start reads the other hosts' schemas of the shared database: it needs both a
-// PostgreSQL database and this host's own schema, and the other hosts' URLs differ from this
-// host's in the schema alone.
-TEST(ParseConfig, WarmStartNeedsAPostgresqlDatabaseAndThisHostsSchema) {
-  const auto warm =
-      parse(R"({"storage": {"postgresql": "postgresql://db.example/kw?sslmode=verify-full",
-                                          "schema": "gpu_d", "warm_start": true}})");
-  ASSERT_TRUE(warm) << warm.error().message;
-  EXPECT_TRUE(warm->storage.warm_start);
-  EXPECT_EQ(warm->storage.location_of("gpu_a"),
-            "postgresql://db.example/kw?sslmode=verify-full&options=-csearch_path%3Dgpu_a");
-  EXPECT_EQ(redacted_json(*warm)["storage"]["warm_start"], true);
-  const auto again = parse(redacted_json(*warm).dump());
-  ASSERT_TRUE(again) << again.error().message;
-  EXPECT_TRUE(again->storage.warm_start);
-  const auto off = parse(R"({"storage": {"postgresql": "kwfleet", "schema": "gpu_d"}})");
-  ASSERT_TRUE(off);
-  EXPECT_FALSE(off->storage.warm_start);
-  EXPECT_FALSE(redacted_json(*off)["storage"].contains("warm_start"));
-  for (const char* text : {R"({"storage": {"warm_start": true}})",
-                           R"({"storage": {"path": "/tmp/kw.db", "warm_start": true}})",
-                           R"({"storage": {"postgresql": "kwfleet", "warm_start": true}})"}) {
-    EXPECT_NE(error_of(text).find("storage.warm_start: reads the other hosts' schemas"),
-              std::string::npos)
-        << text << ": " << error_of(text);
-  }
-  EXPECT_NE(error_of(R"({"storage": {"postgresql": "kwfleet", "schema": "a", "warm_start": 1}})")
-                .find("storage.warm_start: expected true or false"),
-            std::string::npos);
-}
-
-// storage.fleet_controls reads the other hosts' schemas too, so it has the same needs, and it is
-// its own setting: a host can judge its steps against the fleet without starting warm.
-TEST(ParseConfig, FleetControlsNeedAPostgresqlDatabaseAndThisHostsSchema) {
-  const auto on = parse(R"({"storage": {"postgresql": "kwfleet", "schema": "gpu_d",
-                                        "fleet_controls": true}})");
-  ASSERT_TRUE(on) << on.error().message;
-  EXPECT_TRUE(on->storage.fleet_controls);
-  EXPECT_FALSE(on->storage.warm_start);
-  EXPECT_EQ(redacted_json(*on)["storage"]["fleet_controls"], true);
-  const auto again = parse(redacted_json(*on).dump());
-  ASSERT_TRUE(again) << again.error().message;
-  EXPECT_TRUE(again->storage.fleet_controls);
-  const auto off = parse(R"({"storage": {"postgresql": "kwfleet", "schema": "gpu_d"}})");
-  ASSERT_TRUE(off);
-  EXPECT_FALSE(off->storage.fleet_controls);
-  EXPECT_FALSE(redacted_json(*off)["storage"].contains("fleet_controls"));
-  for (const char* text : {R"({"storage": {"fleet_controls": true}})",
-                           R"({"storage": {"postgresql": "kwfleet", "fleet_controls": true}})"}) {
-    EXPECT_NE(error_of(text).find("storage.fleet_controls: reads the other hosts' schemas"),
-              std::string::npos)
-        << text << ": " << error_of(text);
+// storage.warm_start and storage.fleet_controls read the other hosts' schemas of the shared
+// database: each needs both a PostgreSQL database and this host's own schema, each is its own
+// setting (a host can judge its steps against the fleet without starting warm), and the other
+// hosts' URLs differ from this host's in the schema alone.
+TEST(ParseConfig, WarmStartAndFleetControlsNeedAPostgresqlDatabaseAndThisHostsSchema) {
+  using Setting = bool StorageConfig::*;
+  for (const auto& [name, setting, other] :
+       {std::tuple<std::string, Setting, Setting>{"warm_start", &StorageConfig::warm_start,
+                                                  &StorageConfig::fleet_controls},
+        {"fleet_controls", &StorageConfig::fleet_controls, &StorageConfig::warm_start}}) {
+    SCOPED_TRACE(name);
+    const json fleet = {{"postgresql", "postgresql://db.example/kw?sslmode=verify-full"},
+                        {"schema", "gpu_d"}};
+    json on = fleet;
+    on[name] = true;
+    const auto parsed = parse(json{{"storage", on}}.dump());
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    EXPECT_TRUE(parsed->storage.*setting);
+    EXPECT_FALSE(parsed->storage.*other);
+    EXPECT_EQ(parsed->storage.location_of("gpu_a"),
+              "postgresql://db.example/kw?sslmode=verify-full&options=-csearch_path%3Dgpu_a");
+    EXPECT_EQ(redacted_json(*parsed)["storage"][name], true);
+    const auto again = parse(redacted_json(*parsed).dump());
+    ASSERT_TRUE(again) << again.error().message;
+    EXPECT_TRUE(again->storage.*setting);
+    const auto off = parse(json{{"storage", fleet}}.dump());
+    ASSERT_TRUE(off);
+    EXPECT_FALSE(off->storage.*setting);
+    EXPECT_FALSE(redacted_json(*off)["storage"].contains(name));
+    for (const json& storage : {json{{name, true}}, json{{"path", "/tmp/kw.db"}, {name, true}},
+                                json{{"postgresql", "kwfleet"}, {name, true}}}) {
+      const std::string text = json{{"storage", storage}}.dump();
+      EXPECT_NE(error_of(text).find("storage." + name + ": reads the other hosts' schemas"),
+                std::string::npos)
+          << text << ": " << error_of(text);
+    }
+    json wrong = fleet;
+    wrong[name] = 1;
+    EXPECT_NE(error_of(json{{"storage", wrong}}.dump())
+                  .find("storage." + name + ": expected true or false"),
+              std::string::npos);
   }
 }
 

@@ -490,6 +490,16 @@ TEST(PostgresqlE2E, ANewHostImportingTheFleetsHistoryIsJudgedByItsBandFromItsFir
 // newest runs of it in the other hosts' schemas, by itself. Its first run of each key is judged
 // against the three hosts' band; 12% slower on every key is one incident, one notification, and
 // a restart pages nothing again. A host without the setting starts cold (its bands are its own).
+// A daemon's alerts as its replay must rebuild them (their delivery goes on meanwhile).
+json judged_alerts(DaemonProcess& daemon) {
+  json out = json::parse(http(daemon.port(), "GET", "/api/v1/alerts").body);
+  for (auto& alert : out) {
+    alert.erase("notified");
+    alert.erase("notifiedAt");
+  }
+  return out;
+}
+
 // Every notification a daemon has queued, sent or given up on (its status's outbox).
 std::size_t outbox_rows(DaemonProcess& daemon) {
   const json status = json::parse(http(daemon.port(), "GET", "/api/v1/status").body);
@@ -609,20 +619,12 @@ TEST(PostgresqlE2E, ANewHostThatStartsWarmIsJudgedByTheFleetsBandFromItsFirstRun
   EXPECT_EQ(late_result["warmStart"]["hosts"], json::array({"host_a"})) << late_posted.body;
   EXPECT_EQ(late_result["verdict"], "regression") << late_posted.body;
   // The alerts as the replay must rebuild them (their delivery goes on meanwhile).
-  const auto judged_alerts = [&] {
-    json out = json::parse(http(cold.port(), "GET", "/api/v1/alerts").body);
-    for (auto& alert : out) {
-      alert.erase("notified");
-      alert.erase("notifiedAt");
-    }
-    return out;
-  };
-  const json alerts_before = judged_alerts();
+  const json alerts_before = judged_alerts(cold);
   ASSERT_EQ(alerts_before.size(), 1u) << alerts_before.dump(2);
   cold.stop();
   cold.start();
   ASSERT_NE(cold.port(), 0) << cold.log();
-  EXPECT_EQ(judged_alerts(), alerts_before);
+  EXPECT_EQ(judged_alerts(cold), alerts_before);
   EXPECT_EQ(outbox_rows(cold), 1u) << cold.log();
   cold.stop();
 }
@@ -722,19 +724,11 @@ TEST(PostgresqlE2E, AHostSlowerThanTheFleetsOtherHostsIsOneAlertAboutTheHost) {
   }
 
   // A restart replays the stored controls into the same decisions: nothing is paged again.
-  const auto judged_alerts = [&] {
-    json out = json::parse(http(d.port(), "GET", "/api/v1/alerts").body);
-    for (auto& alert : out) {
-      alert.erase("notified");
-      alert.erase("notifiedAt");
-    }
-    return out;
-  };
-  const json before_restart = judged_alerts();
+  const json before_restart = judged_alerts(d);
   d.stop();
   d.start();
   ASSERT_NE(d.port(), 0) << d.log();
-  EXPECT_EQ(judged_alerts(), before_restart);
+  EXPECT_EQ(judged_alerts(d), before_restart);
   EXPECT_EQ(outbox_rows(d), 2u) << d.log();
   // Every other host's schema was read.
   EXPECT_EQ(d.log().find("storage.fleet_controls: "), std::string::npos) << d.log();

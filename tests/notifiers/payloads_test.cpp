@@ -4,6 +4,8 @@
 
 #include <map>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "tests/notifiers/support/samples.hpp"
 #include "tests/notifiers/support/test_receiver.hpp"
@@ -244,14 +246,21 @@ TEST(AlertmanagerPayload, LabelsFromTheKeyAnnotationsFromTheVerdict) {
   EXPECT_FALSE(alertmanager_payload(n, {})[0].contains("generatorURL"));
 }
 
+// A notification of one alert about where runs ran (a GPU or a host out of line), no key.
+Notification unit_notification(const std::string& idempotency_key, core::Placement placement) {
+  Notification n = sample_notification(idempotency_key, 0);
+  n.alerts.push_back(sample_alert(0, Notice::Firing, AlertKind::Environment));
+  n.alerts[0].alert.key = core::KeyLabels{"", "", "", "nvidia-h100-80gb-hbm3", "", ""};
+  n.alerts[0].alert.placement = std::move(placement);
+  return n;
+}
+
 // A GPU out of line with its siblings (issue #27): its own alert name and the GPU under
 // dcgm-exporter's label names, so Alertmanager and Prometheus match it with DCGM's series.
 TEST(AlertmanagerPayload, AGpuOutOfLineCarriesDcgmExportersGpuLabels) {
-  Notification n = sample_notification("am-1", 0);
-  n.alerts.push_back(sample_alert(0, Notice::Firing, AlertKind::Environment));
+  Notification n =
+      unit_notification("am-1", core::Placement{"h100-a", "3", "GPU-8c3a0f2e", "00000000:4B:00.0"});
   core::Alert& a = n.alerts[0].alert;
-  a.key = core::KeyLabels{"", "", "", "nvidia-h100-80gb-hbm3", "", ""};
-  a.placement = core::Placement{"h100-a", "3", "GPU-8c3a0f2e", "00000000:4B:00.0"};
   a.explanation = "GPU 3 (UUID GPU-8c3a0f2e) of host h100-a is 12.0% slower than its 7 siblings";
   const json labels = alertmanager_payload(n, {})[0]["labels"];
   EXPECT_EQ(labels["alertname"], "KernelwatchGpuOutlier");
@@ -294,11 +303,8 @@ TEST(WebhookAndSlackPayload, AGpuOutOfLineIsNamedByItsHostAndGpu) {
 // A host out of line with its fleet (storage.fleet_controls) is an incident that names its host:
 // Alertmanager gets the host alert's name and the host, Slack the host and its member keys.
 TEST(AlertmanagerAndSlackPayload, AHostOutOfLineWithItsFleetIsAHostAlertThatListsItsKeys) {
-  Notification n = sample_notification("fleet-1", 0);
-  n.alerts.push_back(sample_alert(0, Notice::Firing, AlertKind::Environment));
+  Notification n = unit_notification("fleet-1", core::Placement{"host_d", "", "", ""});
   core::Alert& a = n.alerts[0].alert;
-  a.key = core::KeyLabels{"", "", "", "nvidia-h100-80gb-hbm3", "", ""};
-  a.placement = core::Placement{"host_d", "", "", ""};
   for (int k = 0; k < 2; ++k) {
     core::Alert member = sample_alert(k).alert;
     member.incident = a.id;
