@@ -130,7 +130,8 @@ std::optional<CycleClose> Delivery::flush() {
                alert.explanation);
     }
     for (const auto& incident : closed->incidents) {
-      log.info("environment incident " + incident.id.long_form() + ": " + incident.explanation);
+      log.info(std::string(incident.placement.empty() ? "environment" : "host") + " incident " +
+               incident.id.long_form() + ": " + incident.explanation);
     }
   }
   for (const auto& note : engine.take_fleet_notes()) log.warning("storage.fleet_controls: " + note);

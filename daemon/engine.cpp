@@ -166,7 +166,7 @@ std::int64_t Engine::cycle_id(core::Timestamp now) {
 
 core::Result<CycleClose> Engine::close(Transaction& tx, core::Timestamp now) {
   CycleClose out;
-  KW_TRY(read_fleet_controls(tx));
+  KW_TRY(read_fleet_controls(tx, watch_));
   const auto events = watch_.close_cycle();
   cycle_ = 0;
   for (const auto& event : events) {

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/record.hpp"
@@ -167,7 +168,9 @@ class Engine {
   [[nodiscard]] const EngineOptions& options() const { return options_; }
   // What the closes since the last call could not read of the fleet's runs
   // (storage.fleet_controls: a schema not read), taken: the caller logs them.
-  [[nodiscard]] std::vector<std::string> take_fleet_notes() { return std::move(fleet_notes_); }
+  [[nodiscard]] std::vector<std::string> take_fleet_notes() {
+    return std::exchange(fleet_notes_, {});
+  }
 
  private:
   using Transaction = storage::Transaction;
@@ -177,9 +180,10 @@ class Engine {
   // engine_warm.cpp: the keys of `runs` new to this host started from the fleet's runs of them
   // (options_.fleet_location set), stored as their seeds; what happened in warm_ and warm_notes_.
   [[nodiscard]] core::Status warm_start(std::span<const core::Run> runs);
-  // engine_fleet.cpp: the other hosts' runs of the held steps' keys around each step (options_.
-  // fleet_controls), stored in `tx` as controls and given to the Watch before it closes.
-  [[nodiscard]] core::Status read_fleet_controls(Transaction& tx);
+  // engine_fleet.cpp: the other hosts' runs of `watch`'s held steps' keys around each step
+  // (options_.fleet_controls), stored in `tx` as controls and given to `watch` before it closes
+  // (the engine's own, or a rebuild's replay deciding a cycle that never closed).
+  [[nodiscard]] core::Status read_fleet_controls(Transaction& tx, detectors::Watch& watch);
   [[nodiscard]] core::Status store_events(Transaction& tx,
                                           const std::vector<detectors::AlertEvent>& events,
                                           core::Timestamp now);

@@ -7,6 +7,8 @@
 // to the same steps (detectors::Watch::add_fleet_run), so the live decision and every replay
 // agree. A run already stored here (a seed, a control read for an earlier step, or a run at the
 // same instant as one of this host's) is not given again: the Watch has it, or never had it.
+// A rebuild whose replay ends with steps still held (a cycle the daemon never closed) reads the
+// fleet for them the same way before the replay's last close (engine_rebuild.cpp).
 #include <utility>
 
 #include "daemon/engine.hpp"
@@ -14,9 +16,9 @@
 
 namespace kernelwatch::daemon {
 
-core::Status Engine::read_fleet_controls(Transaction& tx) {
+core::Status Engine::read_fleet_controls(Transaction& tx, detectors::Watch& watch) {
   if (!options_.fleet_controls || !options_.fleet_location || !store_->is_postgresql()) return {};
-  const std::vector<detectors::HeldStep> held = watch_.held_steps();
+  const std::vector<detectors::HeldStep> held = watch.held_steps();
   std::vector<storage::ControlRequest> requests;
   std::vector<const detectors::HeldStep*> asked;
   for (const auto& step : held) {
@@ -54,7 +56,7 @@ core::Status Engine::read_fleet_controls(Transaction& tx) {
       KW_TRY(
           store.record_judgement(tx, inserted.key_id, at, storage::Judgement::control(for_step)));
       touched_.insert(inserted.key_id);
-      watch_.add_fleet_run(
+      watch.add_fleet_run(
           *step.key,
           detectors::observation_from_record(
               run->record(), core::implementation_version(run->record().run.metadata)),

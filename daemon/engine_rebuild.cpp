@@ -34,7 +34,16 @@ core::Status Engine::replay_and_recover() {
     ~PublishAll() { engine.publish_all(); }
   } publish_all{*this};
   storage::AlertStore alerts(*store_);
-  auto replayed = KW_TRY(replay::replay(*store_, replay_options(options_)));
+  replay::Options options = replay_options(options_);
+  // A cycle the daemon never closed (a crash, a rebuild mid-cycle) is decided at the replay's
+  // last close: with the fleet's runs read for its steps, as the daemon's close would have.
+  options.before_last_close = [this](detectors::Watch& watch) -> core::Status {
+    if (!options_.fleet_controls) return {};
+    auto tx = KW_TRY(store_->begin());
+    KW_TRY(read_fleet_controls(tx, watch));
+    return tx.commit();
+  };
+  auto replayed = KW_TRY(replay::replay(*store_, options));
   watch_ = std::move(replayed.watch);
   key_ids_ = replayed.key_ids;
   placed_ = std::move(replayed.placed);

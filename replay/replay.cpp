@@ -20,6 +20,17 @@ class Driver {
 
   void feed(const storage::RunSummary& run) {
     ++out_.runs;
+    if (run.judgement && run.judgement->is_control()) {
+      // Another host's run read around a step of this host (storage.fleet_controls), stored with
+      // the place the step was judged at: given to the Watch for that step now (it holds it apart
+      // until the close that decides the step), never queued among this host's late runs, whose
+      // release it would bring forward.
+      const auto key = out_.labels.find(run.key_id);
+      if (key != out_.labels.end()) {
+        out_.watch.add_fleet_run(key->second, observation_of(run), run.judgement->order);
+      }
+      return;
+    }
     // Where this host's runs ran: another host's runs it keeps (seeds, controls) are not its.
     if (!run.placement.empty() && !(run.judgement && run.judgement->is_fleet())) {
       PlacedCounts::add(*where(run.placement).count, run.observed_at);
@@ -35,8 +46,13 @@ class Driver {
     judge(run, order);
   }
 
-  void finish() {
+  core::Status finish() {
     release_late(core::Timestamp::max());
+    // The steps still held are decided now; the daemon reads its fleet's runs for them first,
+    // as its close would have (Options::before_last_close).
+    if (options_.before_last_close && out_.watch.holds_triggers()) {
+      KW_TRY(options_.before_last_close(out_.watch));
+    }
     collect(out_.watch.close_cycle());
     while (next_action_ < actions_.size()) act(actions_[next_action_++]);
     // What the daemon fired at runs whose cycle never closed.
@@ -53,6 +69,7 @@ class Driver {
         out_.unsettled.insert(alert.id);
       }
     }
+    return {};
   }
 
  private:
@@ -116,13 +133,6 @@ class Driver {
             "stored, not judged: older than its key's newest run beyond the clock tolerance";
         out_.trace.push_back(std::move(traced));
       }
-      return;
-    }
-    if (run.judgement && run.judgement->is_control()) {
-      // Another host's run read around a step of this host (storage.fleet_controls): given to
-      // the step it was read for (its order), as Engine::read_fleet_controls gave it.
-      observation.observed_at = run.observed_at;
-      out_.watch.add_fleet_run(key->second, observation, order);
       return;
     }
     if (run.judgement && run.judgement->is_seed()) {
@@ -299,7 +309,7 @@ core::Result<Replay> replay(storage::Connection& store, const Options& options) 
   } else {
     KW_TRY(runs.for_each_in_time_order(feed));
   }
-  driver.finish();
+  KW_TRY(driver.finish());
   return out;
 }
 

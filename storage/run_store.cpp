@@ -491,14 +491,21 @@ Result<std::map<std::int64_t, RunStore::RecentMedians>> RunStore::recent_medians
     std::size_t newest) const {
   // The counts in one pass over the (key_id, observed_at) index, then each key's newest runs
   // through it: a window function over every run was several times slower.
+  // Only this host's runs: the other hosts' runs it keeps (seeds and controls, cycle < 0) are
+  // neither counted nor drawn.
   std::map<std::int64_t, RecentMedians> out;
   {
     auto counts = KW_TRY(db_->statement("SELECT key_id, count(*) FROM runs GROUP BY key_id"));
     while (KW_TRY(counts->step())) out[counts->column_int(0)].runs = counts->column_int(1);
+    auto fleet = KW_TRY(
+        db_->statement("SELECT r.key_id, count(*) FROM run_judgements j JOIN runs r ON r.id = "
+                       "j.run_id WHERE j.cycle < 0 GROUP BY r.key_id"));
+    while (KW_TRY(fleet->step())) out[fleet->column_int(0)].runs -= fleet->column_int(1);
   }
   for (auto& [key_id, recent] : out) {
     auto stmt = KW_TRY(db_->statement(
         "SELECT CASE WHEN status = 'passed' THEN median_ns END FROM runs WHERE key_id = ?1 "
+        "AND NOT EXISTS (SELECT 1 FROM run_judgements j WHERE j.run_id = runs.id AND j.cycle < 0) "
         "ORDER BY observed_at_ns DESC LIMIT ?2"));
     stmt->bind(1, key_id).bind_limit(2, newest);
     // Only passed runs with a median are drawn.

@@ -171,7 +171,8 @@ class RunStore {
   // One key's runs as summaries, oldest first: all of them (newest 0), or only the newest N
   // (the dashboard's key page and sparklines: no stored record is parsed).
   // Every key's run count and the medians of its newest `newest` runs that passed (oldest
-  // first): the dashboard's sparklines, one query for every key.
+  // first): the dashboard's sparklines. This host's runs only: the other hosts' runs it keeps
+  // (seeds and controls) are neither counted nor drawn.
   struct RecentMedians {
     std::int64_t runs = 0;
     std::vector<std::int64_t> medians_ns;

@@ -150,10 +150,11 @@ class ReplayTest : public ::testing::Test {
 
   kernelwatch::testing::TempDir dir_;
   // Stores runs in one transaction, each with the judgement `judgement_of` gives it (none: as
-  // imported).
+  // imported), and closes their cycles unless `open` (a crash left them open).
   void store_with(
       const std::vector<RunSpec>& runs,
-      const std::function<std::optional<storage::Judgement>(const RunSpec&)>& judgement_of) {
+      const std::function<std::optional<storage::Judgement>(const RunSpec&)>& judgement_of,
+      bool open = false) {
     auto tx = store_->begin();
     ASSERT_TRUE(tx) << tx.error().message;
     storage::RunStore run_store(*store_);
@@ -164,7 +165,9 @@ class ReplayTest : public ::testing::Test {
         ASSERT_TRUE(run_store.record_judgement(*tx, inserted->key_id, spec.at, *judgement));
       }
     }
-    ASSERT_TRUE(run_store.close_judged_cycles(*tx));
+    if (!open) {
+      ASSERT_TRUE(run_store.close_judged_cycles(*tx));
+    }
     ASSERT_TRUE(tx->commit());
   }
 
@@ -390,6 +393,92 @@ TEST(ConfirmOf, ARunIsConfirmedAsTheDaemonJudgedItUnlessTheOptionsSayHow) {
   EXPECT_EQ(confirm_of(imported, none), detectors::ConfirmPolicy::None);
   EXPECT_EQ(confirm_of(rerun, none), detectors::ConfirmPolicy::None);
   EXPECT_EQ(confirm_of(late, none), std::nullopt) << "a run never judged is never judged";
+}
+
+// Controls (storage.fleet_controls) are stored with the place of the step they were read for,
+// often hours after their own observedAt: the replay gives each to its step at once and never
+// queues it among this host's late runs, whose release (and the operator's actions before it)
+// it would bring forward. Two controls of another key observed before an alert fired, read for
+// later steps, leave the alert's acknowledgement where it was (with the controls in the late
+// queue, the acknowledgement was replayed before the alert existed and lost: firing).
+TEST_F(ReplayTest, ControlsReadForLaterStepsMoveNoRunAndNoActionOfThisHost) {
+  const auto runs = stepping("w", base_time(), 10);
+  const auto keys = store(runs);
+  const Replay before = replayed();
+  ASSERT_EQ(before.alerts.size(), 1u);
+  act(before.alerts[0].id, keys[0], core::OperatorAction::Acknowledge, runs[23].at + 1s);
+  ASSERT_EQ(replayed().alerts.at(0).state, core::AlertState::Acknowledged);
+  const std::vector<RunSpec> controls = {{"b", runs[19].at + 10s, 1'000'000, "x", ""},
+                                         {"b", runs[19].at + 20s, 1'000'000, "x", ""}};
+  int n = 0;
+  store_with(controls, [&](const RunSpec&) {
+    return storage::Judgement::control(runs[24].at + std::chrono::seconds(n++));
+  });
+  const Replay after = replayed();
+  ASSERT_EQ(after.alerts.size(), 1u);
+  EXPECT_EQ(after.alerts[0].id, before.alerts[0].id);
+  EXPECT_EQ(after.alerts[0].state, core::AlertState::Acknowledged);
+}
+
+// A cycle the daemon judged but never closed (a crash) is decided at the replay's last close;
+// Options::before_last_close lets the daemon's rebuild read its fleet's runs for the steps still
+// held there, as its own close would have (storage.fleet_controls): with the other hosts' runs
+// in line, host_d's six steps are one incident about host_d; without the hook, the usual one.
+TEST_F(ReplayTest, TheLastOpenCycleIsDecidedWithWhatBeforeLastCloseGivesTheWatch) {
+  const core::Timestamp t0 = base_time();
+  const core::Timestamp step_at = t0 + std::chrono::hours(3);
+  std::vector<RunSpec> quiet_runs, steps;
+  for (int k = 0; k < 6; ++k) {
+    const std::string workload = "w" + std::to_string(k);
+    for (int i = 0; i < 20; ++i) {
+      quiet_runs.push_back({workload, t0 + std::chrono::minutes(i), quiet(i), "host_d", ""});
+    }
+    steps.push_back(
+        {workload, step_at + std::chrono::seconds(k), quiet(0) * 112 / 100, "host_d", ""});
+  }
+  store(quiet_runs);
+  store_with(
+      steps,
+      [](const RunSpec& spec) {
+        return storage::Judgement{storage::Confirmation::Alone, spec.at, 7};
+      },
+      /*open=*/true);
+  std::size_t held = 0;
+  Options options;
+  options.before_last_close = [&](detectors::Watch& watch) -> core::Status {
+    for (const auto& step : watch.held_steps()) {
+      ++held;
+      for (const std::string host : {"host_a", "host_b", "host_c"}) {
+        for (int i = 0; i < 4; ++i) {
+          detectors::Observation run;
+          run.observed_at =
+              i < 3 ? t0 + std::chrono::minutes(i) : step_at - std::chrono::minutes(5);
+          run.median = std::chrono::nanoseconds(quiet(i));
+          core::Placement where;
+          where.host = host;
+          run.placement = where;
+          watch.add_fleet_run(*step.key, run, step.trigger->run.observed_at);
+        }
+      }
+    }
+    return {};
+  };
+  const Replay with_fleet = replayed(options);
+  EXPECT_EQ(held, 6u);
+  ASSERT_EQ(with_fleet.alerts.size(), 1u);
+  EXPECT_EQ(with_fleet.alerts[0].placement.host, "host_d");
+  EXPECT_EQ(with_fleet.alerts[0].members.size(), 6u);
+  EXPECT_TRUE(with_fleet.unsettled.contains(with_fleet.alerts[0].id));
+  const Replay without = replayed();
+  ASSERT_EQ(without.alerts.size(), 1u);
+  EXPECT_TRUE(without.alerts[0].placement.empty());
+  // Its error ends the replay.
+  options.before_last_close = [](detectors::Watch&) -> core::Status {
+    return tl::unexpected(core::Error{core::ErrorCode::Unavailable, "the fleet is away"});
+  };
+  const auto failed = replay(*store_, options);
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().message, "the fleet is away");
 }
 
 }  // namespace

@@ -278,6 +278,12 @@ TEST_F(RunStoreTest, NewestPassedRunsLeaveOutTheSeedsThisHostTookFromOthers) {
   std::vector<std::int64_t> medians;
   for (const auto& run : *newest) medians.push_back(run.record.run.median->count());
   EXPECT_EQ(medians, (std::vector<std::int64_t>{1'000'030, 1'000'010, 1'000'000}));
+  // The overview counts and draws this host's runs only.
+  const auto recent = runs_->recent_medians(10);
+  ASSERT_TRUE(recent) << recent.error().message;
+  EXPECT_EQ(recent->at(key).runs, 3);
+  EXPECT_EQ(recent->at(key).medians_ns,
+            (std::vector<std::int64_t>{1'000'000, 1'000'010, 1'000'030}));
   // The judged run at minute 30 waits for its cycle to close; the seed and the control were
   // never judged here.
   const auto summaries = runs_->key_summaries(key);
