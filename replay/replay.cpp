@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -22,15 +23,13 @@ class Driver {
     ++out_.runs;
     if (run.judgement && run.judgement->is_control()) {
       // Another host's run read around a step of this host (storage.fleet_controls), stored with
-      // the place the step was judged at: given to the Watch for that step now (it holds it apart
-      // until the close that decides the step), never queued among this host's late runs, whose
-      // release it would bring forward.
-      const auto key = out_.labels.find(run.key_id);
-      if (key != out_.labels.end()) {
-        out_.watch.add_fleet_run(key->second, observation_of(run), run.judgement->order);
-      }
+      // the place the step was judged at: it waits for the stream to reach that place in a queue
+      // of its own (given earlier, a close in between would keep it for the steps decided before
+      // that one; queued among this host's late runs, it would bring their release forward).
+      controls_.emplace(run.judgement->order, run);
       return;
     }
+    release_controls(run.observed_at);
     // Where this host's runs ran: another host's runs it keeps (seeds, controls) are not its.
     if (!run.placement.empty() && !(run.judgement && run.judgement->is_fleet())) {
       PlacedCounts::add(*where(run.placement).count, run.observed_at);
@@ -48,6 +47,7 @@ class Driver {
 
   core::Status finish() {
     release_late(core::Timestamp::max());
+    release_controls(core::Timestamp::max());
     // The steps still held are decided now; the daemon reads its fleet's runs for them first,
     // as its close would have (Options::before_last_close).
     if (options_.before_last_close && out_.watch.holds_triggers()) {
@@ -81,6 +81,19 @@ class Driver {
       const storage::RunSummary run = std::move(late_.front());
       late_.erase(late_.begin());
       judge(run, run.judgement->order);
+    }
+  }
+
+  // The controls read for steps judged at or before `until`, to the Watch (it holds each apart
+  // until the close that decides its step).
+  void release_controls(core::Timestamp until) {
+    while (!controls_.empty() && controls_.begin()->first <= until) {
+      const storage::RunSummary& run = controls_.begin()->second;
+      const auto key = out_.labels.find(run.key_id);
+      if (key != out_.labels.end()) {
+        out_.watch.add_fleet_run(key->second, observation_of(run), controls_.begin()->first);
+      }
+      controls_.erase(controls_.begin());
     }
   }
 
@@ -212,6 +225,7 @@ class Driver {
   std::vector<storage::AlertActionRow> actions_;
   std::size_t next_action_ = 0;
   std::vector<storage::RunSummary> late_;
+  std::multimap<core::Timestamp, storage::RunSummary> controls_;  // by the step they were read for
   std::optional<core::Timestamp> previous_;
   std::optional<std::int64_t> cycle_;
   std::map<core::AlertId, std::size_t> index_;

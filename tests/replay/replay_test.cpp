@@ -481,5 +481,57 @@ TEST_F(ReplayTest, TheLastOpenCycleIsDecidedWithWhatBeforeLastCloseGivesTheWatch
   EXPECT_EQ(failed.error().message, "the fleet is away");
 }
 
+// A control read for a later step (another host's run posted late, inside an earlier step's
+// window) is no control of the earlier step, though the replay reads it, by its observedAt, before
+// that step's close and after another close: host_d's six steps at minute 200 were decided
+// against hosts a, b and c, which stayed, as one incident about host_d; hosts a and b's runs at
+// minute 196, 12% slower, read only for a step at minute 500, leave that decision as it was.
+TEST_F(ReplayTest, AControlReadForALaterStepIsNoControlOfAnEarlierOne) {
+  const core::Timestamp t0 = base_time();
+  const auto minute = [&](int m) { return t0 + std::chrono::minutes(m); };
+  std::vector<RunSpec> quiet_runs, steps, controls, later;
+  for (int k = 0; k < 6; ++k) {
+    const std::string workload = "w" + std::to_string(k);
+    for (int i = 0; i < 20; ++i)
+      quiet_runs.push_back({workload, minute(i), quiet(i), "host_d", ""});
+    steps.push_back(
+        {workload, minute(200) + std::chrono::seconds(k), quiet(0) * 112 / 100, "host_d", ""});
+    for (const std::string host : {"host_a", "host_b", "host_c"}) {
+      const int h = host.back() - 'a';
+      for (int i = 0; i < 3; ++i) {
+        controls.push_back(
+            {workload, minute(i) + std::chrono::seconds(10 + h), quiet(i), host, ""});
+      }
+      controls.push_back(
+          {workload, minute(195) + std::chrono::seconds(10 + h), quiet(3), host, ""});
+      if (h < 2) {
+        later.push_back(
+            {workload, minute(196) + std::chrono::seconds(10 + h), quiet(4) * 112 / 100, host, ""});
+      }
+    }
+  }
+  store(quiet_runs);
+  store_with(steps, [](const RunSpec& spec) {
+    return storage::Judgement{storage::Confirmation::Alone, spec.at, 7};
+  });
+  const auto step_of = [&](const RunSpec& spec) {
+    return storage::Judgement::control(minute(200) + std::chrono::seconds(spec.workload[1] - '0'));
+  };
+  store_with(controls, step_of);
+  const Replay decided = replayed();
+  ASSERT_EQ(decided.alerts.size(), 1u);
+  ASSERT_EQ(decided.alerts[0].placement.host, "host_d");
+  store_with(later, [&](const RunSpec&) { return storage::Judgement::control(minute(500)); });
+  const Replay again = replayed();
+  ASSERT_EQ(again.alerts.size(), 1u);
+  EXPECT_EQ(again.alerts[0].id, decided.alerts[0].id);
+  EXPECT_EQ(again.alerts[0].placement.host, "host_d");
+  // Read for that very step, the same runs show hosts a and b moved too: not the host's.
+  store_with(later, step_of);
+  const Replay moved = replayed();
+  ASSERT_EQ(moved.alerts.size(), 1u);
+  EXPECT_TRUE(moved.alerts[0].placement.empty());
+}
+
 }  // namespace
 }  // namespace kernelwatch::replay
