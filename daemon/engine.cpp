@@ -181,8 +181,10 @@ core::Result<CycleClose> Engine::close(Transaction& tx, core::Timestamp now) {
 core::Result<CycleClose> Engine::close_cycle(core::Timestamp now) {
   ++generation_;
   KW_TRY(in_line_with_store());
-  auto tx = KW_TRY(store_->begin());
+  // The transaction lives in the lambda: rolled back before a failure's rebuild, which reads
+  // the store and may write (Engine::recover).
   const auto close_and_commit = [&]() -> core::Result<CycleClose> {
+    auto tx = KW_TRY(store_->begin());
     CycleClose closed = KW_TRY(close(tx, now));
     KW_TRY(tx.commit());
     return closed;

@@ -38,7 +38,9 @@ core::Status Engine::replay_and_recover() {
   // A cycle the daemon never closed (a crash, a rebuild mid-cycle) is decided at the replay's
   // last close: with the fleet's runs read for its steps, as the daemon's close would have.
   options.before_last_close = [this](detectors::Watch& watch) -> core::Status {
-    if (!options_.fleet_controls) return {};
+    if (!options_.fleet_controls || !options_.fleet_location || !store_->is_postgresql()) {
+      return {};
+    }
     auto tx = KW_TRY(store_->begin());
     KW_TRY(read_fleet_controls(tx, watch));
     return tx.commit();

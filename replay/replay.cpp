@@ -23,21 +23,21 @@ class Driver {
     ++out_.runs;
     if (run.judgement && run.judgement->is_control()) {
       // Another host's run read around a step of this host (storage.fleet_controls), stored with
-      // the place the step was judged at: it waits for the stream to reach that place in a queue
-      // of its own (given earlier, a close in between would keep it for the steps decided before
+      // the place the step was judged at: it waits in a queue of its own for the close after
+      // that place (given earlier, a close in between would keep it for the steps decided before
       // that one; queued among this host's late runs, it would bring their release forward).
       controls_.emplace(run.judgement->order, run);
       return;
     }
-    release_controls(run.observed_at);
     // Where this host's runs ran: another host's runs it keeps (seeds, controls) are not its.
     if (!run.placement.empty() && !(run.judgement && run.judgement->is_fleet())) {
       PlacedCounts::add(*where(run.placement).count, run.observed_at);
     }
     const core::Timestamp order = run.judgement ? run.judgement->order : run.observed_at;
     // A run the daemon judged just after a newer one of its key (it came a little late) waits
-    // for the stream to reach the place it was judged at.
-    release_late(order);
+    // for the stream to reach the place it was judged at (the stream is where this run was
+    // observed: a late run's own later place would release the others ahead of their time).
+    release_late(run.observed_at);
     if (order > run.observed_at) {
       late_.push_back(run);
       return;
@@ -48,9 +48,10 @@ class Driver {
   core::Status finish() {
     release_late(core::Timestamp::max());
     release_controls(core::Timestamp::max());
-    // The steps still held are decided now; the daemon reads its fleet's runs for them first,
-    // as its close would have (Options::before_last_close).
-    if (options_.before_last_close && out_.watch.holds_triggers()) {
+    // The steps still held are decided now. Those of a cycle the daemon never closed (a crash,
+    // a rebuild mid-cycle) with its fleet's runs read now, as its close would have
+    // (Options::before_last_close); those of a closed cycle with what it stored then.
+    if (options_.before_last_close && !open_runs_.empty() && out_.watch.holds_triggers()) {
       KW_TRY(options_.before_last_close(out_.watch));
     }
     collect(out_.watch.close_cycle());
@@ -196,6 +197,8 @@ class Driver {
   }
 
   void close() {
+    // The controls of the steps judged so far: the daemon read them for this close.
+    release_controls(previous_.value_or(core::Timestamp::min()));
     collect(out_.watch.close_cycle());
     ++round_;
   }

@@ -47,10 +47,10 @@ struct Options {
   std::optional<std::int64_t> only_key;
   // Keep each run of only_key with its verdict (Replay::trace).
   bool trace = false;
-  // Called with the replay's Watch before the last close when steps are still held (a cycle the
-  // daemon never closed: a crash, a rebuild mid-cycle): the daemon's rebuild reads its fleet's
-  // runs for them there (storage.fleet_controls), as its close would have. Its error ends the
-  // replay. Unset: the steps are decided with what is stored.
+  // Called with the replay's Watch before the last close when steps of a cycle the daemon judged
+  // and never closed (a crash, a rebuild mid-cycle) are still held: the daemon's rebuild reads
+  // its fleet's runs for them there (storage.fleet_controls), as its close would have. Its error
+  // ends the replay. Unset: the steps are decided with what is stored.
   std::function<core::Status(detectors::Watch&)> before_last_close;
 };
 

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/record.hpp"
@@ -531,6 +533,39 @@ TEST_F(ReplayTest, AControlReadForALaterStepIsNoControlOfAnEarlierOne) {
   const Replay moved = replayed();
   ASSERT_EQ(moved.alerts.size(), 1u);
   EXPECT_TRUE(moved.alerts[0].placement.empty());
+}
+
+// Late runs (judged just after their key's newer run) are judged when the stream reaches their
+// place, whatever comes first: k1's late run, judged at minute 40, does not release k2's, judged
+// just after k2's run at minute 30, before that run (k2's detector sees its runs in the order the
+// daemon judged them: its newest is the late one).
+TEST_F(ReplayTest, ALateRunReleasesNoOtherLateRunBeforeItsPlace) {
+  const core::Timestamp t0 = base_time();
+  const auto minute = [&](int m) { return t0 + std::chrono::minutes(m); };
+  std::vector<RunSpec> runs;
+  std::map<std::pair<std::string, core::Timestamp>, core::Timestamp> order;
+  for (const std::string workload : {"k1", "k2"}) {
+    for (int i = 0; i < 10; ++i) runs.push_back({workload, minute(i), quiet(i), "", ""});
+  }
+  runs.push_back({"k2", minute(30), quiet(10), "", ""});
+  runs.push_back({"k2", minute(20), quiet(11), "", ""});  // late: judged after minute 30's
+  order[{"k2", minute(20)}] = minute(30) + std::chrono::nanoseconds(1);
+  runs.push_back({"k1", minute(25), quiet(12), "", ""});  // late: judged at minute 40
+  order[{"k1", minute(25)}] = minute(40);
+  std::int64_t cycle = 0;
+  store_with(runs, [&](const RunSpec& spec) {
+    const auto late = order.find({spec.workload, spec.at});
+    return storage::Judgement{storage::Confirmation::Alone,
+                              late == order.end() ? spec.at : late->second, ++cycle};
+  });
+  const Replay r = replayed();
+  for (const auto* view : r.watch.keys()) {
+    ASSERT_TRUE(view->last_run);
+    const core::Timestamp newest = view->monitor->key().workload == "k2"
+                                       ? minute(30) + std::chrono::nanoseconds(1)
+                                       : minute(40);
+    EXPECT_EQ(view->last_run->observed_at, newest) << view->monitor->key().workload;
+  }
 }
 
 }  // namespace
