@@ -164,10 +164,9 @@ std::vector<PlacedRow> placed_rows(const replay::PlacedCounts& counts,
   }
   for (const auto& alert : alerts) {
     const auto& p = alert.placement;
-    if (p.empty() || !core::is_open(alert.state) || core::is_incident(alert) ||
-        core::is_incident_member(alert)) {
-      continue;
-    }
+    // A GPU or host out of line with its siblings, or a host with its fleet (an incident about
+    // the host, storage.fleet_controls).
+    if (p.empty() || !core::is_open(alert.state) || core::is_incident_member(alert)) continue;
     for (auto& row : out) {
       if (row.placement.host != p.host) continue;
       if (p.unit().empty()) {  // the whole host

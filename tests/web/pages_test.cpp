@@ -312,6 +312,44 @@ TEST_F(LigerHistory, TheStaticReportLinksRelativelyBetweenItsFiles) {
                                                                 : alert_page_id(first)));
 }
 
+// A host's row carries its open host alert: one out of line with its sibling hosts, or an
+// incident about the host out of line with its fleet (storage.fleet_controls); a GPU's row its
+// GPU alert; an incident without a host, or closed, none.
+TEST(HostsAndGpus, AHostsRowCarriesItsOpenHostAlertOrFleetIncident) {
+  replay::PlacedCounts counts;
+  counts.count(core::Placement{"host_d", "", "", ""}, core::Timestamp{});
+  counts.count(core::Placement{"host_e", "", "", ""}, core::Timestamp{});
+  core::Alert fleet;
+  fleet.id = core::AlertId("env@host:host_d@t");
+  fleet.incident = fleet.id;
+  fleet.kind = core::AlertKind::Environment;
+  fleet.state = core::AlertState::Firing;
+  fleet.placement = core::Placement{"host_d", "", "", ""};
+  core::Alert member;
+  member.id = core::AlertId("member");
+  member.incident = fleet.id;
+  member.placement = fleet.placement;
+  fleet.members.push_back(member);
+  core::Alert plain = fleet;  // an incident of the cycle: no host
+  plain.id = core::AlertId("env@t");
+  plain.placement = {};
+  core::Alert closed = fleet;
+  closed.id = core::AlertId("env@host:host_e@t");
+  closed.placement.host = "host_e";
+  closed.state = core::AlertState::Resolved;
+  const auto rows = placed_rows(counts, {fleet, plain, closed, member});
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    if (row.placement.host == "host_d") {
+      EXPECT_EQ(row.host_alert_id, alert_page_id(fleet));
+      EXPECT_EQ(row.host_alert_state, core::AlertState::Firing);
+    } else {
+      EXPECT_TRUE(row.host_alert_id.empty()) << row.host_alert_id;
+    }
+    EXPECT_TRUE(row.alert_id.empty());
+  }
+}
+
 // Hosts and GPUs: per host, per GPU its runs and whether it is out of line, with its open alert;
 // left out when the runs name only one host and no GPU (a daemon's own runs on a CPU).
 TEST(HostsAndGpus, TheOverviewListsEachGpuOfEachHostWithItsOpenAlert) {
