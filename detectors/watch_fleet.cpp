@@ -1,6 +1,5 @@
 // Watch::decide_by_fleet(): the fleet rule (detectors/fleet.hpp) over a close's held steps.
 #include <algorithm>
-#include <cstdio>
 #include <tuple>
 
 #include "detectors/statistics.hpp"
@@ -56,15 +55,14 @@ void Watch::decide_by_fleet(std::span<const HeldStep> steps, std::vector<StepDec
     const core::AlertId id(environment + "@" + core::UnitId::host_of(placement).str() + "@" +
                            core::format_timestamp(onset));
     const double change = median(against);
-    char share[64];
-    std::snprintf(share, sizeof share, "%zu of %zu", out, judged);
     HostIncident incident;
     incident.placement = placement;
     incident.against_fleet = change;
     incident.text = "host " + host + "'s runs are " + core::format_change(change) +
                     " against those of " + std::to_string(others) +
-                    " other host(s) of its fleet on " + share +
-                    " benchmarks it ran in the cycle of " + core::format_timestamp(onset) +
+                    " other host(s) of its fleet on " + std::to_string(out) + " of " +
+                    std::to_string(judged) + " benchmarks it ran in the cycle of " +
+                    core::format_timestamp(onset) +
                     ": the host, not the code (the other hosts ran the same implementation and "
                     "stayed where they were, storage.fleet_controls); no key alert is raised.";
     host_incidents_[id] = std::move(incident);

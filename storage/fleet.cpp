@@ -101,50 +101,63 @@ void keep_newest(std::vector<Candidate>& candidates, std::size_t per_key) {
 
 }  // namespace
 
-Result<FleetSeeds> fleet_seeds(
-    Connection& connection,
-    const std::function<std::filesystem::path(const std::string& schema)>& location_of,
-    std::span<const SeedRequest> wanted, std::size_t per_key, std::size_t min_runs) {
+namespace {
+
+using LocationOf = std::function<std::filesystem::path(const std::string& schema)>;
+
+// Each other schema of the database that holds kernelwatch's tables (not the connection's own),
+// by name, read by `read` on a read-only connection of its own at location_of(schema), one at a
+// time. A schema that is no storage.schema name, or whose read fails part way, is named in
+// `problems` ("schema NAME: why"); `read` keeps what it read of a schema only when it succeeds.
+Status for_each_other_schema(
+    Database& db, const LocationOf& location_of, std::vector<std::string>& problems,
+    const std::function<Status(const std::string&, const RunStore&)>& read) {
+  for (const auto& [schema, own] : KW_TRY(kernelwatch_schemas(db))) {
+    if (own) continue;
+    if (!plain_name(schema)) {
+      problems.push_back("schema \"" + schema +
+                         "\": not a storage.schema name (lower-case letters, digits, '_')");
+      continue;
+    }
+    auto other = Connection::open(location_of(schema), OpenMode::ReadOnly);
+    auto ok = other ? read(schema, RunStore(*other)) : Status(tl::unexpected(other.error()));
+    if (!ok) problems.push_back("schema " + schema + ": " + ok.error().message);
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<FleetSeeds> fleet_seeds(Connection& connection, const LocationOf& location_of,
+                               std::span<const SeedRequest> wanted, std::size_t per_key,
+                               std::size_t min_runs) {
   FleetSeeds out;
   Database& db = connection.database();
   if (db.dialect() != Dialect::PostgreSql || wanted.empty() || per_key == 0) return out;
   std::vector<std::string> hosts;
   std::map<std::string, std::vector<Candidate>> found;
-  for (const auto& listed : KW_TRY(kernelwatch_schemas(db))) {
-    if (listed.second) continue;               // this host's own schema
-    const std::string& schema = listed.first;  // a named variable: lambdas below capture it
-    if (!plain_name(schema)) {
-      out.problems.push_back("schema \"" + schema +
-                             "\": not a storage.schema name (lower-case letters, digits, '_')");
-      continue;
-    }
-    std::map<std::string, std::vector<Candidate>> of_host;  // merged when read through
-    const auto read = [&]() -> Status {
-      auto other = KW_TRY(Connection::open(location_of(schema), OpenMode::ReadOnly));
-      const RunStore runs(other);
-      for (const auto& request : wanted) {
-        const auto key_id = KW_TRY(runs.find_key(request.key_digest));
-        if (!key_id) continue;
-        for (auto& stored : KW_TRY(runs.newest_passed_runs(*key_id, request.before, per_key))) {
-          const core::Timestamp at = stored.record.run.observed_at;
-          of_host[request.key_digest].push_back(
-              Candidate{at, hosts.size(), std::move(stored.record)});
+  KW_TRY(for_each_other_schema(
+      db, location_of, out.problems,
+      [&](const std::string& schema, const RunStore& runs) -> Status {
+        std::map<std::string, std::vector<Candidate>> of_host;  // merged when read through
+        for (const auto& request : wanted) {
+          const auto key_id = KW_TRY(runs.find_key(request.key_digest));
+          if (!key_id) continue;
+          for (auto& stored : KW_TRY(runs.newest_passed_runs(*key_id, request.before, per_key))) {
+            const core::Timestamp at = stored.record.run.observed_at;
+            of_host[request.key_digest].push_back(
+                Candidate{at, hosts.size(), std::move(stored.record)});
+          }
         }
-      }
-      return {};
-    };
-    if (auto ok = read(); !ok) {
-      out.problems.push_back("schema " + schema + ": " + ok.error().message);
-      continue;
-    }
-    hosts.push_back(schema);
-    for (auto& [digest, runs] : of_host) {
-      auto& all = found[digest];
-      all.insert(all.end(), std::make_move_iterator(runs.begin()),
-                 std::make_move_iterator(runs.end()));
-      keep_newest(all, per_key);  // memory: per_key a key whatever the number of hosts
-    }
-  }
+        hosts.push_back(schema);
+        for (auto& [digest, candidates] : of_host) {
+          auto& all = found[digest];
+          all.insert(all.end(), std::make_move_iterator(candidates.begin()),
+                     std::make_move_iterator(candidates.end()));
+          keep_newest(all, per_key);  // memory: per_key a key whatever the number of hosts
+        }
+        return {};
+      }));
   for (auto& [digest, candidates] : found) {
     if (candidates.size() < min_runs) continue;
     FleetSeeds::Key& key = out.keys[digest];
@@ -160,51 +173,36 @@ Result<FleetSeeds> fleet_seeds(
   return out;
 }
 
-Result<FleetControls> fleet_controls(
-    Connection& connection,
-    const std::function<std::filesystem::path(const std::string& schema)>& location_of,
-    std::span<const ControlRequest> wanted, std::size_t in_window, std::size_t before) {
+Result<FleetControls> fleet_controls(Connection& connection, const LocationOf& location_of,
+                                     std::span<const ControlRequest> wanted, std::size_t in_window,
+                                     std::size_t before) {
   FleetControls out;
   out.runs.resize(wanted.size());
   Database& db = connection.database();
   if (db.dialect() != Dialect::PostgreSql || wanted.empty()) return out;
-  for (const auto& listed : KW_TRY(kernelwatch_schemas(db))) {
-    if (listed.second) continue;               // this host's own schema
-    const std::string& schema = listed.first;  // a named variable: the lambda below captures it
-    if (!plain_name(schema)) {
-      out.problems.push_back("schema \"" + schema +
-                             "\": not a storage.schema name (lower-case letters, digits, '_')");
-      continue;
-    }
-    std::vector<std::vector<core::Record>> of_host(wanted.size());  // merged when read through
-    const auto read = [&]() -> Status {
-      auto other = KW_TRY(Connection::open(location_of(schema), OpenMode::ReadOnly));
-      const RunStore runs(other);
-      for (std::size_t i = 0; i < wanted.size(); ++i) {
-        const ControlRequest& request = wanted[i];
-        const auto key_id = KW_TRY(runs.find_key(request.key_digest));
-        if (!key_id) continue;
-        const core::Timestamp end = request.window_end + std::chrono::nanoseconds(1);
-        for (auto& stored : KW_TRY(runs.newest_passed_runs(*key_id, end, in_window))) {
-          if (stored.record.run.observed_at <= request.window_start) break;  // (read below)
-          of_host[i].push_back(std::move(stored.record));
+  KW_TRY(for_each_other_schema(
+      db, location_of, out.problems, [&](const std::string&, const RunStore& runs) -> Status {
+        std::vector<std::vector<core::Record>> of_host(wanted.size());  // merged when read through
+        for (std::size_t i = 0; i < wanted.size(); ++i) {
+          const ControlRequest& request = wanted[i];
+          const auto key_id = KW_TRY(runs.find_key(request.key_digest));
+          if (!key_id) continue;
+          const core::Timestamp end = request.window_end + std::chrono::nanoseconds(1);
+          for (auto& stored : KW_TRY(runs.newest_passed_runs(*key_id, end, in_window))) {
+            if (stored.record.run.observed_at <= request.window_start) break;  // (read below)
+            of_host[i].push_back(std::move(stored.record));
+          }
+          const core::Timestamp start = request.window_start + std::chrono::nanoseconds(1);
+          for (auto& stored : KW_TRY(runs.newest_passed_runs(*key_id, start, before))) {
+            of_host[i].push_back(std::move(stored.record));
+          }
         }
-        const core::Timestamp start = request.window_start + std::chrono::nanoseconds(1);
-        for (auto& stored : KW_TRY(runs.newest_passed_runs(*key_id, start, before))) {
-          of_host[i].push_back(std::move(stored.record));
+        for (std::size_t i = 0; i < wanted.size(); ++i) {
+          out.runs[i].insert(out.runs[i].end(), std::make_move_iterator(of_host[i].begin()),
+                             std::make_move_iterator(of_host[i].end()));
         }
-      }
-      return {};
-    };
-    if (auto ok = read(); !ok) {
-      out.problems.push_back("schema " + schema + ": " + ok.error().message);
-      continue;
-    }
-    for (std::size_t i = 0; i < wanted.size(); ++i) {
-      out.runs[i].insert(out.runs[i].end(), std::make_move_iterator(of_host[i].begin()),
-                         std::make_move_iterator(of_host[i].end()));
-    }
-  }
+        return {};
+      }));
   return out;
 }
 
