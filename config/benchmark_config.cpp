@@ -14,35 +14,6 @@
 namespace kernelwatch::config::detail {
 namespace {
 
-// A kernel, pass or provider name, parsed by core; the message lists the accepted names and
-// quotes the text only when it cannot be a secret.
-template <class Enum, std::size_t N>
-Result<Enum> read_name(const JsonField& field, const std::string& text,
-                       Result<Enum> (*parse)(std::string_view), const Enum (&values)[N]) {
-  auto parsed = parse(text);
-  if (!parsed) return field.error(shown(text) + " is not one of " + core::names_of(values));
-  return parsed;
-}
-
-// The providers to run: both of kernelwatch's when the field is absent.
-Result<std::vector<core::Provider>> read_providers(const JsonField& field) {
-  std::vector<core::Provider> providers(std::begin(core::kProviders), std::end(core::kProviders));
-  if (!field.present()) return providers;
-  const auto items = KW_TRY(field.array());
-  if (items.empty()) return field.error("lists no provider");
-  providers.clear();
-  for (const JsonField& item : items) {
-    const std::string text = KW_TRY(item.string());
-    const core::Provider provider =
-        KW_TRY(read_name(item, text, core::parse_provider, core::kProviders));
-    if (std::find(providers.begin(), providers.end(), provider) != providers.end()) {
-      return item.error(shown(text) + " is listed twice");
-    }
-    providers.push_back(provider);
-  }
-  return providers;
-}
-
 // Workload labels, each of `kernel` (its descriptor's parser) and each passing `check` (a
 // runner's own limits), if any.
 Result<std::vector<core::Workload>> read_workloads(
@@ -85,14 +56,6 @@ Result<std::vector<core::Workload>> read_workloads(
   return workloads;
 }
 
-// A kernel of the catalogue.
-Result<kernels::KernelRef> read_kernel(const JsonField& field) {
-  const std::string text = KW_TRY(field.string());
-  auto kernel = kernels::find_kernel(text);
-  if (!kernel) return field.error(shown(text) + " is not one of " + kernels::kernel_names());
-  return *kernel;
-}
-
 // What the config lends a run source's reader (runners/source_entry.hpp).
 runners::EntryReaderServices reader_services(const Reader& reader) {
   runners::EntryReaderServices services;
@@ -115,12 +78,20 @@ runners::EntryReaderServices reader_services(const Reader& reader) {
   return services;
 }
 
-// `runner`: the run source that reads the entry; nullptr for kernelwatch's own kernels (none).
+// `runner`: the run source that reads the entry; absent, kernelwatch's own kernels.
 Result<const runners::RunSource*> read_runner(const Reader& reader, const JsonField& object) {
   const JsonField field = object["runner"];
-  if (!field.present()) return nullptr;
+  if (!field.present()) {
+    const runners::RunSource* own = reader.sources().find_runner("");
+    if (own == nullptr) {
+      return object.error("runner is missing (known: " +
+                          runners::join_names(reader.sources().runners(), ", ") + ")");
+    }
+    return own;
+  }
   const std::string runner = KW_TRY(field.string());
-  const runners::RunSource* source = reader.sources().find_runner(runner);
+  const runners::RunSource* source =
+      runner.empty() ? nullptr : reader.sources().find_runner(runner);
   if (source == nullptr) {
     return field.error(shown(runner) + " is not a known runner (known: " +
                        runners::join_names(reader.sources().runners(), ", ") +
@@ -137,34 +108,15 @@ Status read_benchmark(const Reader& reader, const JsonField& field, BenchmarkCon
     out.interval = interval;
   }
   const runners::RunSource* source = KW_TRY(read_runner(reader, entry));
-  if (entry["gpus"].present() && source != nullptr && !source->gpus) {
+  if (entry["gpus"].present() && !source->gpus) {
     const auto with_gpus = reader.sources().runners(/*gpus_only=*/true);
     return entry["gpus"].error("applies to kernelwatch's own kernels and to " +
                                runners::join_names(with_gpus, ", ", " and ") + " entries; " +
                                std::string(source->no_gpus));
   }
-  if (source != nullptr) {
-    // A runner reads its own fields; the config lends it durations, paths, how it quotes values
-    // and how workloads are read.
-    out.source = KW_TRY(source->read(entry, reader_services(reader)));
-    return {};
-  }
-  const JsonField object =
-      KW_TRY(object_of(field, {"runner", "kernel", "pass", "providers", "workloads", "python",
-                               "script", "timeout", "interval", "gpus"}));
-  for (const std::string_view key : {"kernel", "pass", "workloads"}) {
-    if (!object[key].present()) return object.error(std::string(key) + " is missing");
-  }
-  // kernelwatch's own kernels take none of a runner's fields.
-  for (const std::string_view key : {"python", "script", "timeout"}) {
-    if (object[key].present()) return object[key].error("applies to a benchmark with a \"runner\"");
-  }
-  out.kernel = KW_TRY(read_kernel(object["kernel"]));
-  const std::string pass = KW_TRY(object["pass"].string());
-  out.pass = KW_TRY(read_name(object["pass"], pass, core::parse_pass, core::kPasses));
-  out.providers = KW_TRY(read_providers(object["providers"]));
-  out.workloads = KW_TRY(read_workloads(object["workloads"], out.kernel));
-  out.gpus = KW_TRY(runners::read_gpu_selection(object["gpus"]));
+  // Each source reads its own fields; the config lends it durations, paths, how it quotes values
+  // and how workloads are read.
+  out.source = KW_TRY(source->read(entry, reader_services(reader)));
   return {};
 }
 
@@ -180,10 +132,7 @@ Status read_benchmarks(const Reader& reader, const JsonField& field,
     const std::string name = benchmark.name();
     for (std::size_t j = 0; j < out.size(); ++j) {
       if (out[j].name() != name) continue;
-      if (benchmark.source) {
-        return benchmark.source->name_taken(items[i], items[j].path(), reader_services(reader));
-      }
-      return items[i].error(name + " is already listed in " + items[j].path());
+      return benchmark.source->name_taken(items[i], items[j].path(), reader_services(reader));
     }
     out.push_back(std::move(benchmark));
   }
@@ -201,8 +150,7 @@ Status read_bench(const JsonField& field, kernels::TimingPolicy& out) {
 namespace kernelwatch::config {
 
 std::string BenchmarkConfig::name() const {
-  if (source) return source->name();
-  return std::string(kernel.name()) + "/" + std::string(core::to_string(pass));
+  return source->name();
 }
 
 }  // namespace kernelwatch::config

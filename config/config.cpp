@@ -687,21 +687,7 @@ json redacted_json(const Config& config) {
                      {"run_at_start", config.schedule.at_start == AtStart::Run}};
   json benchmarks = json::array();
   for (const auto& benchmark : config.benchmarks) {
-    json entry = json::object();
-    if (benchmark.source) {
-      entry = benchmark.source->to_json(format_duration);
-    } else {
-      json providers = json::array();
-      for (const auto provider : benchmark.providers)
-        providers.push_back(core::to_string(provider));
-      json workloads = json::array();
-      for (const auto& workload : benchmark.workloads) workloads.push_back(workload.label());
-      entry["providers"] = std::move(providers);
-      entry["kernel"] = std::string(benchmark.kernel.name());
-      entry["pass"] = core::to_string(benchmark.pass);
-      entry["workloads"] = std::move(workloads);
-      if (benchmark.gpus.given) entry["gpus"] = runners::gpu_selection_json(benchmark.gpus);
-    }
+    json entry = benchmark.source->to_json(format_duration);
     if (benchmark.interval) entry["interval"] = format_duration(*benchmark.interval);
     benchmarks.push_back(std::move(entry));
   }

@@ -110,23 +110,14 @@ struct ScheduleConfig {
 struct BenchmarkConfig {
   // How often this entry runs; nullopt: schedule.interval.
   std::optional<std::chrono::milliseconds> interval;
-  // The entry of a run source with a `runner`; nullptr: kernelwatch's own kernels, whose
-  // fields follow.
+  // The entry as its run source read it (never null): kernelwatch's own kernels
+  // (runners::HarnessSource, an entry without `runner`), a command entry, a liger-bench entry...
   std::shared_ptr<const runners::SourceEntry> source;
-  kernels::KernelRef kernel = kernels::KernelRef("layer_norm");  // of kernels/catalogue.hpp
-  core::Pass pass = core::Pass::Forward;
-  std::vector<core::Provider> providers;  // default both, fused first
-  std::vector<core::Workload> workloads;  // at least one, each of `kernel` (its descriptor's form)
-  // `gpus`: the GPUs its cases run on, each in a child (runners/harness_child.hpp); absent: every
-  // GPU of a multi-GPU host.
-  runners::GpuSelection gpus;
 
   // Its `runner` ("command"); "" for kernelwatch's own kernels.
-  [[nodiscard]] std::string_view runner() const {
-    return source ? source->runner() : std::string_view{};
-  }
+  [[nodiscard]] std::string_view runner() const { return source->runner(); }
   // Its name in the schedule, logs and the status, unique in the config: its source's name (a
-  // command entry's `name`, "liger-bench tvd/backward"), or "<kernel>/<pass>".
+  // command entry's `name`, "liger-bench tvd/backward", "<kernel>/<pass>" of kernelwatch's own).
   [[nodiscard]] std::string name() const;
   // Its source's entry as `Source` (runners::CommandSource); nullptr when it is another's.
   template <class Source>

@@ -126,6 +126,8 @@ struct Hardware {
   std::string product;       // "NVIDIA H100"
   std::string form_factor;   // "80GB HBM3"
   std::string architecture;  // "sm_90"
+
+  bool operator==(const Hardware&) const = default;
 };
 
 struct BenchmarkProtocol {

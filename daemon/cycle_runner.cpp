@@ -100,8 +100,13 @@ void CycleRunner::start_cycle(std::string reason, bool all) {
   state_.entries = schedule_.entries();
   if (due.empty()) return;
   auto plan = cycle_plan(parts_.config, parts_.backend,
-                         {host_.sampler, host_.probe, host_.stop_pipe.read_end(), host_.inventory,
-                          host_.device_samplers, runners::this_harness_host()},
+                         {host_.sampler,
+                          host_.probe,
+                          host_.stop_pipe.read_end(),
+                          host_.inventory,
+                          host_.device_samplers,
+                          runners::this_harness_host(),
+                          {}},
                          due);
   if (!host_.inventory_problem.empty()) {
     parts_.log.error(std::string(runners::kFakeGpusVariable) + ": " + host_.inventory_problem);

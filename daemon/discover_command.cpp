@@ -128,11 +128,9 @@ int run_discover(const DiscoverOptions& options, std::ostream& out, std::ostream
   for (const auto& b : config->benchmarks) {
     const std::string name = entry_name(b);
     if (!options.entry.empty() && name != options.entry) continue;
-    if (!b.source) {
+    if (const auto why = b.source->not_discovered()) {
       if (!options.entry.empty()) {
-        err << "kernelwatch discover: " << name
-            << " is one of kernelwatch's own kernels: its keys are its config's cases "
-               "(kernelwatch bench runs one)\n";
+        err << "kernelwatch discover: " << name << " " << *why << '\n';
         return 1;
       }
       continue;
@@ -151,11 +149,15 @@ int run_discover(const DiscoverOptions& options, std::ostream& out, std::ostream
   }
   if (options.list) return list_entries(*config, entries, options, out, err);
   const auto history = stored_keys(*config, err);
-  const Plan plan = cycle_plan(
-      *config, kernels::Backend::Cpu,
-      {runners::nvml_sampler(), runners::system_host_probe(), -1, runners::system_gpu_inventory(),
-       runners::nvml_device_samplers(), runners::this_harness_host()},
-      entries);
+  const Plan plan = cycle_plan(*config, kernels::Backend::Cpu,
+                               {runners::nvml_sampler(),
+                                runners::system_host_probe(),
+                                -1,
+                                runners::system_gpu_inventory(),
+                                runners::nvml_device_samplers(),
+                                runners::this_harness_host(),
+                                {}},
+                               entries);
   int status = 0;
   json records = json::array();
   std::vector<std::vector<std::string>> rows;

@@ -63,10 +63,10 @@ core::Result<std::vector<core::Record>> candidate_records(const CompareCommandOp
       // second would be taken for one run given twice (and the second never confirms the
       // first). The output's own digest tells them apart; the same bytes twice stay one run.
       const std::string output = "/output-" + digest.substr(0, 12);
-      for (auto& run : *runs) {
-        std::string& id = run.record.run.source_native.external_id;
+      for (auto& record : *runs) {
+        std::string& id = record.run.source_native.external_id;
         id = core::utf8_prefix(id, 500 - output.size()) + output;
-        records.push_back(std::move(run.record));
+        records.push_back(std::move(record));
       }
       continue;
     }

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "core/names.hpp"
-#include "runners/harness_child.hpp"
 
 namespace kernelwatch::daemon {
 
@@ -15,37 +14,19 @@ std::string entry_name(const config::BenchmarkConfig& b) {
   return b.name();
 }
 
-namespace {
-
-std::string runner_name(const config::BenchmarkConfig& b) {
-  return b.source ? std::string(b.runner()) : "harness";
-}
-
-}  // namespace
-
 Plan cycle_plan(const config::Config& c, kernels::Backend backend, const RunnerServices& services,
                 const std::set<std::string>& entries) {
   Plan out;
-  runners::CycleHost host(services);  // the host's GPUs: enumerated once, when an entry asks
+  // kernelwatch's own kernels run on the daemon's backend with the config's timing.
+  RunnerServices with = services;
+  with.harness.backend = backend;
+  with.harness.policy = c.bench;
+  runners::CycleHost host(with);  // the host's GPUs: enumerated once, when an entry asks
   for (const auto& b : c.benchmarks) {
     const std::string entry = entry_name(b);
     if (!entries.contains(entry)) continue;
-    if (b.source) {  // a run source's entry: its producers (one per GPU it runs on, per case)
-      for (auto& producer : b.source->producers(host)) out.push_back({entry, std::move(producer)});
-      continue;
-    }
-    runners::HarnessEntry harness{b.kernel, b.pass, b.providers, {}, backend, c.bench};
-    for (const auto& workload : b.workloads) {
-      auto spec = kernels::CaseSpec::from_workload(b.kernel, workload);
-      if (spec) harness.shapes.push_back(*spec);  // validated by the config loader
-    }
-    // Each case in this process, or on each GPU the entry runs on (runners/harness_child.hpp).
-    runners::HarnessChildOptions child;
-    child.cancel_fd = services.cancel_fd;
-    for (auto& request : runners::harness_cases(harness)) {
-      out.push_back({entry, runners::harness_producer(host, b.gpus, std::move(request),
-                                                      services.harness_host, child)});
-    }
+    // The entry's producers: one per case (or per execution), each on every GPU it runs on.
+    for (auto& producer : b.source->producers(host)) out.push_back({entry, std::move(producer)});
   }
   return out;
 }
@@ -86,12 +67,12 @@ void EntrySchedule::sync(const config::Config& c, core::Timestamp now, config::A
   for (const auto& b : c.benchmarks) {
     EntryState e;
     e.name = entry_name(b);
-    e.runner = runner_name(b);
+    e.runner = std::string(b.source->runner_shown());
     e.interval = b.interval.value_or(c.schedule.interval);
     if (const EntryState* old = find(e.name)) {
       const auto interval = e.interval;
       e = *old;
-      e.runner = runner_name(b);
+      e.runner = std::string(b.source->runner_shown());
       if (e.interval != interval) {
         e.interval = interval;
         const bool ran = e.last_start.time_since_epoch().count() != 0;

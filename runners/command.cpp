@@ -558,14 +558,14 @@ CommandOutcome run_command(const CommandEntry& entry, const CommandContext& cont
   const HostIdentity host = context.probe();
   CommandOutcome out = execute(entry, context, known, host);
   // Every run, failed ones included, is on the host and GPU the daemon probed for it.
-  for (auto& run : out.runs) core::set_placement(run.record.run.metadata, host.placement);
+  for (auto& run : out.runs) core::set_placement(run.run.metadata, host.placement);
   return out;
 }
 
-core::Result<std::vector<kernels::BenchOutcome>> runs_from_output(const CommandEntry& entry,
-                                                                  const std::string& text,
-                                                                  const HostIdentity& host,
-                                                                  core::Timestamp observed) {
+core::Result<std::vector<core::Record>> runs_from_output(const CommandEntry& entry,
+                                                         const std::string& text,
+                                                         const HostIdentity& host,
+                                                         core::Timestamp observed) {
   detail::ExecutionFacts facts;
   facts.entry = &entry;
   facts.host = &host;
@@ -576,7 +576,7 @@ core::Result<std::vector<kernels::BenchOutcome>> runs_from_output(const CommandE
     return core::fail(ErrorCode::ParseError, readable_line(failure, kMaxReasonBytes));
   }
   if (!out.error.empty()) return core::fail(ErrorCode::ParseError, out.error);
-  for (auto& run : out.runs) core::set_placement(run.record.run.metadata, host.placement);
+  for (auto& run : out.runs) core::set_placement(run.run.metadata, host.placement);
   return std::move(out.runs);
 }
 

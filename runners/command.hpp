@@ -99,10 +99,10 @@ struct CommandContext {
 
 // What one execution of an entry produced.
 struct CommandOutcome {
-  std::vector<kernels::BenchOutcome> runs;  // one per key, failed ones included
-  std::vector<KnownKey> keys;               // the keys of this execution (for the next one)
-  std::string error;                        // why the whole execution failed ("" it did not)
-  bool cancelled = false;                   // the daemon stopped it: nothing to store
+  std::vector<core::Record> runs;  // one per key, failed ones included (times: the records')
+  std::vector<KnownKey> keys;      // the keys of this execution (for the next one)
+  std::string error;               // why the whole execution failed ("" it did not)
+  bool cancelled = false;          // the daemon stopped it: nothing to store
 };
 
 // Runs the entry once. `known`: the keys of its earlier executions (a failure is recorded in
@@ -115,7 +115,7 @@ struct CommandOutcome {
 // environment from `host`), observed at `observed`, without running anything: `kernelwatch compare
 // --against` reads a candidate's output this way. ParseError when the output is not the format or
 // has no result ("format mismatch (gbench-json): ...").
-[[nodiscard]] core::Result<std::vector<kernels::BenchOutcome>> runs_from_output(
+[[nodiscard]] core::Result<std::vector<core::Record>> runs_from_output(
     const CommandEntry& entry, const std::string& text, const HostIdentity& host,
     core::Timestamp observed);
 

@@ -138,7 +138,7 @@ struct KeyParts {
 };
 
 // The run document around a spec's timing: names, labels, digests, the status and reason.
-core::Result<kernels::BenchOutcome> assemble(const ExecutionFacts& facts, const KeyParts& key,
+core::Result<core::Record> assemble(const ExecutionFacts& facts, const KeyParts& key,
                                              json protocol, json timing, json measurements,
                                              json metrics, const std::string& version,
                                              RunVerdict verdict, const std::string& reason) {
@@ -188,9 +188,7 @@ core::Result<kernels::BenchOutcome> assemble(const ExecutionFacts& facts, const 
                  {"protocol", std::move(protocol)},
                  {"environment", environment}};
   set_status(record, verdict, reason);
-  kernels::BenchOutcome outcome;
-  outcome.record = KW_TRY(core::parse_record(record));  // its times are the record's
-  return outcome;
+  return core::parse_record(record);  // its times are the record's
 }
 
 }  // namespace
@@ -213,7 +211,7 @@ json failed_protocol(const ExecutionFacts& facts) {
   return protocol_document(facts, "median", {}, "");
 }
 
-core::Result<kernels::BenchOutcome> result_run(const ExecutionFacts& facts,
+core::Result<core::Record> result_run(const ExecutionFacts& facts,
                                                const NativeResult& result, RunVerdict verdict,
                                                const std::string& reason, KnownKey& key) {
   const CommandEntry& entry = *facts.entry;
@@ -234,13 +232,13 @@ core::Result<kernels::BenchOutcome> result_run(const ExecutionFacts& facts,
                   result.metrics, result.implementation_version, verdict, reason);
 }
 
-core::Result<kernels::BenchOutcome> failed_run(const ExecutionFacts& facts, const KnownKey& key,
+core::Result<core::Record> failed_run(const ExecutionFacts& facts, const KnownKey& key,
                                                RunVerdict verdict, const std::string& reason) {
   return assemble(facts, {key.benchmark, key.provider, key.workload}, key.protocol, json(),
                   json::array(), json::object(), "", verdict, reason);
 }
 
-core::Result<kernels::BenchOutcome> printed_run(const ExecutionFacts& facts,
+core::Result<core::Record> printed_run(const ExecutionFacts& facts,
                                                 const core::Record& printed, RunVerdict verdict,
                                                 const std::string& reason, KnownKey& key) {
   const auto printed_key = KW_TRY(core::key_of(printed));
@@ -259,9 +257,7 @@ core::Result<kernels::BenchOutcome> printed_run(const ExecutionFacts& facts,
   }
   key = {printed_key.benchmark.label, printed_key.provider.label, printed_key.workload.label,
          document["protocol"]};
-  kernels::BenchOutcome outcome;
-  outcome.record = KW_TRY(core::parse_record(document));  // its times are the record's
-  return outcome;
+  return core::parse_record(document);  // its times are the record's
 }
 
 }  // namespace kernelwatch::runners::detail

@@ -14,11 +14,12 @@ namespace {
 // A record is a few kilobytes; a child printing more than this is not the harness.
 constexpr std::size_t kMaxChildOutput = 4 * 1024 * 1024;
 
-// The child's one record, or why it is not one: a JSON array of exactly one record of the case
-// (benchmark, provider, workload and protocol of `expected`; its environment is the child's
-// own, as the CUDA runtime named its GPU).
-core::Result<core::Record> read_child_record(const std::string& text,
-                                             const core::ComparabilityKey& expected) {
+// The child's one run, placed at `placement`, or why it is not one: a JSON array of exactly one
+// record of the case (benchmark, provider, workload and protocol of `expected`; its environment
+// is the child's own, as the CUDA runtime named its GPU). Its key is derived here, once.
+core::Result<core::Run> read_child_run(const std::string& text,
+                                       const core::ComparabilityKey& expected,
+                                       const core::Placement& placement) {
   const auto fail = [](std::string why) {
     return core::fail(core::ErrorCode::InvalidArgument,
                       "kernelwatch bench printed " + std::move(why));
@@ -28,8 +29,11 @@ core::Result<core::Record> read_child_record(const std::string& text,
   if (!doc.is_array() || doc.size() != 1) return fail("not a JSON array of one record");
   auto record = core::parse_record(doc.front());
   if (!record) return fail("a record that does not parse: " + record.error().message);
-  const auto key = core::key_of(*record);
-  if (!key) return fail("a record without a key: " + key.error().message);
+  // The child saw its GPU as CUDA device 0: the host's index, UUID and bus id are the daemon's.
+  core::set_placement(record->run.metadata, placement);
+  auto run = core::Run::of(std::move(*record));
+  if (!run) return fail("a record without a key: " + run.error().message);
+  const core::ComparabilityKey* key = &run->key();
   if (key->benchmark.digest != expected.benchmark.digest ||
       key->provider.digest != expected.provider.digest ||
       key->workload.digest != expected.workload.digest ||
@@ -38,7 +42,7 @@ core::Result<core::Record> read_child_record(const std::string& text,
                 "), not of the case it was asked for: " + expected.display() + " (" +
                 expected.protocol.label + ")");
   }
-  return std::move(*record);
+  return run;
 }
 
 }  // namespace
@@ -102,9 +106,14 @@ core::Result<Produced> HarnessChildProducer::run(const std::function<core::Times
     return kernels::failed_record(request_, gpu_info_of(gpu_), hardware_, status, std::move(reason),
                                   observed);
   };
-  const auto expected = core::key_of(failed(core::RunStatus::RuntimeError, ""));
-  if (!expected) {
-    return core::fail(core::ErrorCode::InvalidArgument, name() + ": " + expected.error().message);
+  // Derived again only when the hardware a failure is recorded on changed (its first run, or the
+  // child named its GPU otherwise than the inventory does).
+  if (!expected_ || expected_hardware_ != hardware_) {
+    auto key = core::key_of(failed(core::RunStatus::RuntimeError, ""));
+    if (!key)
+      return core::fail(core::ErrorCode::InvalidArgument, name() + ": " + key.error().message);
+    expected_ = std::move(*key);
+    expected_hardware_ = hardware_;
   }
 
   ChildRequest request;
@@ -132,29 +141,24 @@ core::Result<Produced> HarnessChildProducer::run(const std::function<core::Times
 
   std::string failure =
       child_failure(child, "kernelwatch bench", request.argv.front(), options_.timeout);
-  std::optional<core::Record> record;
   if (failure.empty() && child->stdout_overflow) {
     failure = "kernelwatch bench printed more than " + std::to_string(kMaxChildOutput) + " bytes";
   } else if (failure.empty()) {
-    auto read = read_child_record(child->stdout_text, *expected);
+    auto read = read_child_run(child->stdout_text, *expected_, placement_);
     if (read) {
-      record = std::move(*read);
-      hardware_ = record->environment.hardware;  // where the next failure is recorded
-    } else {
-      failure = read.error().message;
+      hardware_ = read->record().environment.hardware;  // where the next failure is recorded
+      out.runs.push_back(std::move(*read));
+      return out;
     }
+    failure = read.error().message;
   }
-  if (!record) {
-    const bool timed_out = child && child->end == ChildEnd::TimedOut;
-    record = failed(timed_out ? core::RunStatus::Timeout : core::status_for_failure_reason(failure),
-                    on_gpu + ", kernelwatch bench " + failure);
-    out.error = record->run.status_reason;
-  }
-  // The child saw its GPU as CUDA device 0: the host's index, UUID and bus id are the daemon's.
-  core::set_placement(record->run.metadata, placement_);
-  std::vector<kernels::BenchOutcome> outcomes(1);
-  outcomes.front().record = std::move(*record);
-  add_runs(out, std::move(outcomes));
+  const bool timed_out = child && child->end == ChildEnd::TimedOut;
+  core::Record record =
+      failed(timed_out ? core::RunStatus::Timeout : core::status_for_failure_reason(failure),
+             on_gpu + ", kernelwatch bench " + failure);
+  out.error = record.run.status_reason;
+  core::set_placement(record.run.metadata, placement_);
+  add_run(out, std::move(record));
   return out;
 }
 

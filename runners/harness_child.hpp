@@ -12,10 +12,12 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/key.hpp"
 #include "core/placement.hpp"
 #include "core/time.hpp"
 #include "kernels/harness/bench.hpp"
@@ -72,6 +74,9 @@ class HarnessChildProducer final : public RunProducer {
   // The hardware the last record of a child on this GPU named (the CUDA runtime's name of it):
   // the key a failed run is recorded in; before any, the inventory's (NVML's) name.
   std::optional<core::Hardware> hardware_;
+  // The key a run of the case on this GPU has, derived for `expected_hardware_` (hardware_ then).
+  std::optional<core::ComparabilityKey> expected_;
+  std::optional<core::Hardware> expected_hardware_;
 };
 
 // The producer of one case of an entry of kernelwatch's own kernels whose `gpus` is `selection`:

@@ -124,10 +124,10 @@ std::string version_text(const json& versions, const char* name) {
 // The record of one case, parsed once: the documents of the Liger CSV row it would be, then
 // kernelwatch's attribution (the software environment, the probe) and, for a failed run, the
 // reason instead of the times.
-core::Result<kernels::BenchOutcome> make_outcome(const LigerCase& c, const json& requested,
-                                                 const CaseResult& r, core::Timestamp observed,
-                                                 const std::string& fallback_gpu,
-                                                 const json& fallback_versions) {
+core::Result<core::Record> make_record(const LigerCase& c, const json& requested,
+                                       const CaseResult& r, core::Timestamp observed,
+                                       const std::string& fallback_gpu,
+                                       const json& fallback_versions) {
   LigerSpeedRow row;
   row.kernel = std::string(c.kernel.name());
   row.pass = std::string(core::to_string(c.pass));
@@ -194,9 +194,7 @@ core::Result<kernels::BenchOutcome> make_outcome(const LigerCase& c, const json&
   }
   spec["environmentDigest"] = core::document_digest(doc["environment"]);
   // Its times are the record's (p20, median, p80): no harness summary stands behind them.
-  kernels::BenchOutcome outcome;
-  outcome.record = KW_TRY(core::parse_record(doc));
-  return outcome;
+  return core::parse_record(doc);
 }
 
 // Why cases without a result line have none, from how the child ended.
@@ -478,9 +476,9 @@ json refused_request(const LigerCase& c) {
 
 }  // namespace
 
-std::vector<kernels::BenchOutcome> run_liger_bench(const LigerBenchOptions& options,
-                                                   const std::vector<LigerCase>& cases,
-                                                   const std::function<core::Timestamp()>& now) {
+std::vector<core::Record> run_liger_bench(const LigerBenchOptions& options,
+                                          const std::vector<LigerCase>& cases,
+                                          const std::function<core::Timestamp()>& now) {
   Batch batch = prepare(cases, options, now);
   std::filesystem::path script = options.script;
   if (script.empty() && !batch.sent.empty()) {
@@ -493,19 +491,19 @@ std::vector<kernels::BenchOutcome> run_liger_bench(const LigerBenchOptions& opti
   }
   if (!batch.sent.empty()) run_script(options, script, now, batch);
 
-  std::vector<kernels::BenchOutcome> out;
+  std::vector<core::Record> out;
   out.reserve(cases.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const json request =
         batch.requested[i].is_null() ? refused_request(cases[i]) : batch.requested[i];
-    auto outcome = make_outcome(cases[i], request, *batch.results[i], batch.observed[i],
-                                batch.fallback_gpu, batch.fallback_versions);
+    auto outcome = make_record(cases[i], request, *batch.results[i], batch.observed[i],
+                               batch.fallback_gpu, batch.fallback_versions);
     if (!outcome) {
       // Only a result the CSV mapping refuses gets here; it is a failed run all the same.
       CaseResult r;
       r.reason = "result not recordable: " + outcome.error().message;
-      outcome = make_outcome(cases[i], request, r, batch.observed[i], batch.fallback_gpu,
-                             batch.fallback_versions);
+      outcome = make_record(cases[i], request, r, batch.observed[i], batch.fallback_gpu,
+                            batch.fallback_versions);
     }
     KW_ASSERT(static_cast<bool>(outcome), "a failed liger-bench run always maps to a record");
     out.push_back(std::move(*outcome));

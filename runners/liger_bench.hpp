@@ -97,10 +97,10 @@ struct LigerBenchOptions {
 // installed, else the source tree's runners/liger/liger_bench.py. NotFound when neither exists.
 [[nodiscard]] core::Result<std::filesystem::path> default_script();
 
-// Runs every case in one child process, in order; returns one outcome per case, in order. Never
+// Runs every case in one child process, in order; returns one record per case, in order. Never
 // fails as a whole: a case that produced no valid result is a `failed` record with the reason.
 // `now` dates the runs (the time each result arrived).
-[[nodiscard]] std::vector<kernels::BenchOutcome> run_liger_bench(
+[[nodiscard]] std::vector<core::Record> run_liger_bench(
     const LigerBenchOptions& options, const std::vector<LigerCase>& cases,
     const std::function<core::Timestamp()>& now);
 

@@ -160,7 +160,7 @@ struct ScriptFacts {
 
 // The record of one row, parsed once: the importer's documents of it dated now, then this
 // runner's labels, the daemon's view of the host and the verdict.
-core::Result<kernels::BenchOutcome> row_run(const ScriptFacts& facts, LigerSpeedRow row,
+core::Result<core::Record> row_run(const ScriptFacts& facts, LigerSpeedRow row,
                                             RunVerdict verdict, const std::string& reason) {
   const bool timed = verdict == RunVerdict::Passed || verdict == RunVerdict::Inconclusive;
   if (!timed) row.ms = {1, 1, 1};
@@ -193,9 +193,7 @@ core::Result<kernels::BenchOutcome> row_run(const ScriptFacts& facts, LigerSpeed
   }
   set_status(doc, verdict, reason);
   // Its times are the record's (p20, median, p80): no harness summary stands behind them.
-  kernels::BenchOutcome outcome;
-  outcome.record = KW_TRY(core::parse_record(doc));
-  return outcome;
+  return core::parse_record(doc);
 }
 
 // The key a script's failure goes to when it never wrote a row: <kernel>/full (the kernel from

@@ -56,9 +56,9 @@ struct LigerScriptsEntry {
 
 // What one execution of an entry produced.
 struct LigerScriptsOutcome {
-  std::vector<kernels::BenchOutcome> runs;  // one per key, failed ones included
-  std::string error;                        // the first script that failed, and why ("" none)
-  bool cancelled = false;                   // the daemon stopped it: nothing to store
+  std::vector<core::Record> runs;  // one per key, failed ones included (times: the records')
+  std::string error;               // the first script that failed, and why ("" none)
+  bool cancelled = false;          // the daemon stopped it: nothing to store
 };
 
 // The keys each script's last rows fell in (a later failure of the script is recorded in each).

@@ -4,22 +4,28 @@
 
 namespace kernelwatch::runners {
 
-void add_runs(Produced& out, std::vector<kernels::BenchOutcome> outcomes) {
-  for (auto& outcome : outcomes) {
-    core::RunFigures figures;
-    if (outcome.summary) figures.repetitions = static_cast<std::int64_t>(outcome.summary->count);
-    figures.bytes_moved = outcome.bytes_moved;
-    figures.achieved_gbps = outcome.achieved_gbps;
-    figures.peak_gbps = outcome.peak_gbps;
-    const std::string id = outcome.record.run.source_native.external_id;
-    auto run = core::Run::of(std::move(outcome.record), figures);
-    if (!run) {
-      out.error += (out.error.empty() ? "" : "; ") + id + " has no comparability key (" +
-                   run.error().message + "): not stored";
-      continue;
-    }
-    out.runs.push_back(std::move(*run));
+void add_run(Produced& out, core::Record record, const core::RunFigures& figures) {
+  const std::string id = record.run.source_native.external_id;
+  auto run = core::Run::of(std::move(record), figures);
+  if (!run) {
+    out.error += (out.error.empty() ? "" : "; ") + id + " has no comparability key (" +
+                 run.error().message + "): not stored";
+    return;
   }
+  out.runs.push_back(std::move(*run));
+}
+
+void add_runs(Produced& out, std::vector<core::Record> records) {
+  for (auto& record : records) add_run(out, std::move(record));
+}
+
+void add_harness_run(Produced& out, kernels::BenchOutcome outcome) {
+  core::RunFigures figures;
+  if (outcome.summary) figures.repetitions = static_cast<std::int64_t>(outcome.summary->count);
+  figures.bytes_moved = outcome.bytes_moved;
+  figures.achieved_gbps = outcome.achieved_gbps;
+  figures.peak_gbps = outcome.peak_gbps;
+  add_run(out, std::move(outcome.record), figures);
 }
 
 core::Result<Produced> HarnessProducer::run(const std::function<core::Timestamp()>& now) {
@@ -30,9 +36,7 @@ core::Result<Produced> HarnessProducer::run(const std::function<core::Timestamp(
   // The harness labels the GPU it ran on (gpu_index, gpu_uuid); the host is the daemon's.
   outcome.record.run.metadata.labels.emplace(std::string(core::kHostLabel), host_name());
   Produced out;
-  std::vector<kernels::BenchOutcome> outcomes;
-  outcomes.push_back(std::move(outcome));
-  add_runs(out, std::move(outcomes));
+  add_harness_run(out, std::move(outcome));
   return out;
 }
 
@@ -68,21 +72,21 @@ std::string LigerBenchProducer::name() const {
 }
 
 core::Result<Produced> LigerBenchProducer::run(const std::function<core::Timestamp()>& now) {
-  auto outcomes = run_liger_bench(options_, cases_, now);
-  KW_ASSERT(outcomes.size() == cases_.size(), "one run per case");
-  for (const auto& outcome : outcomes) {
-    const auto& hardware = outcome.record.environment.hardware;
-    if (!core::is_failure(outcome.record.run.status) && !hardware.product.empty()) {
+  auto records = run_liger_bench(options_, cases_, now);
+  KW_ASSERT(records.size() == cases_.size(), "one run per case");
+  for (const auto& record : records) {
+    const auto& hardware = record.environment.hardware;
+    if (!core::is_failure(record.run.status) && !hardware.product.empty()) {
       const std::string product = hardware.product;
       options_.fallback_gpu_name =
           hardware.form_factor.empty() ? product : product + " " + hardware.form_factor;
     }
   }
   if (options_.placement) {
-    for (auto& o : outcomes) core::set_placement(o.record.run.metadata, *options_.placement);
+    for (auto& r : records) core::set_placement(r.run.metadata, *options_.placement);
   }
   Produced out;
-  add_runs(out, std::move(outcomes));
+  add_runs(out, std::move(records));
   return out;
 }
 

@@ -61,9 +61,14 @@ struct Produced {
   bool cancelled = false;  // the daemon stopped it: nothing to store
 };
 
-// Adds the runs of `outcomes` to `out` (the harness's repetitions and bandwidth as the run's
-// figures). An outcome whose record has no key is not a run: its reason is added to out.error.
-void add_runs(Produced& out, std::vector<kernels::BenchOutcome> outcomes);
+// Adds the run of `record` to `out`, its key derived here, once (with `figures`: the harness's
+// repetitions and bandwidth; none for a runner's record, whose times are its own). A record with
+// no key is not a run: its reason is added to out.error.
+void add_run(Produced& out, core::Record record, const core::RunFigures& figures = {});
+// add_run of each of `records`.
+void add_runs(Produced& out, std::vector<core::Record> records);
+// add_run of the harness's outcome: its repetitions and bandwidth are the run's figures.
+void add_harness_run(Produced& out, kernels::BenchOutcome outcome);
 
 class RunProducer {
  public:
@@ -80,9 +85,6 @@ class RunProducer {
   // settings: those come from the current config). Default: nothing to learn.
   virtual void learn_from(const RunProducer& earlier) { (void)earlier; }
 };
-
-// kernelwatch's own kernels in the catalogue of run sources (runners/sources.hpp).
-inline constexpr RunSource kHarnessRunSource{.source = kernels::kHarnessSource, .runner = ""};
 
 // kernels::run_benchmark in this process.
 class HarnessProducer final : public RunProducer {

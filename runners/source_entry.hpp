@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -20,6 +21,7 @@
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
+#include "kernels/harness/timing.hpp"
 #include "kernels/registry.hpp"
 #include "runners/command.hpp"
 #include "runners/gpus.hpp"
@@ -50,6 +52,13 @@ struct EntryReaderServices {
       workloads;
 };
 
+// How kernelwatch's own kernels are timed: the daemon's backend, the config's `bench` section.
+struct HarnessSettings {
+  kernels::Backend backend = kernels::Backend::Cpu;
+  kernels::TimingPolicy policy;
+  std::uint64_t seed = 1;
+};
+
 // What a cycle's runners share: the daemon's probe of the host, its GPU sampler, the pipe that
 // stops a program when the daemon stops, and the host's GPUs (an entry that runs per GPU runs on
 // each GPU its `gpus` selects: one producer per GPU, run at once, or one process when the host
@@ -62,6 +71,8 @@ struct RunnerServices {
   DeviceSamplers device_sampler;  // empty: no samples of a selected GPU
   // Of kernelwatch's own kernels: whether the GPUs are stand-ins, the daemon's own pin.
   HarnessHost harness_host;
+  // Of kernelwatch's own kernels: the backend the daemon runs them on and the config's timing.
+  HarnessSettings harness;
 };
 
 // One cycle plan's view of the host: the services, and the host's GPUs and identity, found once
@@ -97,6 +108,8 @@ class SourceEntry {
   virtual ~SourceEntry() = default;
   // The `runner` of its config entry ("command").
   [[nodiscard]] virtual std::string_view runner() const = 0;
+  // What runs its entries in the status and `kernelwatch status` ("command"): runner() by default.
+  [[nodiscard]] virtual std::string_view runner_shown() const { return runner(); }
   // Its name in the schedule, logs, the status and discover; no two entries of a config share
   // one: a command entry's `name`, "liger-bench tvd/backward".
   [[nodiscard]] virtual std::string name() const = 0;
@@ -117,6 +130,9 @@ class SourceEntry {
   // of its runner cannot list its cases without running them.
   [[nodiscard]] virtual core::Result<std::vector<ListedCase>> list_cases(
       const CommandContext& context) const;
+  // Why `kernelwatch discover` passes its entries by ("its keys are its config's cases"), or
+  // nullopt (default) when discover runs or lists them.
+  [[nodiscard]] virtual std::optional<std::string> not_discovered() const { return std::nullopt; }
 };
 
 }  // namespace kernelwatch::runners

@@ -1,9 +1,9 @@
 #include "runners/sources.hpp"
 
 #include "runners/command_config.hpp"
+#include "runners/harness_config.hpp"
 #include "runners/liger_bench_config.hpp"
 #include "runners/liger_scripts_config.hpp"
-#include "runners/producer.hpp"
 
 namespace kernelwatch::runners {
 namespace {
@@ -26,7 +26,6 @@ const RunSource* SourceCatalogue::find_source(std::string_view source) const noe
 }
 
 const RunSource* SourceCatalogue::find_runner(std::string_view runner) const noexcept {
-  if (runner.empty()) return nullptr;
   for (const RunSource& s : sources_) {
     if (s.runner == runner && s.read != nullptr) return &s;
   }
@@ -36,7 +35,9 @@ const RunSource* SourceCatalogue::find_runner(std::string_view runner) const noe
 std::vector<std::string_view> SourceCatalogue::runners(bool gpus_only) const {
   std::vector<std::string_view> out;
   for (const RunSource& s : sources_) {
-    if (s.read != nullptr && (s.gpus || !gpus_only)) out.push_back(s.runner);
+    if (s.read != nullptr && !s.runner.empty() && (s.gpus || !gpus_only)) {
+      out.push_back(s.runner);
+    }
   }
   return out;
 }

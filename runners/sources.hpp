@@ -42,7 +42,8 @@ struct RunSource {
   // (...)"), after the config's "applies to command and liger-bench entries; ".
   bool gpus = false;
   std::string_view no_gpus = {};
-  // Its entries' reader; nullptr for kernelwatch's own kernels (no `runner`, read by config/).
+  // Its entries' reader (kernelwatch's own kernels: of the entries without `runner`); nullptr
+  // for a source whose runs the daemon produces from no config entry of its own.
   EntryReader read = nullptr;
 };
 
@@ -54,11 +55,11 @@ class SourceCatalogue {
   [[nodiscard]] std::span<const RunSource> sources() const noexcept { return sources_; }
   // The source whose runs carry `source`; nullptr for a run kernelwatch did not produce.
   [[nodiscard]] const RunSource* find_source(std::string_view source) const noexcept;
-  // The source whose config entries have this `runner` (never kernelwatch's own kernels, which
-  // have none); nullptr for an unknown runner.
+  // The source whose config entries have this `runner`; "" finds kernelwatch's own kernels
+  // (entries without `runner`), where registered. nullptr for an unknown runner.
   [[nodiscard]] const RunSource* find_runner(std::string_view runner) const noexcept;
-  // The runners of its entries in registration order (liger-bench, liger-scripts, command);
-  // `gpus_only`: only those `gpus` applies to.
+  // The runners of its entries in registration order (liger-bench, liger-scripts, command; not
+  // kernelwatch's own kernels, which have none); `gpus_only`: only those `gpus` applies to.
   [[nodiscard]] std::vector<std::string_view> runners(bool gpus_only = false) const;
 
  private:

@@ -40,19 +40,19 @@ struct ExecutionFacts {
 [[nodiscard]] nlohmann::json failed_protocol(const ExecutionFacts& facts);
 
 // One run of a result (passed, failed or inconclusive), and its key for the next execution.
-[[nodiscard]] core::Result<kernels::BenchOutcome> result_run(const ExecutionFacts& facts,
+[[nodiscard]] core::Result<core::Record> result_run(const ExecutionFacts& facts,
                                                              const NativeResult& result,
                                                              RunVerdict verdict,
                                                              const std::string& reason,
                                                              KnownKey& key);
 // A failed run in a key the entry produced before.
-[[nodiscard]] core::Result<kernels::BenchOutcome> failed_run(const ExecutionFacts& facts,
+[[nodiscard]] core::Result<core::Record> failed_run(const ExecutionFacts& facts,
                                                              const KnownKey& key,
                                                              RunVerdict verdict,
                                                              const std::string& reason);
 // A kernelindex record the program printed: its own key, the daemon's environment, this
 // runner's source and the entry's labels.
-[[nodiscard]] core::Result<kernels::BenchOutcome> printed_run(const ExecutionFacts& facts,
+[[nodiscard]] core::Result<core::Record> printed_run(const ExecutionFacts& facts,
                                                               const core::Record& printed,
                                                               RunVerdict verdict,
                                                               const std::string& reason,

@@ -244,9 +244,9 @@ TEST(ParseConfig, ReadsEveryField) {
   EXPECT_EQ(config->schedule.jitter, std::chrono::seconds(30));
   EXPECT_EQ(config->schedule.at_start, AtStart::Wait);
   ASSERT_EQ(config->benchmarks.size(), 1U);
-  EXPECT_EQ(config->benchmarks[0].pass, Pass::Full);
-  EXPECT_EQ(config->benchmarks[0].providers, std::vector<Provider>{Provider::Reference});
-  EXPECT_EQ(config->benchmarks[0].workloads.at(1).dtype, core::DType::Bf16);
+  EXPECT_EQ(own_kernels(config->benchmarks[0]).pass, Pass::Full);
+  EXPECT_EQ(own_kernels(config->benchmarks[0]).providers, std::vector<Provider>{Provider::Reference});
+  EXPECT_EQ(own_kernels(config->benchmarks[0]).workloads.at(1).dtype, core::DType::Bf16);
   EXPECT_EQ(config->bench.warmup, milliseconds(10));
   EXPECT_EQ(config->bench.repetitions, std::chrono::seconds(1));
   const detectors::DetectorParameters& d = config->detector.parameters;
@@ -346,9 +346,9 @@ TEST(ParseConfig, BenchmarkProvidersDefaultToBoth) {
   const auto config = parse(R"({"benchmarks": [{"kernel": "layer_norm", "pass": "forward",
                                  "workloads": ["hidden4096-rows512-bf16-eps1e-05"]}]})");
   ASSERT_TRUE(config.has_value()) << config.error().message;
-  EXPECT_EQ(config->benchmarks.at(0).providers,
+  EXPECT_EQ(own_kernels(config->benchmarks.at(0)).providers,
             (std::vector<Provider>{Provider::Fused, Provider::Reference}));
-  EXPECT_EQ(config->benchmarks.at(0).workloads.at(0).eps, 1e-5);
+  EXPECT_EQ(own_kernels(config->benchmarks.at(0)).workloads.at(0).eps, 1e-5);
 }
 
 TEST(ParseConfig, RejectsUnknownFieldsWithTheirPath) {
@@ -692,8 +692,9 @@ TEST(ParseConfig, LigerBenchEntryParsesItsFields) {
   EXPECT_EQ(liger.options.python, kBaseDir / "venv/bin/python3");  // relative to the config file
   EXPECT_EQ(liger.options.timeout, std::chrono::seconds(90));
   EXPECT_TRUE(liger.options.script.empty());
-  EXPECT_TRUE(b.providers.empty());
+  EXPECT_EQ(b.source_as<runners::HarnessSource>(), nullptr);  // not kernelwatch's own kernels
   EXPECT_EQ(config->benchmarks[1].runner(), "");
+  EXPECT_NE(config->benchmarks[1].source_as<runners::HarnessSource>(), nullptr);
 }
 
 TEST(ParseConfig, LigerBenchEntryErrorsNameThePath) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "runners/harness_config.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace kernelwatch::config::test {
@@ -36,6 +37,17 @@ inline std::string error_of(const std::string& text,
   const auto config = parse(text, env);
   if (config) return "(no error)";
   return config.error().message;
+}
+
+// An entry of kernelwatch's own kernels as its source read it; fails the test when it is not one.
+inline const runners::HarnessSource& own_kernels(const BenchmarkConfig& entry) {
+  const auto* own = entry.source_as<runners::HarnessSource>();
+  if (own == nullptr) {
+    ADD_FAILURE() << entry.name() << " is not an entry of kernelwatch's own kernels";
+    static const runners::HarnessSource none;
+    return none;
+  }
+  return *own;
 }
 
 inline void expect_no_secret(const std::string& text) {

@@ -10,6 +10,7 @@
 
 #include "config/config.hpp"
 #include "daemon/schedule.hpp"
+#include "runners/harness_config.hpp"
 #include "runners/source_entry.hpp"
 #include "runners/sources.hpp"
 

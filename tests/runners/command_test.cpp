@@ -43,12 +43,12 @@ HostIdentity h100_host() {
   return host;
 }
 
-std::string reason(const kernels::BenchOutcome& o) {
-  return o.record.run.status_reason;
+std::string reason(const core::Record& o) {
+  return o.run.status_reason;
 }
 
-std::string key_display(const kernels::BenchOutcome& o) {
-  const auto key = core::key_of(o.record);
+std::string key_display(const core::Record& o) {
+  const auto key = core::key_of(o);
   return key ? key->display() : "no key: " + key.error().message;
 }
 
@@ -118,13 +118,13 @@ class CommandTest : public ::testing::Test {
   void expect_failed(const CommandOutcome& out, const std::string& prefix) {
     ASSERT_EQ(out.runs.size(), 1U);
     const auto& run = out.runs[0];
-    EXPECT_TRUE(core::is_failure(run.record.run.status));
+    EXPECT_TRUE(core::is_failure(run.run.status));
     EXPECT_EQ(reason(run).rfind(prefix, 0), 0U) << reason(run);
     EXPECT_EQ(out.error, reason(run));
     EXPECT_TRUE(core::valid_utf8(reason(run)));
     EXPECT_EQ(reason(run).find('\n'), std::string::npos);
     EXPECT_EQ(key_display(run), "my-bench/command my-bench default intel-xeon-test");
-    EXPECT_NO_THROW((void)core::to_json(run.record).dump());
+    EXPECT_NO_THROW((void)core::to_json(run).dump());
   }
 
   testing::TempDir dir_;
@@ -140,7 +140,7 @@ TEST_F(CommandTest, EachResultIsARunInItsOwnKey) {
   ASSERT_EQ(out.runs.size(), 2U);
   EXPECT_EQ(key_display(out.runs[0]), "my-bench/BM_Copy my-bench arg0_4096 intel-xeon-test");
   EXPECT_EQ(key_display(out.runs[1]), "my-bench/BM_Copy my-bench arg0_65536 intel-xeon-test");
-  const core::Record& r = out.runs[0].record;
+  const core::Record& r = out.runs[0];
   EXPECT_EQ(r.run.status, core::RunStatus::Passed);
   EXPECT_EQ(r.run.median, std::chrono::nanoseconds(11'000));
   EXPECT_EQ(r.run.latency("p20"), std::chrono::nanoseconds(10'400));
@@ -156,7 +156,7 @@ TEST_F(CommandTest, EachResultIsARunInItsOwnKey) {
   const auto changed = run(other);
   ASSERT_EQ(changed.runs.size(), 1U);
   EXPECT_EQ(key_display(changed.runs[0]), key_display(out.runs[0]));
-  EXPECT_NE(core::key_of(changed.runs[0].record)->digest(), core::key_of(r)->digest());
+  EXPECT_NE(core::key_of(changed.runs[0])->digest(), core::key_of(r)->digest());
 }
 
 TEST_F(CommandTest, AMissingProgramIsAFailedRun) {
@@ -174,7 +174,7 @@ TEST_F(CommandTest, AProgramThatNeverExitsIsKilledAtItsTimeout) {
   auto e = entry({"/bin/sh", "-c", "echo started; exec sleep 60"});
   e.timeout = 1s;
   expect_failed(run(e), "still running after its timeout of 1s: killed with everything it started");
-  EXPECT_TRUE(core::is_failure(run(e).runs[0].record.run.status));
+  EXPECT_TRUE(core::is_failure(run(e).runs[0].run.status));
 }
 
 TEST_F(CommandTest, AGrandchildInItsOwnSessionHoldingThePipeIsKilled) {
@@ -229,7 +229,7 @@ TEST_F(CommandTest, BadTimesAndUnknownUnitsAreFailedRunsInTheirKeys) {
   std::string text = both.dump(2);
   const auto out = run(entry({"cat", file(text)}));
   ASSERT_EQ(out.runs.size(), 2U);
-  EXPECT_TRUE(core::is_failure(out.runs[0].record.run.status));
+  EXPECT_TRUE(core::is_failure(out.runs[0].run.status));
   EXPECT_EQ(reason(out.runs[0]).rfind("NaN, infinite, negative or zero time", 0), 0U)
       << reason(out.runs[0]);
   EXPECT_EQ(key_display(out.runs[0]), "my-bench/BM_Neg my-bench arg0_1 intel-xeon-test");
@@ -252,7 +252,7 @@ TEST_F(CommandTest, QuantilesOutOfOrderAreAFailedRun) {
                      {"stats", {{"median", 0.009}, {"data", {0.001, 0.002, 0.003}}}}}})}};
   const auto out = run(entry({"cat", file(output.dump())}, OutputFormat::PytestBenchmarkJson));
   ASSERT_EQ(out.runs.size(), 1U);
-  EXPECT_TRUE(core::is_failure(out.runs[0].record.run.status));
+  EXPECT_TRUE(core::is_failure(out.runs[0].run.status));
   EXPECT_EQ(reason(out.runs[0]).rfind("quantiles out of order: p20=1.4e+06 median=9e+06", 0), 0U)
       << reason(out.runs[0]);
 }
@@ -266,10 +266,9 @@ TEST_F(CommandTest, AFailedExecutionIsAFailedRunInEveryKeyItProducedBefore) {
   const auto failed = run(broken, good.keys);
   ASSERT_EQ(failed.runs.size(), 2U);
   for (std::size_t i = 0; i < 2; ++i) {
-    EXPECT_TRUE(core::is_failure(failed.runs[i].record.run.status));
+    EXPECT_TRUE(core::is_failure(failed.runs[i].run.status));
     EXPECT_EQ(reason(failed.runs[i]), "exited with status 1 (nothing on stderr)");
-    EXPECT_EQ(core::key_of(failed.runs[i].record)->digest(),
-              core::key_of(good.runs[i].record)->digest());
+    EXPECT_EQ(core::key_of(failed.runs[i])->digest(), core::key_of(good.runs[i])->digest());
   }
 }
 
@@ -287,14 +286,14 @@ TEST_F(CommandTest, TheOutputPathIsFreshAndRemovedAndTheEnvironmentMinimal) {
   ::unsetenv("KERNELWATCH_COMMAND_TEST_LEAK");
   ASSERT_TRUE(out.error.empty()) << out.error;
   ASSERT_EQ(out.runs.size(), 1U);
-  EXPECT_EQ(out.runs[0].record.run.status, core::RunStatus::Passed);
+  EXPECT_EQ(out.runs[0].run.status, core::RunStatus::Passed);
   const std::string where = testing::read_file(dir_ / "where");
   EXPECT_FALSE(std::filesystem::exists(
       std::filesystem::path(where.substr(0, where.size() - 1)).parent_path()));
   // The variable that changes timings is recorded with the run; the other never.
-  const json env = out.runs[0].record.environment.document["spec"]["settings"];
+  const json env = out.runs[0].environment.document["spec"]["settings"];
   EXPECT_EQ(env, json({{"environmentVariables", {{"CUDA_LAUNCH_BLOCKING", "1"}}}}));
-  EXPECT_EQ(core::to_json(out.runs[0].record).dump().find("hunter2"), std::string::npos);
+  EXPECT_EQ(core::to_json(out.runs[0]).dump().find("hunter2"), std::string::npos);
 }
 
 TEST_F(CommandTest, GpuSamplesWhileTheProgramRunsDecideInconclusive) {
@@ -320,11 +319,11 @@ TEST_F(CommandTest, GpuSamplesWhileTheProgramRunsDecideInconclusive) {
   };
   const auto parked_then_busy = with_busy_clock(1980, 0x0);
   ASSERT_EQ(parked_then_busy.runs.size(), 1U);
-  EXPECT_EQ(parked_then_busy.runs[0].record.run.status, core::RunStatus::Passed)
+  EXPECT_EQ(parked_then_busy.runs[0].run.status, core::RunStatus::Passed)
       << reason(parked_then_busy.runs[0]);
   const auto throttled = with_busy_clock(900, 0x4);  // software power cap
   ASSERT_EQ(throttled.runs.size(), 1U);
-  EXPECT_EQ(throttled.runs[0].record.run.status, core::RunStatus::IncompleteEvidence);
+  EXPECT_EQ(throttled.runs[0].run.status, core::RunStatus::IncompleteEvidence);
   EXPECT_EQ(reason(throttled.runs[0]).rfind("SM clock 900 MHz under 75%", 0), 0U)
       << reason(throttled.runs[0]);
 }
@@ -349,16 +348,16 @@ TEST_F(CommandTest, AnOutputsDeviceIsCheckedAgainstTheDaemonsProbe) {
   const auto e = entry({"cat", file(nvbench.dump())}, OutputFormat::NvbenchJson);
   const auto on_cpu = run(e);
   ASSERT_EQ(on_cpu.runs.size(), 1U);
-  EXPECT_TRUE(core::is_failure(on_cpu.runs[0].record.run.status));
+  EXPECT_TRUE(core::is_failure(on_cpu.runs[0].run.status));
   EXPECT_EQ(reason(on_cpu.runs[0]),
             "the output says it ran on \"NVIDIA H100 80GB HBM3\", the daemon probed \"Intel Xeon "
             "Test\"");
   const auto on_h100 = run(e, {}, h100_host());
   ASSERT_EQ(on_h100.runs.size(), 1U);
-  EXPECT_EQ(on_h100.runs[0].record.run.status, core::RunStatus::Passed) << reason(on_h100.runs[0]);
+  EXPECT_EQ(on_h100.runs[0].run.status, core::RunStatus::Passed) << reason(on_h100.runs[0]);
   EXPECT_EQ(key_display(on_h100.runs[0]), "my-bench/copy my-bench default nvidia-h100-80gb-hbm3");
-  EXPECT_EQ(on_h100.runs[0].record.run.primary_statistic, "mean");
-  EXPECT_EQ(on_h100.runs[0].record.run.median, std::chrono::nanoseconds(20'000));
+  EXPECT_EQ(on_h100.runs[0].run.primary_statistic, "mean");
+  EXPECT_EQ(on_h100.runs[0].run.median, std::chrono::nanoseconds(20'000));
 }
 
 TEST_F(CommandTest, KernelindexLinesAmongLogLinesKeepTheirKeyOnTheDaemonsHost) {
@@ -372,7 +371,7 @@ TEST_F(CommandTest, KernelindexLinesAmongLogLinesKeepTheirKeyOnTheDaemonsHost) {
   ASSERT_EQ(out.runs.size(), 1U);
   EXPECT_EQ(key_display(out.runs[0]),
             "tvd/backward torch tokens16384-vocab65536-fp32 nvidia-h100-80gb-hbm3");
-  EXPECT_EQ(out.runs[0].record.run.source_native.source, "kernelwatch-command");
+  EXPECT_EQ(out.runs[0].run.source_native.source, "kernelwatch-command");
 }
 
 }  // namespace

@@ -66,10 +66,9 @@ class LigerBenchTest : public ::testing::Test {
     return {kernels::KernelRef("layer_norm"), core::Pass::Backward, LigerProvider::Liger,
             core::Workload::from_label("hidden16384-rows4096-fp32").value()};
   }
-  static std::string reason(const kernels::BenchOutcome& o) { return o.record.run.status_reason; }
+  static std::string reason(const core::Record& o) { return o.run.status_reason; }
   static std::string reason(const core::Run& r) { return r.record().run.status_reason; }
-  std::vector<kernels::BenchOutcome> run(const LigerBenchOptions& o,
-                                         const std::vector<LigerCase>& cases) {
+  std::vector<core::Record> run(const LigerBenchOptions& o, const std::vector<LigerCase>& cases) {
     return run_liger_bench(o, cases, test_now);
   }
   kernelwatch::testing::TempDir dir_;
@@ -133,9 +132,9 @@ TEST_F(LigerBenchTest, AnH100ResultLandsInTheKeyOfTheImportedRowAndTheSeedRecord
                       {tvd_torch_backward(), layer_norm_liger_backward()});
   ASSERT_EQ(outcomes.size(), 2U);
   for (const auto& o : outcomes) {
-    ASSERT_EQ(o.record.run.status, core::RunStatus::Passed) << reason(o);
+    ASSERT_EQ(o.run.status, core::RunStatus::Passed) << reason(o);
   }
-  const auto& r = outcomes[0].record;
+  const auto& r = outcomes[0];
   EXPECT_EQ(r.run.median, std::chrono::nanoseconds(500'000));
   EXPECT_EQ(r.run.latency("p20"), std::chrono::nanoseconds(495'000));
   EXPECT_EQ(r.run.observed_at, test_now());
@@ -159,12 +158,12 @@ TEST_F(LigerBenchTest, AnH100ResultLandsInTheKeyOfTheImportedRowAndTheSeedRecord
     ASSERT_FALSE(items.empty());
     ASSERT_EQ(items[0].kind, storage::ItemKind::Run) << items[0].reason;
     const auto seed = core::key_of(items[0].record).value();
-    EXPECT_EQ(core::key_of(outcomes[static_cast<std::size_t>(run)].record)->digest(), seed.digest())
+    EXPECT_EQ(core::key_of(outcomes[static_cast<std::size_t>(run)])->digest(), seed.digest())
         << name;
   }
   // The implementation of the same Liger release is the imported row's: no false attribution.
   const auto row = imported("layer_norm/backward", "liger", "hidden16384-rows4096-fp32");
-  EXPECT_EQ(core::key_of(outcomes[1].record)->digest(), core::key_of(row)->digest());
+  EXPECT_EQ(core::key_of(outcomes[1])->digest(), core::key_of(row)->digest());
 }
 
 TEST_F(LigerBenchTest, OneFailedCaseDoesNotLoseTheOthers) {
@@ -178,27 +177,23 @@ passed(cases[3], 0.7)
                       {tvd_torch_backward(), tvd_torch_backward(), tvd_torch_backward(),
                        layer_norm_liger_backward()});
   ASSERT_EQ(outcomes.size(), 4U);
-  EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status))
-      << core::to_string(outcomes[0].record.run.status);
+  EXPECT_TRUE(core::is_failure(outcomes[0].run.status)) << core::to_string(outcomes[0].run.status);
   EXPECT_EQ(reason(outcomes[0]), "CUDA out of memory: Tried to allocate 8.00 GiB");
-  EXPECT_TRUE(core::is_failure(outcomes[1].record.run.status))
-      << core::to_string(outcomes[1].record.run.status);
+  EXPECT_TRUE(core::is_failure(outcomes[1].run.status)) << core::to_string(outcomes[1].run.status);
   EXPECT_EQ(reason(outcomes[1]).rfind("malformed runner output (not a JSON object)", 0), 0U)
       << reason(outcomes[1]);
-  EXPECT_TRUE(core::is_failure(outcomes[2].record.run.status))
-      << core::to_string(outcomes[2].record.run.status);
+  EXPECT_TRUE(core::is_failure(outcomes[2].run.status)) << core::to_string(outcomes[2].run.status);
   EXPECT_EQ(reason(outcomes[2]).rfind("NaN, infinite or non-positive time", 0), 0U)
       << reason(outcomes[2]);
-  EXPECT_EQ(outcomes[3].record.run.status, core::RunStatus::Passed);
+  EXPECT_EQ(outcomes[3].run.status, core::RunStatus::Passed);
   // Failed runs stay in their key, on the GPU the run named.
-  EXPECT_EQ(core::key_of(outcomes[0].record)->environment.label, "nvidia-h100-80gb-hbm3");
-  EXPECT_FALSE(outcomes[0].record.run.median.has_value());
+  EXPECT_EQ(core::key_of(outcomes[0])->environment.label, "nvidia-h100-80gb-hbm3");
+  EXPECT_FALSE(outcomes[0].run.median.has_value());
 }
 
 TEST_F(LigerBenchTest, NonPositiveTimesAreFailedRuns) {
   auto outcomes = run(fake("passed(cases[0], 0.0)\n"), {tvd_torch_backward()});
-  EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status))
-      << core::to_string(outcomes[0].record.run.status);
+  EXPECT_TRUE(core::is_failure(outcomes[0].run.status)) << core::to_string(outcomes[0].run.status);
   EXPECT_EQ(reason(outcomes[0]).rfind("NaN, infinite or non-positive time", 0), 0U);
 }
 
@@ -208,10 +203,9 @@ TEST_F(LigerBenchTest, AMissingInterpreterIsAFailedRun) {
   o.fallback_gpu_name = "NVIDIA H100 80GB HBM3";
   auto outcomes = run(o, {tvd_torch_backward()});
   ASSERT_EQ(outcomes.size(), 1U);
-  EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status))
-      << core::to_string(outcomes[0].record.run.status);
+  EXPECT_TRUE(core::is_failure(outcomes[0].run.status)) << core::to_string(outcomes[0].run.status);
   EXPECT_EQ(reason(outcomes[0]), "python interpreter not found: " + o.python.string());
-  EXPECT_EQ(core::key_of(outcomes[0].record)->environment.label, "nvidia-h100-80gb-hbm3");
+  EXPECT_EQ(core::key_of(outcomes[0])->environment.label, "nvidia-h100-80gb-hbm3");
 }
 
 TEST_F(LigerBenchTest, AnImportFailureNamesTheModule) {
@@ -221,8 +215,7 @@ print("liger_bench: cannot import triton: ModuleNotFoundError: No module named '
 sys.exit(3)
 )"),
                       {tvd_torch_backward()});
-  EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status))
-      << core::to_string(outcomes[0].record.run.status);
+  EXPECT_TRUE(core::is_failure(outcomes[0].run.status)) << core::to_string(outcomes[0].run.status);
   EXPECT_EQ(reason(outcomes[0]),
             "import failure: liger_bench: cannot import triton: ModuleNotFoundError: No module "
             "named 'triton'");
@@ -235,16 +228,14 @@ for i in range(10): print("line", i, file=sys.stderr)
 os._exit(1)
 )"),
                       {tvd_torch_backward(), tvd_torch_backward()});
-  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Passed);
-  EXPECT_TRUE(core::is_failure(outcomes[1].record.run.status))
-      << core::to_string(outcomes[1].record.run.status);
+  EXPECT_EQ(outcomes[0].run.status, core::RunStatus::Passed);
+  EXPECT_TRUE(core::is_failure(outcomes[1].run.status)) << core::to_string(outcomes[1].run.status);
   EXPECT_EQ(reason(outcomes[1]), "runner exited with status 1: line 7 | line 8 | line 9");
 }
 
 TEST_F(LigerBenchTest, MissingOutputIsAFailedRun) {
   auto outcomes = run(fake(""), {tvd_torch_backward()});
-  EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status))
-      << core::to_string(outcomes[0].record.run.status);
+  EXPECT_TRUE(core::is_failure(outcomes[0].run.status)) << core::to_string(outcomes[0].run.status);
   EXPECT_EQ(reason(outcomes[0]), "runner exited without any result (missing output)");
   auto truncated =
       run(fake("sys.stdout.write('{\"case\": 1'); sys.stdout.flush()\n"), {tvd_torch_backward()});
@@ -280,9 +271,8 @@ while True:
   // under a parallel ctest on 2 cores).
   o.timeout = 6s;
   auto outcomes = run(o, {tvd_torch_backward(), tvd_torch_backward()});
-  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::Passed);
-  EXPECT_TRUE(core::is_failure(outcomes[1].record.run.status))
-      << core::to_string(outcomes[1].record.run.status);
+  EXPECT_EQ(outcomes[0].run.status, core::RunStatus::Passed);
+  EXPECT_TRUE(core::is_failure(outcomes[1].run.status)) << core::to_string(outcomes[1].run.status);
   const std::string why = reason(outcomes[1]);
   EXPECT_EQ(why.rfind("runner still running after its timeout of 6s: killed with everything it "
                       "started",
@@ -318,20 +308,20 @@ TEST_F(LigerBenchTest, BytesThatAreNotUtf8MakeAFailedRunWithAValidReason) {
   for (const auto& [body, expected] : fakes) {
     auto outcomes = run(fake(body), {tvd_torch_backward()});
     ASSERT_EQ(outcomes.size(), 1U);
-    EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status));
+    EXPECT_TRUE(core::is_failure(outcomes[0].run.status));
     const std::string why = reason(outcomes[0]);
     EXPECT_EQ(why.rfind(expected, 0), 0U) << why;
     // The record can be written as JSON (this threw, and aborted the daemon).
-    EXPECT_NO_THROW((void)core::to_json(outcomes[0].record).dump()) << why;
+    EXPECT_NO_THROW((void)core::to_json(outcomes[0]).dump()) << why;
   }
 }
 
 TEST_F(LigerBenchTest, QuantilesOutOfOrderAreAFailedRun) {
   auto outcomes = run(fake("passed(cases[0], 1.0, p20=1.2, p80=0.8)\n"), {tvd_torch_backward()});
-  EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status));
+  EXPECT_TRUE(core::is_failure(outcomes[0].run.status));
   EXPECT_EQ(reason(outcomes[0]),
             "quantiles out of order: p50=1 p20=1.2 p80=0.8 ms (p20 <= p50 <= p80 expected)");
-  EXPECT_FALSE(outcomes[0].record.run.median.has_value());
+  EXPECT_FALSE(outcomes[0].run.median.has_value());
 }
 
 TEST_F(LigerBenchTest, AHundredMegabytesWithoutANewlineIsAFailedRunInBoundedMemory) {
@@ -339,7 +329,7 @@ TEST_F(LigerBenchTest, AHundredMegabytesWithoutANewlineIsAFailedRunInBoundedMemo
                            "for _ in range(100): sys.stdout.buffer.write(chunk)\n"
                            "sys.stdout.flush()\n"),
                       {tvd_torch_backward()});
-  EXPECT_TRUE(core::is_failure(outcomes[0].record.run.status));
+  EXPECT_TRUE(core::is_failure(outcomes[0].run.status));
   EXPECT_EQ(reason(outcomes[0]),
             "malformed runner output: 1 stdout line(s) longer than 65536 bytes, dropped unread");
 }
@@ -354,7 +344,7 @@ TEST_F(LigerBenchTest, AThrottledGpuMakesTheRunInconclusive) {
     return s;
   };
   auto outcomes = run(o, {tvd_torch_backward()});
-  EXPECT_EQ(outcomes[0].record.run.status, core::RunStatus::IncompleteEvidence);
+  EXPECT_EQ(outcomes[0].run.status, core::RunStatus::IncompleteEvidence);
   EXPECT_EQ(reason(outcomes[0]).rfind("SM clock 900 MHz is under 75%", 0), 0U)
       << reason(outcomes[0]);
 }
@@ -362,8 +352,8 @@ TEST_F(LigerBenchTest, AThrottledGpuMakesTheRunInconclusive) {
 // Every kind of record the runner writes, valid by the public schemas (checked here and by
 // Debian's python3-jsonschema), each failure with the public status that says why.
 TEST_F(LigerBenchTest, EveryKindOfRecordTheRunnerWritesIsValid) {
-  std::vector<kernels::BenchOutcome> all;
-  const auto add = [&](std::vector<kernels::BenchOutcome> outcomes) {
+  std::vector<core::Record> all;
+  const auto add = [&](std::vector<core::Record> outcomes) {
     for (auto& o : outcomes) all.push_back(std::move(o));
   };
   add(run(fake("passed(cases[0], 0.5)\n"
@@ -392,7 +382,7 @@ TEST_F(LigerBenchTest, EveryKindOfRecordTheRunnerWritesIsValid) {
                                       core::RunStatus::IncompleteEvidence};
   json documents = json::array();
   for (std::size_t i = 0; i < all.size(); ++i) {
-    const auto& record = all[i].record;
+    const auto& record = all[i];
     EXPECT_EQ(record.run.status, expected[i]) << i << ": " << reason(all[i]);
     const json doc = core::to_json(record);
     for (const char* member : {"run", "protocol", "environment"}) {

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 #include "core/key.hpp"
 #include "runners/liger_csv.hpp"
 #include "tests/support/fake_liger.hpp"
@@ -89,17 +91,17 @@ std::string history_row(const std::string& prefix) {
   return {};
 }
 
-const kernels::BenchOutcome* find_run(const std::vector<kernels::BenchOutcome>& runs,
-                                      const core::ComparabilityKey& key) {
+const core::Record* find_run(const std::vector<core::Record>& runs,
+                             const core::ComparabilityKey& key) {
   for (const auto& run : runs) {
-    if (core::key_of(run.record).value().digest() == key.digest()) return &run;
+    if (core::key_of(run).value().digest() == key.digest()) return &run;
   }
   return nullptr;
 }
 
-std::string keys_of(const std::vector<kernels::BenchOutcome>& runs) {
+std::string keys_of(const std::vector<core::Record>& runs) {
   std::string out;
-  for (const auto& run : runs) out += core::key_of(run.record).value().display() + "\n";
+  for (const auto& run : runs) out += core::key_of(run).value().display() + "\n";
   return out;
 }
 
@@ -120,7 +122,7 @@ TEST(LigerScripts, EachRowLandsInTheKeyOfItsImportedHistoryAndTheCheckoutIsUntou
   const auto* run = find_run(out.runs, history);
   ASSERT_NE(run, nullptr) << "not in the imported key " << history.display() << ":\n"
                           << keys_of(out.runs);
-  const auto& r = run->record.run;
+  const auto& r = run->run;
   EXPECT_EQ(r.status, core::RunStatus::Passed) << r.status_reason;
   EXPECT_EQ(r.median, std::chrono::nanoseconds(20'000));
   EXPECT_EQ(r.latency("p20"), std::chrono::nanoseconds(19'600));
@@ -130,9 +132,9 @@ TEST(LigerScripts, EachRowLandsInTheKeyOfItsImportedHistoryAndTheCheckoutIsUntou
   EXPECT_EQ(r.metadata.labels.at("liger_version"), "0.7.0");
   EXPECT_EQ(r.metadata.labels.at("script"), "benchmark/scripts/benchmark_layer_norm.py");
   EXPECT_EQ(r.metadata.labels.at("gpu_checked"), "nvml");
-  EXPECT_EQ(run->record.environment.software.value("driver", ""), "580.159.04");
-  // Its times are the record's alone: no harness statistics are made up for it.
-  EXPECT_FALSE(run->summary.has_value());
+  EXPECT_EQ(run->environment.software.value("driver", ""), "580.159.04");
+  // Its times are the record's alone: a runner hands over records, no harness statistics.
+  static_assert(std::is_same_v<decltype(out.runs)::value_type, core::Record>);
   // huggingface, the reference the script imports from the checkout's test/ package.
   const auto reference =
       imported_key(history_row("layer_norm,huggingface,forward,speed,ms,N,hidden size,2048,"));
@@ -160,7 +162,7 @@ TEST(LigerScripts, AllRunsEveryBenchmarkScriptAndAnyKernelLandsInItsImportedKey)
       "\"\"silu\"\"}\",NVIDIA H100 80GB HBM3,2025-06-14 01:43:58,0.5.10");
   const auto* run = find_run(out.runs, swiglu);
   ASSERT_NE(run, nullptr) << swiglu.display() << " not among\n" << keys_of(out.runs);
-  EXPECT_EQ(run->record.run.median, std::chrono::nanoseconds(1'500'000));
+  EXPECT_EQ(run->run.median, std::chrono::nanoseconds(1'500'000));
   EXPECT_EQ(testing::snapshot(checkout.root), before);
 }
 
@@ -176,7 +178,7 @@ TEST(LigerScripts, AScriptThatFailsIsAFailedRunWithItsReasonAndTheCheckoutIsUnto
   auto out = run_liger_scripts(entry_of(checkout, {"benchmark/scripts/benchmark_rms_norm.py"}),
                                context_on(gpu_host()), known);
   ASSERT_EQ(out.runs.size(), 1U) << keys_of(out.runs);
-  const auto& failed = out.runs[0].record.run;
+  const auto& failed = out.runs[0].run;
   EXPECT_EQ(failed.outcome(), core::RunOutcome::Failed);
   EXPECT_EQ(failed.status_reason.rfind(
                 "benchmark/scripts/benchmark_rms_norm.py: exited with status 1: ", 0),
@@ -185,10 +187,9 @@ TEST(LigerScripts, AScriptThatFailsIsAFailedRunWithItsReasonAndTheCheckoutIsUnto
   EXPECT_NE(failed.status_reason.find("RuntimeError: CUDA out of memory (fake)"), std::string::npos)
       << failed.status_reason;
   EXPECT_EQ(out.error, failed.status_reason);
-  EXPECT_EQ(core::key_of(out.runs[0].record).value().display(),
+  EXPECT_EQ(core::key_of(out.runs[0]).value().display(),
             "rms_norm/full liger-scripts script nvidia-h100-80gb-hbm3");
-  EXPECT_FALSE(out.runs[0].summary.has_value());
-  EXPECT_FALSE(out.runs[0].record.run.median.has_value());
+  EXPECT_FALSE(out.runs[0].run.median.has_value());
   EXPECT_EQ(testing::snapshot(checkout.root), before);
 
   // A script that wrote rows before and now fails: a failed run in each key it wrote.
@@ -198,9 +199,9 @@ TEST(LigerScripts, AScriptThatFailsIsAFailedRunWithItsReasonAndTheCheckoutIsUnto
   out = run_liger_scripts(entry, context_on(gpu_host()), known);
   ASSERT_EQ(out.runs.size(), 4U) << keys_of(out.runs);
   for (const auto& run : out.runs) {
-    EXPECT_EQ(run.record.run.outcome(), core::RunOutcome::Failed);
-    EXPECT_NE(run.record.run.status_reason.find("python interpreter not found"), std::string::npos)
-        << run.record.run.status_reason;
+    EXPECT_EQ(run.run.outcome(), core::RunOutcome::Failed);
+    EXPECT_NE(run.run.status_reason.find("python interpreter not found"), std::string::npos)
+        << run.run.status_reason;
   }
   const auto history =
       imported_key(history_row("layer_norm,liger,forward,speed,ms,N,hidden size,1024,"));
@@ -246,22 +247,22 @@ TEST(LigerScripts, RowsThatAreNotAMeasurementAndAScriptThatHangsAreFailedRuns) {
   const auto out = run_liger_scripts(entry, context_on(gpu_host()), known);
   ASSERT_EQ(out.runs.size(), 3U) << keys_of(out.runs);
   // p20 > median > p80: a failed run in the row's own key, never a judged one.
-  EXPECT_EQ(out.runs[0].record.run.outcome(), core::RunOutcome::Failed);
-  EXPECT_NE(out.runs[0].record.run.status_reason.find("quantiles out of order: y_value_20=1.5"),
+  EXPECT_EQ(out.runs[0].run.outcome(), core::RunOutcome::Failed);
+  EXPECT_NE(out.runs[0].run.status_reason.find("quantiles out of order: y_value_20=1.5"),
             std::string::npos)
-      << out.runs[0].record.run.status_reason;
-  EXPECT_EQ(core::key_of(out.runs[0].record).value().benchmark.label, "swiglu/forward");
+      << out.runs[0].run.status_reason;
+  EXPECT_EQ(core::key_of(out.runs[0]).value().benchmark.label, "swiglu/forward");
   // A NaN time: the row is no run; the script's execution fails with the line and why.
-  EXPECT_NE(out.runs[1].record.run.status_reason.find(
+  EXPECT_NE(out.runs[1].run.status_reason.find(
                 "benchmark/scripts/benchmark_nan.py: all_benchmark_data.csv line 2: y_value_"),
             std::string::npos)
-      << out.runs[1].record.run.status_reason;
+      << out.runs[1].run.status_reason;
   // Killed at its timeout: status timeout.
-  EXPECT_EQ(out.runs[2].record.run.status, core::RunStatus::Timeout);
-  EXPECT_NE(out.runs[2].record.run.status_reason.find(
+  EXPECT_EQ(out.runs[2].run.status, core::RunStatus::Timeout);
+  EXPECT_NE(out.runs[2].run.status_reason.find(
                 "benchmark_hang.py: still running after its timeout of 700ms"),
             std::string::npos)
-      << out.runs[2].record.run.status_reason;
+      << out.runs[2].run.status_reason;
   EXPECT_EQ(testing::snapshot(checkout.root), before);
 }
 
@@ -272,19 +273,19 @@ TEST(LigerScripts, ARowClaimingAnotherGpuThanTheProbedOneFailsAndWithoutAGpuTheC
   auto out = run_liger_scripts(entry, context_on(gpu_host("NVIDIA H200")), known);
   ASSERT_EQ(out.runs.size(), 1U);
   const auto& refuted = out.runs[0];
-  EXPECT_EQ(refuted.record.run.outcome(), core::RunOutcome::Failed);
-  EXPECT_NE(refuted.record.run.status_reason.find(
+  EXPECT_EQ(refuted.run.outcome(), core::RunOutcome::Failed);
+  EXPECT_NE(refuted.run.status_reason.find(
                 "says it ran on \"NVIDIA H100 80GB HBM3\", the daemon probed \"NVIDIA H200\""),
             std::string::npos)
-      << refuted.record.run.status_reason;
-  EXPECT_EQ(core::key_of(refuted.record).value().environment.label,
+      << refuted.run.status_reason;
+  EXPECT_EQ(core::key_of(refuted).value().environment.label,
             core::environment_label(core::hardware_from_gpu_name("NVIDIA H200")));
   // No GPU found through NVML: nothing to check the claim against; the run says so.
   out = run_liger_scripts(entry, context_on(cpu_host()), known);
   ASSERT_EQ(out.runs.size(), 1U);
-  EXPECT_EQ(out.runs[0].record.run.status, core::RunStatus::Passed);
-  EXPECT_EQ(core::key_of(out.runs[0].record).value().environment.label, "nvidia-h100-80gb-hbm3");
-  EXPECT_EQ(out.runs[0].record.run.metadata.labels.at("gpu_checked"),
+  EXPECT_EQ(out.runs[0].run.status, core::RunStatus::Passed);
+  EXPECT_EQ(core::key_of(out.runs[0]).value().environment.label, "nvidia-h100-80gb-hbm3");
+  EXPECT_EQ(out.runs[0].run.metadata.labels.at("gpu_checked"),
             "no: the daemon found no GPU through NVML");
 }
 
