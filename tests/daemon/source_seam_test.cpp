@@ -169,6 +169,22 @@ TEST(SourceSeam, TheCatalogueNamesTheKnownRunnersAndNamesAreUniqueAcrossSources)
             "kernelwatch.json: benchmarks[1].name: \"a\" is already the name of benchmarks[0]");
   EXPECT_EQ(error_of(R"({"benchmarks": [{"runner": "echo", "name": "a", "python": "p"}]})"),
             "kernelwatch.json: benchmarks[0].python: unknown field");
+  // An empty runner is no runner, not kernelwatch's own kernels.
+  EXPECT_EQ(error_of(R"({"benchmarks": [{"runner": "", "kernel": "tvd", "pass": "forward",
+                         "workloads": ["tokens1024-vocab4096-fp32"]}]})"),
+            "kernelwatch.json: benchmarks[0].runner: \"\" is not a known runner (known: echo; "
+            "leave it out for kernelwatch's own kernels)");
+  // kernelwatch's own kernels are a source of the catalogue like the others: a catalogue
+  // without them reads no entry without `runner`.
+  constexpr runners::RunSource kEchoOnly[] = {kEchoSource};
+  const auto without_own = config::parse_config(
+      R"({"benchmarks": [{"kernel": "tvd", "pass": "forward",
+                          "workloads": ["tokens1024-vocab4096-fp32"]}]})",
+      "kernelwatch.json", config::Environment::from_map({}), "/",
+      runners::SourceCatalogue(kEchoOnly));
+  ASSERT_FALSE(without_own);
+  EXPECT_EQ(without_own.error().message,
+            "kernelwatch.json: benchmarks[0]: runner is missing (known: echo)");
   // The daemon's catalogue knows its own sources, not this one.
   EXPECT_EQ(runners::source_catalogue().find_runner("echo"), nullptr);
   EXPECT_EQ(runners::join_names(runners::source_catalogue().runners(), ", "),
