@@ -2,7 +2,8 @@
 // types of the modules it configures (kernels, detectors, notifiers), the loader that validates
 // it and resolves its secrets, and the redacted form the daemon logs. Level 3: uses core/, the
 // types and name parsers of kernels/, detectors/ and notifiers/, the catalogue of run sources of
-// runners/ (an entry with a `runner` is read by its source), and nlohmann/json.
+// runners/ (every entry is read by its source: kernelwatch's own kernels, an entry without
+// `runner`, by runners::HarnessSource), and nlohmann/json.
 #pragma once
 
 #include <chrono>
@@ -100,13 +101,13 @@ struct ScheduleConfig {
   AtStart at_start = AtStart::Run;      // JSON: run_at_start
 };
 
-// A `benchmarks` entry. kernelwatch's own kernels (no `runner` field) are read here into the
-// fields below. An entry with a `runner` is read by the run source that `runner` names, into its
-// own SourceEntry (`source`): the catalogue of run sources (runners/sources.hpp) maps the runner to
-// its reader, and the entry itself gives its name, its logged form and its producers
-// (runners/source_entry.hpp). Adding a run source touches its own files (runners/<source>*.{hpp,
-// cpp}: runner, reader, SourceEntry), one line in runners/sources.cpp, its files in
-// runners/CMakeLists.txt, and docs; nothing here, in config/*.cpp or in daemon/.
+// A `benchmarks` entry, read by the run source that its `runner` names (kernelwatch's own kernels
+// where it has none) into that source's own SourceEntry (`source`): the catalogue of run sources
+// (runners/sources.hpp) maps the runner to its reader, and the entry itself gives its name, its
+// logged form and its producers (runners/source_entry.hpp). Adding a run source touches its own
+// files (runners/<source>*.{hpp, cpp}: runner, reader, SourceEntry), one line in
+// runners/sources.cpp, its files in runners/CMakeLists.txt, and docs; nothing here, in config/*.cpp
+// or in daemon/.
 struct BenchmarkConfig {
   // How often this entry runs; nullopt: schedule.interval.
   std::optional<std::chrono::milliseconds> interval;

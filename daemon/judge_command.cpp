@@ -116,7 +116,6 @@ core::Result<runners::CommandEntry> command_entry_of(const std::filesystem::path
   const auto loaded = KW_TRY(config::load_config(config));
   std::string names;
   for (const auto& benchmark : loaded.benchmarks) {
-    if (!benchmark.source) continue;
     const auto* command = dynamic_cast<const runners::CommandSource*>(benchmark.source.get());
     if (command == nullptr) continue;
     if (command->entry.name == name) return command->entry;

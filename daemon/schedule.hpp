@@ -36,8 +36,8 @@ struct EntryState {
 };
 
 // An entry's name in logs and status (config::BenchmarkConfig::name()): its run source's name for
-// it (a command or liger-scripts entry's `name`, "liger-bench tvd/backward"), else
-// "<kernel>/<pass>".
+// it (a command or liger-scripts entry's `name`, "liger-bench tvd/backward", "<kernel>/<pass>" of
+// kernelwatch's own kernels).
 [[nodiscard]] std::string entry_name(const config::BenchmarkConfig& b);
 
 // What the cycle's runners share (the daemon's probe of the host, its GPU sampler and GPU
@@ -50,8 +50,9 @@ struct PlannedSource {
 };
 using Plan = std::vector<PlannedSource>;
 
-// The sources of the entries named in `entries`, in config order: a run source's entry gives its
-// own producers (runners::SourceEntry::producers), kernelwatch's own kernels one per case.
+// The sources of the entries named in `entries`, in config order: each entry gives its own
+// producers (runners::SourceEntry::producers). `services.harness` is made here: kernelwatch's own
+// kernels run on `backend` with the config's `bench` timing (what a caller puts there is unused).
 [[nodiscard]] Plan cycle_plan(const config::Config& c, kernels::Backend backend,
                               const RunnerServices& services, const std::set<std::string>& entries);
 

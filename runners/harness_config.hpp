@@ -1,8 +1,8 @@
 // The config entry of kernelwatch's own kernels (an entry without `runner`, docs/CONFIG.md), one
 // run source of the catalogue like the others: its reader (kernel, pass, providers, workloads,
-// gpus), its logged form, its producers for a cycle (one per case, in this process or a child per
-// GPU: runners/harness_child.hpp) and its listed cases. Level 2: core/ (JsonField), kernels/ (the
-// catalogue of kernels and the harness), this module's runners.
+// gpus), its logged form and its producers for a cycle (one per case, in this process or a child
+// per GPU: runners/harness_child.hpp); discover passes it by. Level 2: core/ (JsonField), kernels/
+// (the catalogue of kernels and the harness), this module's runners.
 #pragma once
 
 #include <memory>

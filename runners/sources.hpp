@@ -24,8 +24,9 @@ class SourceEntry;
 struct EntryReaderServices;
 
 // A source's reader of its config entries: every field of the entry (`object`, whose `runner` names
-// the source) but `interval` (the schedule's, read by the config loader for every entry), `gpus`
-// included where it applies. Errors name the field ("benchmarks[2].output: ...").
+// the source, or has none: kernelwatch's own kernels) but `interval` (the schedule's, read by the
+// config loader for every entry), `gpus` included where it applies. Errors name the field
+// ("benchmarks[2].output: ...").
 using EntryReader = core::Result<std::shared_ptr<const SourceEntry>> (*)(
     const core::JsonField& object, const EntryReaderServices& services);
 
