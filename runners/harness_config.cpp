@@ -14,17 +14,6 @@ using core::JsonField;
 
 namespace {
 
-// A pass or provider name, parsed by core; the message lists the accepted names.
-template <class Enum, std::size_t N>
-core::Result<Enum> read_name(const JsonField& field, const std::string& text,
-                             core::Result<Enum> (*parse)(std::string_view), const Enum (&values)[N],
-                             const EntryReaderServices& services) {
-  auto parsed = parse(text);
-  if (!parsed)
-    return field.error(services.shown(text) + " is not one of " + core::names_of(values));
-  return parsed;
-}
-
 // The providers to run: both of kernelwatch's when the field is absent.
 core::Result<std::vector<core::Provider>> read_providers(const JsonField& field,
                                                          const EntryReaderServices& services) {
@@ -35,12 +24,15 @@ core::Result<std::vector<core::Provider>> read_providers(const JsonField& field,
   providers.clear();
   for (const JsonField& item : items) {
     const std::string text = KW_TRY(item.string());
-    const core::Provider provider =
-        KW_TRY(read_name(item, text, core::parse_provider, core::kProviders, services));
-    if (std::find(providers.begin(), providers.end(), provider) != providers.end()) {
+    const auto provider = core::parse_provider(text);
+    if (!provider) {
+      return item.error(services.shown(text) + " is not one of " +
+                        core::names_of(core::kProviders));
+    }
+    if (std::find(providers.begin(), providers.end(), *provider) != providers.end()) {
       return item.error(services.shown(text) + " is listed twice");
     }
-    providers.push_back(provider);
+    providers.push_back(*provider);
   }
   return providers;
 }
@@ -70,8 +62,7 @@ core::Result<std::shared_ptr<const SourceEntry>> read_harness_source(
   }
   auto out = std::make_shared<HarnessSource>();
   out->kernel = KW_TRY(read_kernel(object["kernel"], services));
-  const std::string pass = KW_TRY(object["pass"].string());
-  out->pass = KW_TRY(read_name(object["pass"], pass, core::parse_pass, core::kPasses, services));
+  out->pass = KW_TRY(read_pass(object["pass"], services));
   out->providers = KW_TRY(read_providers(object["providers"], services));
   out->workloads = KW_TRY(services.workloads(object["workloads"], out->kernel, {}));
   out->gpus = KW_TRY(read_gpu_selection(object["gpus"]));

@@ -99,15 +99,6 @@ nlohmann::json liger_bench_entry_json(const std::vector<LigerProvider>& provider
 namespace kernelwatch::runners {
 namespace {
 
-// A pass name, parsed by core; the message lists the accepted names.
-core::Result<core::Pass> read_pass(const JsonField& field, const EntryReaderServices& services) {
-  const std::string text = KW_TRY(field.string());
-  auto parsed = core::parse_pass(text);
-  if (!parsed)
-    return field.error(services.shown(text) + " is not one of " + core::names_of(core::kPasses));
-  return parsed;
-}
-
 // One of the kernels liger-bench runs; the message lists them.
 core::Result<kernels::KernelRef> read_kernel(const JsonField& field,
                                              const EntryReaderServices& services) {

@@ -20,6 +20,16 @@ std::shared_ptr<RunProducer> CycleHost::per_gpu(const std::string& name,
                                : std::make_shared<PerGpuProducer>(name, producers);
 }
 
+core::Result<core::Pass> read_pass(const core::JsonField& field,
+                                   const EntryReaderServices& services) {
+  const std::string text = KW_TRY(field.string());
+  auto parsed = core::parse_pass(text);
+  if (!parsed) {
+    return field.error(services.shown(text) + " is not one of " + core::names_of(core::kPasses));
+  }
+  return parsed;
+}
+
 core::Status SourceEntry::name_taken(const core::JsonField& object, const std::string& earlier,
                                      const EntryReaderServices& services) const {
   return object["name"].error(services.shown(name()) + " is already the name of " + earlier);

@@ -100,6 +100,10 @@ class CycleHost {
   std::optional<HostIdentity> host_;
 };
 
+// A `pass` field of an entry (forward, backward, full); the message lists the accepted names.
+[[nodiscard]] core::Result<core::Pass> read_pass(const core::JsonField& field,
+                                                 const EntryReaderServices& services);
+
 // How the config writes a duration ("20m"), for an entry's logged form.
 using DurationText = std::function<std::string(std::chrono::milliseconds)>;
 
